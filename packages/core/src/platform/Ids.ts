@@ -1,0 +1,25 @@
+/**
+ * Ids: the engine's only source of randomness.
+ *
+ * Contract: `make(prefix)` returns `<prefix>_<hex>` with lowercase hex and never repeats
+ * within a process (random 96 bits live; a counter in the testkit). `secret(bytes)` returns
+ * `bytes` of cryptographic randomness as lowercase hex, for API key secrets and tokens.
+ * `digits(n)` returns n decimal digits, for one-time codes. Nothing here is atomic with
+ * storage: callers write the id in the same statement that needs it.
+ */
+import { Context, Effect, Layer } from "effect"
+import { randomBytes, randomInt } from "node:crypto"
+
+export type IdPrefix = "org" | "pod" | "inbox" | "msg" | "thr" | "draft" | "att" | "key" | "wh" | "evt" | "req" | "human"
+
+export class Ids extends Context.Service<Ids, {
+  make(prefix: IdPrefix): Effect.Effect<string>
+  secret(bytes: number): Effect.Effect<string>
+  digits(n: number): Effect.Effect<string>
+}>()("inbox/Ids") {
+  static readonly layer = Layer.succeed(Ids, Ids.of({
+    make: (prefix) => Effect.sync(() => `${prefix}_${randomBytes(12).toString("hex")}`),
+    secret: (bytes) => Effect.sync(() => randomBytes(bytes).toString("hex")),
+    digits: (n) => Effect.sync(() => Array.from({ length: n }, () => randomInt(10)).join(""))
+  }))
+}
