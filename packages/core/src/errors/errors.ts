@@ -42,8 +42,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 export class PlanLimitExceeded extends Schema.TaggedError<PlanLimitExceeded>()("PlanLimitExceeded", { ...Common, errors: Schema.Array(PlanLimit) }) {
   readonly code = "plan_limit_exceeded" as const
 }
-/** inbox address, list entry or domain exists (agent sign-up: 409) */
-export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", Common) {
+/** inbox address, list entry or domain exists; agent sign-up answers a taken username with status 409 */
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", { ...Common, status: Schema.optionalKey(Schema.Literal(409)) }) {
   readonly code = "already_exists" as const
 }
 /** owner email unverified */

@@ -1,0 +1,210 @@
+/**
+ * Agent onboarding: an agent creates its own organization, inbox and key with no prior
+ * account; a human it names receives a 6-digit code by mail, and submitting the code
+ * verifies the owner email and unlocks sending.
+ *
+ * Rules (spec, "Email verification and agent accounts"): a taken username is 409
+ * already_exists; sign-up is rate limited per IP; a code is valid 24 hours and allows 10
+ * attempts, after which (or after expiry) verify answers 429 too_many_attempts; a wrong
+ * code is 400 validation_error and counts as an attempt even though the request fails;
+ * the human can be replaced at most twice (409 human_replacement_limit; re-sending to the
+ * same human is not a replacement); verifying twice is 409 already_verified; agent routes
+ * on an organization that was not created by sign-up are 409 not_an_agent_organization.
+ */
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash, timingSafeEqual } from "node:crypto"
+import MailComposer from "nodemailer/lib/mail-composer/index.js"
+import { type Principal, requirePermission } from "../access/Principal.ts"
+import { ApiKeys } from "../apikeys/ApiKeys.ts"
+import {
+  AlreadyExists,
+  AlreadyVerified,
+  type DomainNotVerified,
+  HumanReplacementLimit,
+  type MissingPermission,
+  NotAnAgentOrganization,
+  type RateLimited,
+  type ReservedUsername,
+  TooManyAttempts,
+  type ValidationError
+} from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { Organizations } from "../organizations/Organizations.ts"
+import { Ids } from "../platform/Ids.ts"
+import { RATE_POLICIES, RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { Settings } from "../settings/Settings.ts"
+import { EmailAddress } from "../shared/fields.ts"
+import { decodeRows } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
+import { MailTransport } from "../transport/MailTransport.ts"
+
+export const CODE_TTL = Duration.hours(24)
+export const CODE_MAX_ATTEMPTS = 10
+export const MAX_HUMAN_REPLACEMENTS = 2
+
+export const SignUpInput = Schema.Struct({ username: Schema.String, human_email: EmailAddress })
+export const AttachHumanInput = Schema.Struct({ human_email: EmailAddress })
+export const VerifyInput = Schema.Struct({
+  otp_code: Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "otp_code is 6 digits" }))
+})
+
+export interface SignUpResult {
+  readonly organization_id: string
+  readonly inbox_id: string
+  readonly api_key: string
+}
+
+const HumanRow = Schema.Struct({
+  organization_id: Schema.String,
+  human_email: Schema.String,
+  replacements: Schema.Number,
+  code_hash: Schema.NullOr(Schema.String),
+  code_expires_at: Schema.NullOr(Schema.Date),
+  code_attempts: Schema.Number,
+  verified_at: Schema.NullOr(Schema.Date)
+})
+
+const hashCode = (organizationId: string, code: string) => createHash("sha256").update(`${organizationId}:${code}`).digest("hex")
+
+export class Agents extends Context.Service<Agents, {
+  signUp(input: typeof SignUpInput.Type, clientIp: string): Effect.Effect<
+    SignUpResult,
+    RateLimited | ValidationError | ReservedUsername | DomainNotVerified | AlreadyExists
+  >
+  attachHuman(principal: Principal, input: typeof AttachHumanInput.Type): Effect.Effect<
+    { readonly human_email: string; readonly instructions: string },
+    MissingPermission | NotAnAgentOrganization | AlreadyVerified | HumanReplacementLimit | RateLimited
+  >
+  verify(principal: Principal, input: typeof VerifyInput.Type): Effect.Effect<
+    { readonly verified: true },
+    MissingPermission | NotAnAgentOrganization | AlreadyVerified | TooManyAttempts | ValidationError
+  >
+}>()("inbox/Agents") {
+  static readonly layer = Layer.effect(Agents, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const settings = yield* Settings
+    const organizations = yield* Organizations
+    const inboxes = yield* Inboxes
+    const apiKeys = yield* ApiKeys
+    const transport = yield* MailTransport
+    const limiter = yield* RateLimiter
+
+    const newCode = Effect.gen(function*() {
+      const code = yield* ids.digits(6)
+      const at = yield* now
+      return { code, at, expiresAt: new Date(at.getTime() + Duration.toMillis(CODE_TTL)) }
+    })
+
+    const mailCode = Effect.fn("Agents.mailCode")(function*(to: string, code: string, inbox: string) {
+      const at = yield* now
+      const messageId = `<${yield* ids.secret(12)}@${settings.baseDomain}>`
+      const subject = `Your verification code: ${code}`
+      const text = [
+        `An AI agent using the inbox ${inbox} named you as its human owner.`,
+        ``,
+        `Your verification code is ${code}. It is valid for 24 hours.`,
+        ``,
+        `Give this code to the agent, or submit it as otp_code to POST /v0/agent/verify.`,
+        `If you did not expect this, ignore this message.`
+      ].join("\n")
+      const raw = yield* Effect.promise(() =>
+        new MailComposer({ from: settings.systemFrom, to, subject, text, date: at, messageId }).compile().build()
+      )
+      yield* transport.send({ envelope: { from: settings.systemFrom, to: [to] }, raw, subject }).pipe(
+        // The relay refusing the human's address is not the agent's request failing: the
+        // code can be re-sent with attach-human.
+        Effect.catchTag("MessageRejected", (e) => Effect.logWarning(`verification mail to ${to} refused: ${e.message}`))
+      )
+    })
+
+    const human = (organizationId: string) =>
+      sql`SELECT * FROM agent_humans WHERE organization_id = ${organizationId}`.pipe(
+        decodeRows(HumanRow),
+        Effect.map((rows) => rows[0])
+      )
+
+    const agentOrg = Effect.fn("Agents.agentOrg")(function*(principal: Principal) {
+      const org = yield* organizations.get(principal.organizationId).pipe(Effect.orDie)
+      const row = yield* human(org.id)
+      if (!org.is_agent || row === undefined) {
+        return yield* new NotAnAgentOrganization({ message: "This route is only for organizations created by agent sign-up." })
+      }
+      if (row.verified_at !== null) return yield* new AlreadyVerified({ message: "The human owner is already verified." })
+      return row
+    })
+
+    return Agents.of({
+      signUp: Effect.fn("Agents.signUp")(function*(input, clientIp) {
+        yield* limiter.take(clientIp, RATE_POLICIES.agentSignUpPerIp)
+        const humanEmail = input.human_email.toLowerCase()
+        const { code, at, expiresAt } = yield* newCode
+        const result = yield* sql.withTransaction(Effect.gen(function*() {
+          const { organization, defaultPodId } = yield* organizations.create({ ownerEmail: humanEmail, name: input.username, isAgent: true })
+          const inbox = yield* inboxes.insert(organization.id, defaultPodId, { username: input.username }).pipe(
+            Effect.catchTag("AlreadyExists", (e) => Effect.fail(new AlreadyExists({ message: e.message, status: 409, fix: "Choose another username." })))
+          )
+          yield* sql`INSERT INTO agent_humans (organization_id, human_email, code_hash, code_expires_at, updated_at)
+            VALUES (${organization.id}, ${humanEmail}, ${hashCode(organization.id, code)}, ${expiresAt}, ${at})`
+          const key = yield* apiKeys.issue(organization.id, { name: "agent" })
+          return { organization_id: organization.id, inbox_id: inbox.id, api_key: key.api_key, email: inbox.email }
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* mailCode(humanEmail, code, result.email)
+        return { organization_id: result.organization_id, inbox_id: result.inbox_id, api_key: result.api_key }
+      }),
+      attachHuman: Effect.fn("Agents.attachHuman")(function*(principal, input) {
+        yield* requirePermission(principal, "account_update")
+        const current = yield* agentOrg(principal)
+        const humanEmail = input.human_email.toLowerCase()
+        const replacing = humanEmail !== current.human_email
+        if (replacing && current.replacements >= MAX_HUMAN_REPLACEMENTS) {
+          return yield* new HumanReplacementLimit({ message: `The human has already been replaced ${MAX_HUMAN_REPLACEMENTS} times.` })
+        }
+        yield* limiter.take(humanEmail, RATE_POLICIES.verificationMailPerAddress)
+        const { code, at, expiresAt } = yield* newCode
+        yield* sql`UPDATE agent_humans SET human_email = ${humanEmail},
+          replacements = replacements + ${replacing ? 1 : 0}, code_hash = ${hashCode(principal.organizationId, code)},
+          code_expires_at = ${expiresAt}, code_attempts = 0, updated_at = ${at}
+          WHERE organization_id = ${principal.organizationId}`.pipe(Effect.orDie)
+        const inbox = yield* sql<{ email: string }>`SELECT email FROM inboxes WHERE organization_id = ${principal.organizationId}
+          ORDER BY created_at LIMIT 1`.pipe(Effect.orDie)
+        yield* mailCode(humanEmail, code, inbox[0]?.email ?? principal.organizationId)
+        return {
+          human_email: humanEmail,
+          instructions: `A 6-digit code was sent to ${humanEmail}. Ask the human for it and submit it as otp_code to POST /v0/agent/verify within 24 hours.`
+        }
+      }),
+      verify: Effect.fn("Agents.verify")(function*(principal, input) {
+        yield* requirePermission(principal, "account_update")
+        const row = yield* agentOrg(principal)
+        const at = yield* now
+        const expired = row.code_expires_at === null || at.getTime() > row.code_expires_at.getTime()
+        if (row.code_hash === null || expired || row.code_attempts >= CODE_MAX_ATTEMPTS) {
+          return yield* new TooManyAttempts({
+            message: expired ? "The verification code has expired." : "Too many wrong verification codes.",
+            fix: "Request a new code with POST /v0/agent/attach-human."
+          })
+        }
+        const given = Buffer.from(hashCode(principal.organizationId, input.otp_code))
+        if (!timingSafeEqual(given, Buffer.from(row.code_hash))) {
+          yield* sql`UPDATE agent_humans SET code_attempts = code_attempts + 1, updated_at = ${at}
+            WHERE organization_id = ${principal.organizationId}`.pipe(Effect.orDie)
+          const left = CODE_MAX_ATTEMPTS - row.code_attempts - 1
+          return yield* validationError(
+            [{ path: ["otp_code"], message: "Wrong verification code" }],
+            `Wrong verification code; ${left} attempt${left === 1 ? "" : "s"} left.`
+          )
+        }
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE agent_humans SET verified_at = ${at}, code_hash = NULL, updated_at = ${at}
+            WHERE organization_id = ${principal.organizationId}`
+          yield* sql`UPDATE organizations SET owner_email = ${row.human_email}, email_verified = true, send_locked = false,
+            updated_at = ${at} WHERE id = ${principal.organizationId}`
+        })).pipe(Effect.orDie)
+        return { verified: true as const }
+      })
+    })
+  }))
+}

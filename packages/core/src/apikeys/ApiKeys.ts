@@ -1,0 +1,220 @@
+/**
+ * API keys: the secret `am_...` is shown once at creation; only its SHA-256 is stored (the
+ * secret is 256 random bits, so a fast hash is enough and keeps authentication one indexed
+ * lookup). Revocation is immediate: every request looks the key up again.
+ *
+ * Scope rules (spec, "Key scopes"): a new key is never wider than its creator (pod-scoped
+ * creators make keys for their pod or its inboxes, inbox-scoped creators for their inbox
+ * only; anything wider is 403 missing_permission, a pod or inbox outside the creator's
+ * scope is 404 not_found); a creator with a permission list silently narrows the requested
+ * list to its own; omitting `permissions` inherits the creator's (full access for an
+ * unrestricted creator). Creating keys needs a verified owner email (403 email_unverified).
+ * A key whose scoped inbox or pod is deleted is deleted with it, so it no longer
+ * authenticates (401).
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { PERMISSIONS, type Permission, parsePermissions, PermissionsInput } from "../access/permissions.ts"
+import { notFound, type Principal, requirePermission, type Scope } from "../access/Principal.ts"
+import type { EmailUnverified, NotFound, ValidationError } from "../errors/errors.ts"
+import { MissingPermission, Unauthorized } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { Organizations } from "../organizations/Organizations.ts"
+import { Ids } from "../platform/Ids.ts"
+import { Pods } from "../pods/Pods.ts"
+import { compact, Name } from "../shared/fields.ts"
+import { decodeCursor, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { iso, now } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
+
+export const KEY_PREFIX = "am_"
+
+export const hashSecret = (secret: string): string => createHash("sha256").update(secret).digest("hex")
+
+const ApiKeyRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  name: Schema.String,
+  prefix: Schema.String,
+  pod_id: Schema.NullOr(Schema.String),
+  inbox_id: Schema.NullOr(Schema.String),
+  permissions: Schema.NullOr(Json(Schema.Array(Schema.String))),
+  created_at: Schema.Date
+})
+type ApiKeyRow = typeof ApiKeyRow.Type
+
+const scopeName = (row: { pod_id: string | null; inbox_id: string | null }) =>
+  row.inbox_id !== null ? "inbox" : row.pod_id !== null ? "pod" : "organization"
+
+export const toApiKey = (row: ApiKeyRow) =>
+  compact({
+    api_key_id: row.id,
+    prefix: row.prefix,
+    name: row.name,
+    scope: scopeName(row),
+    pod_id: row.pod_id,
+    inbox_id: row.inbox_id,
+    // An unrestricted key lists every permission, so clients read one shape.
+    permissions: row.permissions ?? [...PERMISSIONS],
+    created_at: iso(row.created_at)
+  })
+export type ApiKey = ReturnType<typeof toApiKey>
+export type CreatedApiKey = ApiKey & { readonly api_key: string }
+
+export const CreateApiKeyInput = Schema.Struct({
+  name: Name,
+  pod_id: Schema.optionalKey(Schema.String),
+  inbox_id: Schema.optionalKey(Schema.String),
+  permissions: Schema.optionalKey(PermissionsInput)
+})
+export type CreateApiKeyInput = typeof CreateApiKeyInput.Type
+
+export const ListApiKeysQuery = Schema.Struct(PageQueryFields)
+
+export interface IssueKey {
+  readonly name: string
+  readonly podId?: string
+  readonly inboxId?: string
+  /** Absent: full access within the scope. */
+  readonly permissions?: ReadonlyArray<Permission>
+}
+
+const AuthRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  pod_id: Schema.NullOr(Schema.String),
+  inbox_id: Schema.NullOr(Schema.String),
+  inbox_pod_id: Schema.NullOr(Schema.String),
+  permissions: Schema.NullOr(Json(Schema.Array(Schema.String)))
+})
+
+const narrower = (message: string) =>
+  new MissingPermission({ message, fix: "A key cannot have a wider scope than the key that creates it." })
+
+export class ApiKeys extends Context.Service<ApiKeys, {
+  /** Resolves a secret to its principal, or 401 unauthorized. */
+  authenticate(secret: string): Effect.Effect<Principal, Unauthorized>
+  create(principal: Principal, input: CreateApiKeyInput): Effect.Effect<CreatedApiKey, MissingPermission | NotFound | ValidationError | EmailUnverified>
+  list(principal: Principal, query: typeof ListApiKeysQuery.Type): Effect.Effect<Page<ApiKey>, MissingPermission | ValidationError>
+  revoke(principal: Principal, keyId: string): Effect.Effect<void, MissingPermission | NotFound>
+  /** Creates a key with no principal checks (operator CLI, agent sign-up). */
+  issue(organizationId: string, key: IssueKey): Effect.Effect<CreatedApiKey>
+}>()("inbox/ApiKeys") {
+  static readonly layer = Layer.effect(ApiKeys, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const organizations = yield* Organizations
+    const pods = yield* Pods
+    const inboxes = yield* Inboxes
+
+    const issue = Effect.fn("ApiKeys.issue")(function*(organizationId: string, key: IssueKey) {
+      const secret = `${KEY_PREFIX}${yield* ids.secret(32)}`
+      const row: ApiKeyRow = {
+        id: yield* ids.make("key"),
+        organization_id: organizationId,
+        name: key.name,
+        prefix: secret.slice(0, KEY_PREFIX.length + 8),
+        pod_id: key.podId ?? null,
+        inbox_id: key.inboxId ?? null,
+        permissions: key.permissions ?? null,
+        created_at: yield* now
+      }
+      yield* sql`INSERT INTO api_keys ${
+        sql.insert({ ...row, permissions: row.permissions === null ? null : JSON.stringify(row.permissions), secret_hash: hashSecret(secret) })
+      }`.pipe(Effect.orDie)
+      return { ...toApiKey(row), api_key: secret }
+    })
+
+    /** The scope of the new key, checked against the creator's. */
+    const resolveScope = Effect.fn("ApiKeys.resolveScope")(function*(principal: Principal, input: CreateApiKeyInput) {
+      if (input.pod_id !== undefined && input.inbox_id !== undefined) {
+        return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])
+      }
+      if (input.inbox_id !== undefined) {
+        const inbox = yield* inboxes.find(principal, input.inbox_id)
+        return { inboxId: inbox.id, podId: inbox.pod_id }
+      }
+      if (input.pod_id !== undefined) {
+        const pod = yield* pods.find(principal, input.pod_id)
+        if (principal.scope.type === "inbox") return yield* narrower("An inbox-scoped key cannot create a pod-scoped key.")
+        return { podId: pod.id }
+      }
+      if (principal.scope.type !== "organization") {
+        return yield* narrower(`A ${principal.scope.type}-scoped key cannot create an organization-level key.`)
+      }
+      return {}
+    })
+
+    const visibleKeys = (scope: Scope) =>
+      scope.type === "organization"
+        ? sql``
+        : scope.type === "pod"
+        ? sql`AND (pod_id = ${scope.podId} OR inbox_id IN (SELECT id FROM inboxes WHERE pod_id = ${scope.podId}))`
+        : sql`AND inbox_id = ${scope.inboxId}`
+
+    return ApiKeys.of({
+      issue,
+      authenticate: Effect.fn("ApiKeys.authenticate")(function*(secret: string) {
+        const unauthorized = new Unauthorized({
+          message: "The API key is missing, unknown or revoked.",
+          fix: "Send Authorization: Bearer am_..."
+        })
+        if (!secret.startsWith(KEY_PREFIX)) return yield* unauthorized
+        const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
+          FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
+          WHERE k.secret_hash = ${hashSecret(secret)} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
+        const row = rows[0]
+        if (row === undefined) return yield* unauthorized
+        const scope: Scope = row.inbox_id !== null
+          ? { type: "inbox", inboxId: row.inbox_id, podId: row.inbox_pod_id ?? "" }
+          : row.pod_id !== null
+          ? { type: "pod", podId: row.pod_id }
+          : { type: "organization" }
+        return {
+          organizationId: row.organization_id,
+          scope,
+          keyId: row.id,
+          ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
+        }
+      }),
+      create: Effect.fn("ApiKeys.create")(function*(principal, input) {
+        yield* requirePermission(principal, "api_key_create")
+        yield* organizations.requireVerifiedEmail(principal.organizationId).pipe(
+          Effect.catchTag("NotFound", Effect.die)
+        )
+        const requested = input.permissions === undefined ? undefined : yield* parsePermissions(input.permissions)
+        const creator = principal.permissions
+        const permissions = creator === undefined
+          ? requested
+          : (requested ?? [...creator]).filter((p) => creator.has(p)).sort()
+        const scope = yield* resolveScope(principal, input)
+        return yield* issue(principal.organizationId, {
+          name: input.name,
+          ...scope,
+          ...(permissions === undefined ? {} : { permissions })
+        })
+      }),
+      list: Effect.fn("ApiKeys.list")(function*(principal, query) {
+        yield* requirePermission(principal, "api_key_read")
+        const limit = query.limit ?? 50
+        const cursor = query.page_token === undefined ? undefined : yield* decodeCursor(query.page_token)
+        const after = cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`
+        const rows = yield* sql`SELECT id, organization_id, name, prefix, pod_id, inbox_id, permissions, created_at FROM api_keys
+          WHERE organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)} ${after}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.pipe(decodeRows(ApiKeyRow))
+        return toPage(rows, limit, toApiKey)
+      }),
+      revoke: Effect.fn("ApiKeys.revoke")(function*(principal, keyId) {
+        yield* requirePermission(principal, "api_key_delete")
+        const at = yield* now
+        const rows = yield* sql`UPDATE api_keys SET revoked_at = ${at}
+          WHERE id = ${keyId} AND organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)}
+          RETURNING id`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* notFound("API key", keyId)
+      })
+    })
+  }))
+}
+

@@ -1,0 +1,83 @@
+/**
+ * Storage: one SQL dialect (PostgreSQL), two places to run it.
+ *
+ * `layerPglite` runs PGlite in-process (a data folder, or memory) behind the same
+ * @effect/sql-pg driver as `layerPostgres`, so statements, row decoding and SqlError
+ * reasons are identical. `layerConfig` picks one from INBOX_DATABASE_URL / INBOX_DATA_DIR.
+ * Every layer runs the migrations before it is ready; migrations are plain SQL files in
+ * ./migrations, applied once each in id order and recorded in `inbox_migrations`.
+ *
+ * Contract: a built layer provides a migrated database. Failure to open or migrate is a
+ * defect of the layer (the process cannot serve without storage).
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { NodeServices } from "@effect/platform-node"
+import { PgClient, PgMigrator } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { readdirSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { pgliteStream } from "./pglite-bridge.ts"
+
+const migrationsDir = fileURLToPath(new URL("./migrations/", import.meta.url))
+
+/** Statements are separated by a semicolon at the end of a line; the extended protocol runs one at a time. */
+const statements = (text: string): ReadonlyArray<string> =>
+  text.split(/;\s*$/m).map((s) => s.replace(/^\s*--.*$/gm, "").trim()).filter((s) => s.length > 0)
+
+const loadMigrations = (): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> => {
+  const record: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {}
+  for (const file of readdirSync(migrationsDir).filter((f) => f.endsWith(".sql")).sort()) {
+    const text = readFileSync(migrationsDir + file, "utf8")
+    record[file.replace(/\.sql$/, "")] = Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (const statement of statements(text)) yield* sql.unsafe(statement)
+    })
+  }
+  return record
+}
+
+const migrate = PgMigrator.layer({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" }).pipe(
+  Layer.provide(NodeServices.layer)
+)
+
+const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
+  migrate.pipe(Layer.provideMerge(client), Layer.orDie)
+
+export type PgliteSource = { readonly dataDir: string } | { readonly loadDataDir: Blob }
+
+/** Opens (or creates) a PGlite database; `memory://` for a throwaway one. */
+export const openPglite = (source: PgliteSource) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      "dataDir" in source ? PGlite.create(source.dataDir) : PGlite.create({ loadDataDir: source.loadDataDir })
+    ),
+    (db) => Effect.promise(() => db.close())
+  )
+
+export const layerPgliteInstance = (db: PGlite) =>
+  withMigrations(
+    PgClient.layer({ stream: pgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
+  )
+
+export const layerPglite = (source: PgliteSource) =>
+  Layer.unwrap(Effect.map(openPglite(source), layerPgliteInstance))
+
+export const layerPostgres = (options: {
+  readonly url: string
+  readonly searchPath?: string
+  readonly maxConnections?: number
+}) =>
+  withMigrations(PgClient.layer({
+    url: Redacted.make(options.url),
+    maxConnections: options.maxConnections ?? 10,
+    ...(options.searchPath === undefined ? {} : { startupParameters: { search_path: options.searchPath } })
+  }))
+
+/** INBOX_DATABASE_URL selects a PostgreSQL server; otherwise PGlite in INBOX_DATA_DIR (default ./.inbox). */
+export const layerConfig = Layer.unwrap(Effect.gen(function*() {
+  const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
+  if (Option.isSome(url)) return layerPostgres({ url: url.value })
+  const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+  return layerPglite({ dataDir })
+}).pipe(Effect.orDie))

@@ -1,0 +1,121 @@
+/**
+ * Organizations: the tenant. Each has an owner email with a verified flag, a plan, and a
+ * default pod created with it in the same transaction.
+ *
+ * An agent-created organization starts with its owner email unverified and sending locked;
+ * both clear when the human submits the emailed code (agent/Agents.ts). Sending and
+ * creating API keys need a verified owner email (403 email_unverified); an agent account
+ * without a verified human gets 403 send_locked for sends.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { EmailUnverified, NotFound, SendLocked } from "../errors/errors.ts"
+import { Ids } from "../platform/Ids.ts"
+import { isPlanId, type PlanId } from "../plans/plans.ts"
+import { decodeRows } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+
+export const OrganizationRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  owner_email: Schema.String,
+  email_verified: Schema.Boolean,
+  is_agent: Schema.Boolean,
+  send_locked: Schema.Boolean,
+  plan: Schema.String,
+  plan_source: Schema.String,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type OrganizationRow = typeof OrganizationRow.Type
+
+export interface NewOrganization {
+  readonly ownerEmail: string
+  readonly name?: string
+  readonly verified?: boolean
+  readonly plan?: PlanId
+  readonly isAgent?: boolean
+}
+
+export const planOf = (org: OrganizationRow): PlanId => isPlanId(org.plan) ? org.plan : "free"
+
+export class Organizations extends Context.Service<Organizations, {
+  /** Creates the organization and its default pod atomically. */
+  create(input: NewOrganization): Effect.Effect<{ readonly organization: OrganizationRow; readonly defaultPodId: string }>
+  get(id: string): Effect.Effect<OrganizationRow, NotFound>
+  /** Locks the organization row until the surrounding transaction ends; serialises plan-limit checks. */
+  lock(id: string): Effect.Effect<OrganizationRow, NotFound>
+  requireVerifiedEmail(id: string): Effect.Effect<void, EmailUnverified | NotFound>
+  requireCanSend(id: string): Effect.Effect<void, EmailUnverified | SendLocked | NotFound>
+  setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription"): Effect.Effect<void>
+}>()("inbox/Organizations") {
+  static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+
+    const select = (id: string, forUpdate: boolean) =>
+      Effect.gen(function*() {
+        const rows = yield* (forUpdate
+          ? sql`SELECT * FROM organizations WHERE id = ${id} FOR UPDATE`
+          : sql`SELECT * FROM organizations WHERE id = ${id}`).pipe(decodeRows(OrganizationRow))
+        const row = rows[0]
+        if (row === undefined) return yield* new NotFound({ message: `Organization ${id} was not found.` })
+        return row
+      })
+
+    const get = (id: string) => select(id, false)
+
+    return Organizations.of({
+      create: Effect.fn("Organizations.create")(function*(input: NewOrganization) {
+        const id = yield* ids.make("org")
+        const podId = yield* ids.make("pod")
+        const at = yield* now
+        const plan = input.plan ?? "free"
+        const organization: OrganizationRow = {
+          id,
+          name: input.name ?? input.ownerEmail,
+          owner_email: input.ownerEmail.toLowerCase(),
+          email_verified: input.verified ?? false,
+          is_agent: input.isAgent ?? false,
+          send_locked: input.isAgent ?? false,
+          plan,
+          plan_source: plan === "free" ? "free" : "admin",
+          created_at: at,
+          updated_at: at
+        }
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO organizations ${sql.insert(organization)}`
+          yield* sql`INSERT INTO pods (id, organization_id, name, is_default, created_at, updated_at)
+            VALUES (${podId}, ${id}, 'default', true, ${at}, ${at})`
+        })).pipe(Effect.orDie)
+        return { organization, defaultPodId: podId }
+      }),
+      get,
+      lock: (id) => select(id, true),
+      requireVerifiedEmail: Effect.fn("Organizations.requireVerifiedEmail")(function*(id: string) {
+        const org = yield* get(id)
+        if (!org.email_verified) {
+          return yield* new EmailUnverified({
+            message: "The organization's owner email is not verified.",
+            fix: org.is_agent ? "Attach a human with POST /v0/agent/attach-human and submit the code with POST /v0/agent/verify." : "Verify the owner email."
+          })
+        }
+      }),
+      requireCanSend: Effect.fn("Organizations.requireCanSend")(function*(id: string) {
+        const org = yield* get(id)
+        if (org.send_locked) {
+          return yield* new SendLocked({
+            message: "Sending is locked until a human verifies this agent account.",
+            fix: "Attach a human with POST /v0/agent/attach-human and submit the emailed code with POST /v0/agent/verify."
+          })
+        }
+        if (!org.email_verified) return yield* new EmailUnverified({ message: "The organization's owner email is not verified." })
+      }),
+      setPlan: (id, plan, source) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          yield* sql`UPDATE organizations SET plan = ${plan}, plan_source = ${source}, updated_at = ${at} WHERE id = ${id}`
+        }).pipe(Effect.orDie)
+    })
+  }))
+}

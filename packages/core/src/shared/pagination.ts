@@ -1,0 +1,70 @@
+/**
+ * Lists: the envelope `{ count, limit, next_page_token?, <plural>: [] }` and keyset paging.
+ *
+ * Every list is ordered by (created_at, id), newest first unless stated. A page token is
+ * the opaque base64url of the last row's key, so a page boundary never shifts when rows are
+ * inserted meanwhile (new rows sort before the cursor) and never repeats or skips a row.
+ */
+import { Effect, Schema } from "effect"
+import type { ValidationError } from "../errors/errors.ts"
+import { validationError } from "./validation.ts"
+
+export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 100
+
+const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_LIMIT }))
+
+/** Query fields of every list: `limit` (1..100, also as a numeric string) and `page_token`. */
+export const PageQueryFields = {
+  limit: Schema.optionalKey(Schema.Union([Limit, Schema.FiniteFromString.pipe(Schema.decodeTo(Limit))])),
+  page_token: Schema.optionalKey(Schema.String)
+}
+
+export interface Cursor {
+  readonly at: Date
+  readonly id: string
+}
+
+export const encodeCursor = (c: Cursor): string =>
+  Buffer.from(JSON.stringify([c.at.toISOString(), c.id])).toString("base64url")
+
+export const decodeCursor = (token: string): Effect.Effect<Cursor, ValidationError> =>
+  Effect.suspend(() => {
+    const bad = validationError([{ path: ["page_token"], message: "Invalid page token" }])
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"))
+    } catch {
+      return Effect.fail(bad)
+    }
+    if (!Array.isArray(parsed) || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") return Effect.fail(bad)
+    const at = new Date(parsed[0])
+    return Number.isNaN(at.getTime()) ? Effect.fail(bad) : Effect.succeed({ at, id: parsed[1] })
+  })
+
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly limit: number
+  readonly next_page_token?: string
+}
+
+/** Given up to limit+1 rows fetched past the cursor, cut the page and make the next token. */
+export const toPage = <Row extends { readonly created_at: Date; readonly id: string }, A>(
+  rows: ReadonlyArray<Row>,
+  limit: number,
+  map: (row: Row) => A
+): Page<A> => {
+  const pageRows = rows.slice(0, limit)
+  const last = pageRows[pageRows.length - 1]
+  return rows.length > limit && last !== undefined
+    ? { items: pageRows.map(map), limit, next_page_token: encodeCursor({ at: last.created_at, id: last.id }) }
+    : { items: pageRows.map(map), limit }
+}
+
+export const listBody = <A, K extends string>(plural: K, page: Page<A>) =>
+  ({
+    count: page.items.length,
+    limit: page.limit,
+    ...(page.next_page_token === undefined ? {} : { next_page_token: page.next_page_token }),
+    [plural]: page.items
+  }) as { count: number; limit: number; next_page_token?: string } & Record<K, ReadonlyArray<A>>

@@ -1,0 +1,17 @@
+/**
+ * Small helpers shared by the SQL-backed services: decode rows with a Schema (a storage
+ * failure or an unexpected row shape is a defect, never a domain error) and recognise a
+ * unique-constraint conflict so a service can turn it into its domain error.
+ */
+import { Effect, Schema } from "effect"
+import type { SqlError } from "effect/sql"
+
+export const decodeRows = <S extends Schema.Top>(schema: S) =>
+  <E, R>(effect: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<S["Type"]>, never, R | S["DecodingServices"]> =>
+    effect.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(schema))), Effect.orDie)
+
+export const isUniqueViolation = (error: SqlError.SqlError): boolean => error.reason._tag === "UniqueViolation"
+
+/** jsonb decodes to a value; text fallback covers drivers that hand back the JSON text. */
+export const Json = <S extends Schema.Top>(schema: S) =>
+  Schema.Union([schema, Schema.fromJsonString(schema)])
