@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: one worker per core; PGlite instances are shared per file.
     maxWorkers: 2,
+    globalSetup: ["packages/testkit/src/global-setup.ts"],
     reporters: ["default"]
   }
 })

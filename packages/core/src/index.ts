@@ -1,0 +1,25 @@
+/**
+ * @inbox/core: the engine. Adapters (HTTP, MCP, CLI) and embedding applications import
+ * from here.
+ */
+export * from "./errors/errors.ts"
+export * as Engine from "./Engine.ts"
+export type { EngineServices } from "./Engine.ts"
+export * as Database from "./db/Database.ts"
+export { pgliteStream } from "./db/pglite-bridge.ts"
+export * from "./catalogue/Operation.ts"
+export { operations } from "./catalogue/catalogue.ts"
+export * from "./access/Principal.ts"
+export * from "./access/permissions.ts"
+export * from "./plans/plans.ts"
+export { Settings, type SettingsShape } from "./settings/Settings.ts"
+export { Ids, type IdPrefix } from "./platform/Ids.ts"
+export { MailTransport, type OutgoingMail, readLocalOutbox } from "./transport/MailTransport.ts"
+export { RATE_POLICIES, RateLimiter, type RatePolicy } from "./ratelimit/RateLimiter.ts"
+export { Organizations, type OrganizationRow } from "./organizations/Organizations.ts"
+export { Pods, type Pod } from "./pods/Pods.ts"
+export { Inboxes, type Inbox } from "./inboxes/Inboxes.ts"
+export { ApiKeys, type ApiKey, type CreatedApiKey, KEY_PREFIX } from "./apikeys/ApiKeys.ts"
+export { Agents } from "./agent/Agents.ts"
+export { decodeInput, issuesOf, validationError } from "./shared/validation.ts"
+export { listBody, type Page } from "./shared/pagination.ts"

@@ -1,0 +1,5 @@
+/** @inbox/testkit: test ports, storages, and the in-process app harness. */
+export * from "./database.ts"
+export * from "./transport.ts"
+export * from "./ids.ts"
+export * from "./engine.ts"
