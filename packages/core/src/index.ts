@@ -23,3 +23,5 @@ export { ApiKeys, type ApiKey, type CreatedApiKey, KEY_PREFIX } from "./apikeys/
 export { Agents } from "./agent/Agents.ts"
 export { decodeInput, issuesOf, validationError } from "./shared/validation.ts"
 export { listBody, type Page } from "./shared/pagination.ts"
+export { findOperation, type RawCall, runOperation } from "./catalogue/run.ts"
+export * from "./errors/wire.ts"
