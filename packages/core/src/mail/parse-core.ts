@@ -1,0 +1,261 @@
+/**
+ * The parsing work itself: raw RFC 822 bytes to the spec's message model, plain promises and
+ * pure functions with no Effect, so the same code runs in the parsing worker
+ * (parse-worker.ts) and in-thread (parse.ts `layerInline`).
+ *
+ * mailparser does the MIME work; this module decides what the model says: addresses in
+ * display-name-and-address form, header map with encoded words decoded, text derived from
+ * HTML when no text part exists, the reply extraction and preview, and every size bound
+ * (`ParseLimits`) that keeps one hostile message from costing more than a few hundred ms of
+ * CPU or a few times its size in memory. The figures behind the bounds are in parse.ts.
+ *
+ * Runs under Node's own type stripping in the worker: erasable TypeScript only (no enums,
+ * no parameter properties) and type-only imports marked `import type`.
+ */
+import { convert as htmlToText } from "html-to-text"
+import libmime from "libmime"
+import { type AddressObject, type Attachment, type EmailAddress, type ParsedMail, type SimpleParserOptions, simpleParser } from "mailparser"
+import { extractReply } from "./extract.ts"
+import type { MailParseFailure } from "./errors.ts"
+import type { AttachmentMeta, ParsedAttachment, ParsedMessage, ParseResult } from "./model.ts"
+
+export interface ParseLimits {
+  /** raw bytes accepted at all; checked before parsing */
+  readonly maxRawBytes: number
+  /** MIME nodes in the tree (mailsplit `maxChildNodes`); bounds depth too */
+  readonly maxParts: number
+  /** header bytes of one MIME node (mailsplit `maxHeadSize`) */
+  readonly maxHeaderBytes: number
+  /** characters kept of `text` and of `html`; the rest is cut */
+  readonly maxBodyChars: number
+  /** characters of HTML converted when text must be derived from HTML */
+  readonly maxHtmlToTextChars: number
+  /** characters of text and of HTML handed to reply extraction */
+  readonly maxExtractChars: number
+  /** header lines kept in the `headers` map; later lines are dropped */
+  readonly maxHeaderLines: number
+}
+
+export const defaultLimits: ParseLimits = {
+  maxRawBytes: 50 * 1024 * 1024,
+  maxParts: 1000,
+  maxHeaderBytes: 512 * 1024,
+  maxBodyChars: 4 * 1024 * 1024,
+  maxHtmlToTextChars: 1024 * 1024,
+  maxExtractChars: 512 * 1024,
+  maxHeaderLines: 2000
+}
+
+export const PREVIEW_CHARS = 200
+
+export type ParseOutcome =
+  | { readonly ok: true; readonly result: ParseResult }
+  | { readonly ok: false; readonly reason: MailParseFailure; readonly message: string }
+
+/** Parses `raw`; never rejects: every failure is a `{ ok: false }` outcome. */
+export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): Promise<ParseOutcome> => {
+  if (raw.byteLength > limits.maxRawBytes) {
+    return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
+  }
+  const input = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+  // mailsplit reads the two size options from the same object; @types/mailparser omits them
+  const options: SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } = {
+    // the engine serves attachments itself: keep cid: links, skip data: inlining
+    keepCidLinks: true,
+    skipImageLinks: true,
+    // textAsHtml and html-to-text are unbounded sync work inside mailparser (seconds on a
+    // 2 MB table); text is derived from HTML below, with limits
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipHtmlToText: true,
+    maxChildNodes: limits.maxParts,
+    maxHeadSize: limits.maxHeaderBytes
+  }
+  return Promise.resolve()
+    .then(() => simpleParser(input, options))
+    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits) }), (error: unknown) => classify(error))
+    .then(undefined, (error: unknown) => failure("malformed", `Could not build the message model: ${describe(error)}`))
+}
+
+const failure = (reason: MailParseFailure, message: string): ParseOutcome => ({ ok: false, reason, message })
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const classify = (error: unknown): ParseOutcome => {
+  const message = describe(error)
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+  if (code === "EMAXLEN") {
+    return /child nodes/i.test(message)
+      ? failure("too_many_parts", `Message has more than the allowed MIME parts: ${message}`)
+      : failure("header_too_large", `A MIME header block is over the size limit: ${message}`)
+  }
+  return failure("malformed", `Unreadable message: ${message}`)
+}
+
+/** Builds the model from mailparser's output. Pure apart from reading `mail`. */
+export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits): ParseResult => {
+  const headers = headerMap(mail.headerLines, limits.maxHeaderLines)
+  const html = typeof mail.html === "string" && mail.html.length > 0 ? cut(mail.html, limits.maxBodyChars) : undefined
+  const partText = typeof mail.text === "string" && mail.text.length > 0 ? cut(mail.text, limits.maxBodyChars) : undefined
+  const text = partText ?? (html === undefined ? undefined : textFromHtml(html, limits.maxHtmlToTextChars))
+  const extracted = extractReply({
+    ...(text === undefined ? {} : { text: cut(text, limits.maxExtractChars) }),
+    ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) })
+  })
+  const attachments = mail.attachments.map(toAttachment)
+  const from = addresses(mail.from)[0] ?? ""
+  const to = addresses(mail.to)
+  const cc = addresses(mail.cc)
+  const rfcMessageId = messageIds(headers["message-id"])[0]
+  const inReplyTo = messageIds(headers["in-reply-to"])[0]
+  const references = messageIds(headers["references"])
+  const date = isoDate(headers["date"])
+  const message: ParsedMessage = {
+    from,
+    to,
+    ...(cc.length > 0 ? { cc } : {}),
+    subject: mail.subject ?? "",
+    ...(text === undefined ? {} : { text }),
+    ...(html === undefined ? {} : { html }),
+    ...(extracted.text === undefined ? {} : { extracted_text: extracted.text }),
+    ...(extracted.html === undefined ? {} : { extracted_html: extracted.html }),
+    headers,
+    attachments: attachments.map((a) => a.meta),
+    preview: preview(extracted.text ?? text ?? ""),
+    size,
+    ...(rfcMessageId === undefined ? {} : { rfc_message_id: rfcMessageId }),
+    ...(inReplyTo === undefined ? {} : { in_reply_to: inReplyTo }),
+    ...(references.length > 0 ? { references } : {}),
+    ...(date === undefined ? {} : { date })
+  }
+  return { message, attachments }
+}
+
+const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s)
+
+/** Whitespace collapsed, cut at a word boundary near PREVIEW_CHARS. */
+export const preview = (text: string): string => {
+  const flat = text.slice(0, PREVIEW_CHARS * 8).replace(/\s+/g, " ").trim()
+  if (flat.length <= PREVIEW_CHARS) return flat
+  const head = flat.slice(0, PREVIEW_CHARS)
+  const space = head.lastIndexOf(" ")
+  return (space > PREVIEW_CHARS * 0.6 ? head.slice(0, space) : head).trimEnd()
+}
+
+const textFromHtml = (html: string, max: number): string => {
+  const input = cut(html, max)
+  const converted = attempt(() =>
+    htmlToText(input, {
+      wordwrap: false,
+      // depth and breadth bounds stop the recursive walker from overflowing the stack on
+      // thousands of unclosed tags; such content is hostile anyway
+      limits: { maxDepth: 64, maxChildNodes: 20_000 },
+      selectors: [
+        { selector: "img", format: "skip" },
+        { selector: "a", options: { ignoreHref: true } }
+      ]
+    })
+  )
+  return converted ?? stripTags(input)
+}
+
+const stripTags = (html: string): string =>
+  html.replace(/<(script|style)[^>]*>[^<]*<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/&nbsp;/g, " ").replace(/[ \t]+/g, " ").trim()
+
+const attempt = <A>(f: () => A): A | undefined => {
+  try {
+    return f()
+  } catch {
+    return undefined
+  }
+}
+
+// --- headers ---------------------------------------------------------------------------------
+
+// Repeats of these are one list; anything else repeated (Received, ...) keeps one value per line.
+const listHeaders = new Set(["to", "cc", "bcc", "reply-to", "from", "sender", "references", "in-reply-to", "resent-to", "resent-cc"])
+
+const headerMap = (lines: ParsedMail["headerLines"], maxLines: number): Record<string, string> => {
+  const values = new Map<string, Array<string>>()
+  for (const line of lines.slice(0, maxLines)) {
+    const { key, value } = libmime.decodeHeader(line.line)
+    if (key === "" || key === "__proto__") continue
+    const decoded = key === "content-type" ? structured(value) : decodeWords(utf8(value))
+    const list = values.get(key)
+    if (list === undefined) values.set(key, [decoded])
+    else list.push(decoded)
+  }
+  const out: Record<string, string> = {}
+  for (const [key, list] of values) {
+    // Content-Type: the last one is what mailparser used for the body, so report that one
+    out[key] = key === "content-type" ? list[list.length - 1] ?? "" : list.join(listHeaders.has(key) ? (key === "references" || key === "in-reply-to" ? " " : ", ") : "\n")
+  }
+  return out
+}
+
+// mailsplit hands header bytes over as latin1; raw 8-bit headers are almost always UTF-8
+const utf8 = (binary: string): string => {
+  const bytes = Buffer.from(binary, "latin1")
+  const text = bytes.toString("utf8")
+  return text.includes("\uFFFD") ? binary : text
+}
+
+const decodeWords = (value: string): string => attempt(() => libmime.decodeWords(value)) ?? value
+
+const structured = (value: string): string => {
+  const parsed = attempt(() => libmime.parseHeaderValue(utf8(value)))
+  const params: Record<string, string> = {}
+  for (const [k, v] of Object.entries(parsed?.params ?? {})) if (k !== "__proto__") params[k] = decodeWords(v)
+  return JSON.stringify({ value: (parsed?.value ?? value).toLowerCase(), params })
+}
+
+/** Every `<id>` in a Message-ID, In-Reply-To or References value; a bare id gets brackets. */
+export const messageIds = (value: string | undefined): Array<string> => {
+  if (value === undefined) return []
+  const bracketed = value.match(/<[^<>\s]+>/g)
+  if (bracketed !== null) return bracketed
+  const bare = value.trim()
+  return bare.length > 0 && bare.length <= 998 && !/\s/.test(bare) && bare.includes("@") ? [`<${bare}>`] : []
+}
+
+const isoDate = (value: string | undefined): string | undefined => {
+  if (value === undefined) return undefined
+  const date = new Date(value.replace(/\s*\([^)]*\)\s*$/, ""))
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString()
+}
+
+// --- addresses -------------------------------------------------------------------------------
+
+const flatten = (list: ReadonlyArray<EmailAddress>): Array<EmailAddress> =>
+  list.flatMap((a) => (a.group !== undefined ? flatten(a.group) : [a]))
+
+const addresses = (value: AddressObject | ReadonlyArray<AddressObject> | undefined): Array<string> => {
+  if (value === undefined) return []
+  const objects = new Array<AddressObject>().concat(value)
+  return flatten(objects.flatMap((o) => o.value)).flatMap((a) => {
+    const address = (a.address ?? "").trim()
+    return address.length > 0 ? [formatAddress(a.name, address)] : []
+  })
+}
+
+/** `Name <addr>`, quoting the name when it holds RFC 5322 specials so it parses back. */
+export const formatAddress = (name: string | undefined, address: string): string => {
+  const display = (name ?? "").replace(/[\r\n]+/g, " ").trim()
+  if (display.length === 0 || display === address) return address
+  return /[()<>[\]:;@\\,."]/.test(display) ? `"${display.replace(/(["\\])/g, "\\$1")}" <${address}>` : `${display} <${address}>`
+}
+
+// --- attachments -----------------------------------------------------------------------------
+
+const toAttachment = (a: Attachment): ParsedAttachment => {
+  const disposition = a.contentDisposition === "inline" || (a.contentDisposition === undefined && a.related === true) ? "inline" : "attachment"
+  const content = new Uint8Array(a.content) // own ArrayBuffer: mailparser's may be a pooled slab
+  const meta: AttachmentMeta = {
+    ...(a.filename === undefined || a.filename === "" ? {} : { filename: a.filename }),
+    content_type: (a.contentType || "application/octet-stream").toLowerCase(),
+    content_disposition: disposition,
+    size: content.byteLength,
+    ...(a.cid === undefined || a.cid === "" ? {} : { content_id: a.cid })
+  }
+  return { meta, content }
+}
