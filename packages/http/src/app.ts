@@ -1,0 +1,42 @@
+/**
+ * The HTTP application: operation routes, /health, /mcp, and one global middleware that
+ * gives every response an `x-request-id` (errors and 404s too), answers unknown routes with
+ * 404 not_found, and turns any defect into a logged 500 internal_error that shows the
+ * client nothing internal.
+ */
+import { Ids, NotFound } from "@inbox/core"
+import { Cause, Effect, Layer } from "effect"
+import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
+import { RequestId } from "./context.ts"
+import { McpRoutes } from "./mcp.ts"
+import { errorResponse, internalError, json } from "./respond.ts"
+import { OperationRoutes } from "./routes.ts"
+
+const Health = HttpRouter.add("GET", "/health", Effect.succeed(json(200, { status: "ok" })))
+
+const isRouteNotFound = (u: unknown) =>
+  HttpServerError.isHttpServerError(u) && u.reason._tag === "RouteNotFound"
+
+const RequestIds = HttpRouter.middleware((app) =>
+  Effect.gen(function*() {
+    const requestId = yield* (yield* Ids).make("req")
+    const response = yield* app.pipe(
+      Effect.provideService(RequestId, requestId),
+      Effect.catchCause((cause) => {
+        const failure = Cause.findErrorOption(cause)
+        if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
+          return Effect.succeed(errorResponse(new NotFound({ message: "No such route.", fix: "Check the method and path." })))
+        }
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+        return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())
+      })
+    )
+    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  }), { global: true })
+
+export const AppRoutes = Layer.mergeAll(
+  OperationRoutes,
+  McpRoutes,
+  Health,
+  RequestIds
+)

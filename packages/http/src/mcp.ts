@@ -1,0 +1,53 @@
+/**
+ * The hosted tool endpoint, /mcp: stateless JSON-RPC 2.0 over POST, answered by the MCP
+ * package with the caller's key as principal, so permissions, plan limits and isolation
+ * are those of the REST API.
+ *
+ * HTTP rules of the spec: the key only in the Authorization header (401 with
+ * `WWW-Authenticate: Bearer` otherwise); GET and DELETE are 405 with JSON-RPC error -32000
+ * (there is no session stream to open or close); a body over 256 KB is 400 bad_request;
+ * `?read_only=1` hides tools that change data; responses carry `Cache-Control: no-store`
+ * and no CORS headers. A message with no id (a notification) is answered 202 with no body.
+ */
+import { type ApiError, isApiError } from "@inbox/core"
+import { handleMessage } from "@inbox/mcp"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { RequestId } from "./context.ts"
+import { authenticate, clientIp, readJsonBody, searchParams } from "./request.ts"
+import { errorResponse, json } from "./respond.ts"
+
+export const MCP_BODY_LIMIT = 256 * 1024
+
+const NO_STORE = { "cache-control": "no-store" }
+
+const methodNotAllowed = json(405, {
+  jsonrpc: "2.0",
+  error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST." },
+  id: null
+}, { ...NO_STORE, allow: "POST" })
+
+const post = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const requestId = yield* RequestId
+  const principal = yield* authenticate(request, { allowQueryKey: false })
+  const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
+  const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
+  const session = { principal, readOnly, context: { clientIp: clientIp(request), requestId } }
+  const answer = Array.isArray(body)
+    ? (yield* Effect.forEach(body, (m) => handleMessage(m, session))).filter((r) => r !== undefined)
+    : yield* handleMessage(body, session)
+  if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) {
+    return HttpServerResponse.empty({ status: 202, headers: NO_STORE })
+  }
+  return json(200, answer, NO_STORE)
+}).pipe(
+  Effect.catchIf(isApiError, (e: ApiError) =>
+    Effect.succeed(errorResponse(e, e.code === "unauthorized" ? { ...NO_STORE, "www-authenticate": "Bearer" } : NO_STORE)))
+)
+
+export const McpRoutes = Layer.mergeAll(
+  HttpRouter.add("POST", "/mcp", post),
+  HttpRouter.add("GET", "/mcp", Effect.succeed(methodNotAllowed)),
+  HttpRouter.add("DELETE", "/mcp", Effect.succeed(methodNotAllowed))
+)

@@ -1,0 +1,87 @@
+/**
+ * Reading a request the way the spec asks: the API key (Bearer header, or `?api_key=` on
+ * /v0 routes), the JSON body with its content-type and size rules, and the query string.
+ *
+ * Body rules (400 bad_request): a content type other than JSON; a JSON content type with an
+ * empty body; invalid JSON; a body over the route's limit. A body-less POST with no content
+ * type is `{}`.
+ */
+import { ApiKeys, BadRequest, type Principal, Unauthorized } from "@inbox/core"
+import { Effect } from "effect"
+import { HttpServerRequest } from "effect/http"
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+const bearer = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match?.[1]
+}
+
+export const searchParams = (request: HttpServerRequest.HttpServerRequest): URLSearchParams => {
+  const q = request.url.indexOf("?")
+  return new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
+}
+
+export const authenticate = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: { readonly allowQueryKey: boolean }
+): Effect.Effect<Principal, Unauthorized, ApiKeys> => {
+  const key = bearer(request.headers["authorization"]) ??
+    (options.allowQueryKey ? searchParams(request).get("api_key") ?? undefined : undefined)
+  if (key === undefined) {
+    return Effect.fail(new Unauthorized({
+      message: "No API key was sent.",
+      fix: "Send the header Authorization: Bearer am_..."
+    }))
+  }
+  return ApiKeys.use((keys) => keys.authenticate(key))
+}
+
+const isJson = (contentType: string) => {
+  const type = contentType.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
+}
+
+export const readJsonBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<unknown, BadRequest> =>
+  Effect.gen(function*() {
+    const contentType = request.headers["content-type"]
+    const declared = Number(request.headers["content-length"] ?? "NaN")
+    const tooLarge = new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
+    if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
+    const bytes = new Uint8Array(yield* request.arrayBuffer.pipe(
+      Effect.mapError(() => new BadRequest({ message: "The request body could not be read." }))
+    ))
+    if (bytes.byteLength > limit) return yield* tooLarge
+    if (contentType === undefined || contentType.trim() === "") {
+      if (bytes.byteLength === 0) return {}
+      return yield* new BadRequest({ message: "A request body needs Content-Type: application/json." })
+    }
+    if (!isJson(contentType)) {
+      return yield* new BadRequest({
+        message: `Unsupported content type ${contentType}.`,
+        fix: "Send JSON with Content-Type: application/json."
+      })
+    }
+    const text = new TextDecoder().decode(bytes)
+    if (text.trim() === "") {
+      return yield* new BadRequest({ message: "The body is empty but the content type is JSON.", fix: "Send {} for an empty body." })
+    }
+    return yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new BadRequest({ message: "The request body is not valid JSON." })
+    })
+  })
+
+/** Query parameters as an object; a repeated parameter keeps its last value. */
+export const queryObject = (request: HttpServerRequest.HttpServerRequest, omit: ReadonlyArray<string>): Record<string, string> => {
+  const result: Record<string, string> = {}
+  for (const [k, v] of searchParams(request)) if (!omit.includes(k)) result[k] = v
+  return result
+}
+
+export const clientIp = (request: HttpServerRequest.HttpServerRequest): string =>
+  request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "local"

@@ -1,0 +1,65 @@
+/**
+ * An in-process harness for the whole HTTP app: requests go through the real router,
+ * middleware and operations as web Requests, with no port. The engine comes from the
+ * surrounding layer, so a test can also reach its services (the captured outbox, say).
+ */
+import { type EngineServices } from "@inbox/core"
+import { AppRoutes } from "@inbox/http"
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** Parsed JSON body, or undefined when the body is empty or not JSON. */
+  readonly body: any
+}
+
+export interface RequestOptions {
+  /** API key sent as `Authorization: Bearer`. */
+  readonly key?: string
+  /** JSON-encoded with Content-Type: application/json. */
+  readonly json?: unknown
+  /** Sent as is. */
+  readonly body?: string
+  readonly headers?: Record<string, string>
+}
+
+export class TestApp extends Context.Service<TestApp, {
+  request(method: string, path: string, options?: RequestOptions): Effect.Effect<TestResponse>
+  /** The raw web handler, for clients that speak fetch (the MCP SDK's HTTP transport). */
+  readonly fetch: (request: Request) => Promise<Response>
+}>()("testkit/TestApp") {
+  static readonly layer = Layer.effect(TestApp, Effect.gen(function*() {
+    const context = yield* Effect.context<EngineServices>()
+    const { handler, dispose } = HttpRouter.toWebHandler(
+      AppRoutes.pipe(Layer.provide(HttpServer.layerServices)),
+      { disableLogger: true }
+    )
+    yield* Effect.addFinalizer(() => Effect.promise(dispose))
+    const fetch = (request: Request) => handler(request, context as never)
+    return TestApp.of({
+      fetch,
+      request: (method, path, options = {}) =>
+        Effect.promise(async () => {
+          const headers: Record<string, string> = { ...options.headers }
+          if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
+          let body: string | undefined = options.body
+          if (options.json !== undefined) {
+            body = JSON.stringify(options.json)
+            headers["content-type"] ??= "application/json"
+          }
+          const response = await fetch(new Request(`http://inbox.test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
+          const text = await response.text()
+          let parsed: unknown
+          try {
+            parsed = text === "" ? undefined : JSON.parse(text)
+          } catch {
+            parsed = undefined
+          }
+          return { status: response.status, headers: response.headers, text, body: parsed }
+        })
+    })
+  }))
+}
