@@ -1,0 +1,510 @@
+/**
+ * The HTML path of reply extraction. The body is read by a small forgiving tokenizer into
+ * a tree whose nodes keep their source text, so whatever is not removed is serialised back
+ * byte for byte: the kept part is the sender's own markup, not a re-rendering. The tree is
+ * walked in document order into the items `planReply` decides on (quote containers of each
+ * client, Outlook's reply dividers, and logical lines for the text markers), and the plan
+ * is applied by marking nodes removed.
+ *
+ * Everything is linear in the input: the tokenizer scans with indexOf, nesting is capped
+ * (deeper tags are kept as flat text, which no mail client produces anyway), and the
+ * blank/content test is memoised per node.
+ */
+import { normaliseLine, attributionStrength } from "./extract-markers.ts"
+import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
+
+interface TextNode {
+  readonly type: "text"
+  readonly raw: string
+  parent: ElementNode
+  index: number
+  removed: boolean
+}
+
+/** Comments, doctypes, conditional comments, stray end tags: kept verbatim, never content. */
+interface OtherNode {
+  readonly type: "other"
+  readonly raw: string
+  parent: ElementNode
+  index: number
+  removed: boolean
+}
+
+interface ElementNode {
+  readonly type: "element"
+  readonly name: string
+  /** the start tag as written */
+  readonly raw: string
+  readonly attrs: string
+  /** the end tag as written; absent when the source left it implied */
+  end: string | undefined
+  readonly children: Array<Node>
+  parent: ElementNode | undefined
+  index: number
+  removed: boolean
+}
+
+type Node = TextNode | OtherNode | ElementNode
+
+const MAX_DEPTH = 256
+
+const voidElements = new Set([
+  "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
+  "basefont", "bgsound", "frame", "keygen"
+])
+const rawTextElements = new Set(["script", "style", "title", "textarea", "xmp", "noscript"])
+const closesParagraph = new Set([
+  "address", "article", "aside", "blockquote", "div", "dl", "fieldset", "footer", "form", "h1", "h2", "h3", "h4",
+  "h5", "h6", "header", "hr", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"
+])
+/** Elements that end a logical line, as a renderer would break it. */
+const blockElements = new Set([
+  ...closesParagraph, "body", "html", "li", "tr", "dt", "dd", "center", "tbody", "thead", "tfoot", "caption",
+  "main", "figure", "figcaption", "details", "summary"
+])
+const invisibleElements = new Set(["head", "style", "script", "title", "meta", "link", "template", "xml", "noscript"])
+const contentElements = new Set(["img", "video", "audio", "object", "embed", "iframe", "svg", "canvas", "input"])
+
+const isNameChar = (c: string): boolean => /[A-Za-z0-9:_-]/.test(c)
+
+const readName = (html: string, from: number): number => {
+  let j = from
+  while (j < html.length && isNameChar(html.charAt(j))) j++
+  return j
+}
+
+/** The end of a start tag: the first `>` outside quoted attribute values. */
+const tagEnd = (html: string, from: number): number => {
+  let j = from
+  while (j < html.length) {
+    const c = html.charAt(j)
+    if (c === ">") return j
+    if (c === '"' || c === "'") {
+      // An `=` right before makes it a value; a stray quote in a broken tag is just a char.
+      let k = j - 1
+      while (k >= from && /\s/.test(html.charAt(k))) k--
+      if (html.charAt(k) === "=") {
+        const close = html.indexOf(c, j + 1)
+        if (close < 0) return -1
+        j = close + 1
+        continue
+      }
+    }
+    j++
+  }
+  return -1
+}
+
+const parse = (html: string): ElementNode => {
+  const root: ElementNode = {
+    type: "element", name: "#root", raw: "", attrs: "", end: "", children: [], parent: undefined, index: 0,
+    removed: false
+  }
+  const stack: Array<ElementNode> = [root]
+  let preDepth = 0
+  const top = (): ElementNode => stack[stack.length - 1] ?? root
+
+  const append = (node: Node): void => {
+    const parent = top()
+    node.parent = parent
+    node.index = parent.children.length
+    parent.children.push(node)
+  }
+  const text = (raw: string): void => {
+    if (raw === "") return
+    if (preDepth === 0 || !raw.includes("\n")) {
+      append({ type: "text", raw, parent: root, index: 0, removed: false })
+      return
+    }
+    // Inside <pre> a newline is a line break; one text node per line lets a cut fall there.
+    let from = 0
+    while (from < raw.length) {
+      const nl = raw.indexOf("\n", from)
+      const to = nl < 0 ? raw.length : nl + 1
+      append({ type: "text", raw: raw.slice(from, to), parent: root, index: 0, removed: false })
+      from = to
+    }
+  }
+  const other = (raw: string): void => append({ type: "other", raw, parent: root, index: 0, removed: false })
+  const popTo = (depth: number): void => {
+    while (stack.length > depth) {
+      const el = stack.pop()
+      if (el !== undefined && (el.name === "pre" || el.name === "listing")) preDepth--
+    }
+  }
+  /** Index of the nearest open `name` above any of `stops`, or -1. */
+  const openIndex = (names: ReadonlyArray<string>, stops: ReadonlyArray<string>): number => {
+    for (let k = stack.length - 1; k > 0; k--) {
+      const name = stack[k]?.name ?? ""
+      if (names.includes(name)) return k
+      if (stops.includes(name)) return -1
+    }
+    return -1
+  }
+
+  const startTag = (name: string, raw: string, attrs: string, selfClosing: boolean): void => {
+    if (closesParagraph.has(name) && top().name === "p") popTo(stack.length - 1)
+    let implied = -1
+    if (name === "li") implied = openIndex(["li"], ["ul", "ol", "div", "td", "blockquote"])
+    else if (name === "dt" || name === "dd") implied = openIndex(["dt", "dd"], ["dl", "div"])
+    else if (name === "td" || name === "th") implied = openIndex(["td", "th"], ["tr", "table"])
+    else if (name === "tr") implied = openIndex(["tr"], ["table", "tbody", "thead", "tfoot"])
+    else if (name === "option") implied = openIndex(["option"], ["select"])
+    if (implied > 0) popTo(implied)
+    const el: ElementNode = {
+      type: "element", name, raw, attrs, end: undefined, children: [], parent: undefined, index: 0, removed: false
+    }
+    append(el)
+    if (voidElements.has(name) || selfClosing || stack.length > MAX_DEPTH) return
+    stack.push(el)
+    if (name === "pre" || name === "listing") preDepth++
+  }
+
+  const endTag = (name: string, raw: string): void => {
+    for (let k = stack.length - 1; k > 0; k--) {
+      const el = stack[k]
+      if (el !== undefined && el.name === name) {
+        el.end = raw
+        popTo(k)
+        return
+      }
+    }
+    other(raw)
+  }
+
+  let i = 0
+  const n = html.length
+  while (i < n) {
+    const lt = html.indexOf("<", i)
+    if (lt < 0) {
+      text(html.slice(i))
+      break
+    }
+    if (lt > i) text(html.slice(i, lt))
+    const c = html.charAt(lt + 1)
+    if (c === "!") {
+      let end: number
+      if (html.startsWith("<!--", lt)) {
+        const close = html.indexOf("-->", lt + 4)
+        end = close < 0 ? n : close + 3
+      } else {
+        const close = html.indexOf(">", lt + 2)
+        end = close < 0 ? n : close + 1
+      }
+      other(html.slice(lt, end))
+      i = end
+    } else if (c === "?") {
+      const close = html.indexOf(">", lt + 2)
+      const end = close < 0 ? n : close + 1
+      other(html.slice(lt, end))
+      i = end
+    } else if (c === "/") {
+      const nameEnd = readName(html, lt + 2)
+      const close = html.indexOf(">", lt + 2)
+      if (nameEnd === lt + 2 || close < 0) {
+        text("<")
+        i = lt + 1
+        continue
+      }
+      endTag(html.slice(lt + 2, nameEnd).toLowerCase(), html.slice(lt, close + 1))
+      i = close + 1
+    } else if (/[A-Za-z]/.test(c)) {
+      const nameEnd = readName(html, lt + 1)
+      const close = tagEnd(html, nameEnd)
+      if (close < 0) {
+        text(html.slice(lt))
+        break
+      }
+      const name = html.slice(lt + 1, nameEnd).toLowerCase()
+      const raw = html.slice(lt, close + 1)
+      startTag(name, raw, html.slice(nameEnd, close), html.charAt(close - 1) === "/")
+      i = close + 1
+      if (rawTextElements.has(name) && !voidElements.has(name) && top().name === name) {
+        const re = new RegExp(`</${name}[\\s/>]`, "gi")
+        re.lastIndex = i
+        const m = re.exec(html)
+        const contentEnd = m === null ? n : m.index
+        text(html.slice(i, contentEnd))
+        i = contentEnd
+      }
+    } else {
+      text("<")
+      i = lt + 1
+    }
+  }
+  return root
+}
+
+/** Reads one attribute of a start tag; names are compared in lower case. */
+const attr = (el: ElementNode, wanted: string): string | undefined => {
+  const s = el.attrs
+  let i = 0
+  while (i < s.length) {
+    while (i < s.length && /[\s/]/.test(s.charAt(i))) i++
+    const nameStart = i
+    while (i < s.length && !/[\s=>/]/.test(s.charAt(i))) i++
+    if (i === nameStart) {
+      i++
+      continue
+    }
+    const name = s.slice(nameStart, i).toLowerCase()
+    while (i < s.length && /\s/.test(s.charAt(i))) i++
+    let value = ""
+    if (s.charAt(i) === "=") {
+      i++
+      while (i < s.length && /\s/.test(s.charAt(i))) i++
+      const q = s.charAt(i)
+      if (q === '"' || q === "'") {
+        const close = s.indexOf(q, i + 1)
+        const end = close < 0 ? s.length : close
+        value = s.slice(i + 1, end)
+        i = end + 1
+      } else {
+        const start = i
+        while (i < s.length && !/\s/.test(s.charAt(i))) i++
+        value = s.slice(start, i)
+      }
+    }
+    if (name === wanted) return value
+  }
+  return undefined
+}
+
+const classes = (el: ElementNode): ReadonlyArray<string> =>
+  (attr(el, "class") ?? "").split(/\s+/).filter((c) => c !== "")
+
+const hasClass = (el: ElementNode, name: string): boolean => classes(el).includes(name)
+
+const namedEntities: Readonly<Record<string, string>> = {
+  nbsp: "\u00a0", amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", eacute: "é", egrave: "è", ecirc: "ê",
+  agrave: "à", acirc: "â", ccedil: "ç", ocirc: "ô", ucirc: "û", icirc: "î", uuml: "ü", ouml: "ö", auml: "ä",
+  Uuml: "Ü", Ouml: "Ö", Auml: "Ä", szlig: "ß", ntilde: "ñ", aacute: "á", iacute: "í", oacute: "ó", uacute: "ú",
+  atilde: "ã", otilde: "õ", aring: "å", Aring: "Å", Eacute: "É", Agrave: "À", rsquo: "’", lsquo: "‘", ndash: "–",
+  mdash: "—", hellip: "…", laquo: "«", raquo: "»", zwnj: "", zwj: "", shy: ""
+}
+
+const decodeEntities = (raw: string): string =>
+  raw.includes("&")
+    ? raw.replace(/&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z]{2,8});/g, (whole, body: string) => {
+      if (body.startsWith("#")) {
+        const code = body[1] === "x" || body[1] === "X" ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10)
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole
+      }
+      return namedEntities[body] ?? whole
+    })
+    : raw
+
+const isBlankText = (raw: string): boolean => normaliseLine(decodeEntities(raw)) === ""
+
+/** Recognised by the client markup alone. */
+const structuralKind = (el: ElementNode): ItemKind | undefined => {
+  const id = (attr(el, "id") ?? "").toLowerCase()
+  if (id.endsWith("divrplyfwdmsg") || id.endsWith("appendonsend") || id === "mail-editor-reference-message-container") {
+    return "cut"
+  }
+  const cls = classes(el)
+  if (cls.includes("moz-forward-container") || cls.includes("OutlookMessageHeader")) return "cut"
+  if (el.name === "div") {
+    const style = (attr(el, "style") ?? "").toLowerCase().replace(/\s+/g, "")
+    // Outlook desktop draws its reply header as a div with only a top border.
+    if (style.includes("border:none") && style.includes("border-top:solid")) return "cut"
+  }
+  if (cls.includes("gmail_attr") || cls.includes("moz-cite-prefix")) return "attr"
+  if (el.name === "blockquote") {
+    if ((attr(el, "type") ?? "").toLowerCase() === "cite" || cls.includes("gmail_quote")) return "quote"
+  }
+  if (cls.some((c) => c.endsWith("yahoo_quoted")) || cls.includes("protonmail_quote")) return "quote"
+  if (cls.includes("gmail_quote") || cls.includes("gmail_quote_container")) return "quote"
+  return undefined
+}
+
+export const extractHtml = (html: string): string => {
+  const root = parse(html)
+
+  const contentMemo = new Map<Node, boolean>()
+  const hasContent = (node: Node): boolean => {
+    if (node.removed) return false
+    if (node.type === "text") return !isBlankText(node.raw)
+    if (node.type === "other") return false
+    const known = contentMemo.get(node)
+    if (known !== undefined) return known
+    let result = false
+    if (contentElements.has(node.name)) result = true
+    else if (!invisibleElements.has(node.name)) result = node.children.some(hasContent)
+    contentMemo.set(node, result)
+    return result
+  }
+
+  /** Gmail's quote container holds the sender's text when they answered inline; it is
+   * then only a wrapper and its blockquotes are the quotes. */
+  const isWrapperWithAnswers = (el: ElementNode): boolean =>
+    el.name === "div" &&
+    el.children.some((c) => c.type === "element" && c.name === "blockquote") &&
+    el.children.some((c) =>
+      c.type === "element"
+        ? c.name !== "blockquote" && !hasClass(c, "gmail_attr") && hasContent(c)
+        : c.type === "text" && hasContent(c)
+    )
+
+  const items: Array<Item> = []
+  const itemNodes: Array<ReadonlyArray<Node>> = []
+  let lineText = ""
+  let lineNodes: Array<Node> = []
+  let lineContent = false
+
+  const push = (kind: ItemKind, text: string, content: boolean, nodes: ReadonlyArray<Node>): void => {
+    items.push({ kind, text, content })
+    itemNodes.push(nodes)
+  }
+  const flush = (): void => {
+    if (lineNodes.length === 0) return
+    const text = normaliseLine(lineText)
+    // A `>` line in HTML is a plain-text quote that a client converted without markup.
+    const kind: ItemKind = text.startsWith(">") ? "quote" : "line"
+    push(kind, text, lineContent || text !== "", lineNodes)
+    lineText = ""
+    lineNodes = []
+    lineContent = false
+  }
+  const previousIsAttribution = (): boolean => {
+    const texts: Array<string> = []
+    for (let k = items.length - 1; k >= 0 && texts.length < 3; k--) {
+      const item = items[k]
+      if (item === undefined || item.kind !== "line") break
+      if (item.text === "") {
+        if (texts.length > 0) break
+        continue
+      }
+      texts.unshift(item.text)
+      if (attributionStrength(texts.join(" ")) !== undefined) return true
+    }
+    return false
+  }
+
+  const walk = (node: Node): void => {
+    if (node.type === "other") return
+    if (node.type === "text") {
+      lineText += decodeEntities(node.raw)
+      lineNodes.push(node)
+      if (node.raw.endsWith("\n") && inPre(node)) flush()
+      return
+    }
+    const name = node.name
+    if (invisibleElements.has(name)) return
+    let kind = structuralKind(node)
+    if (kind === "quote" && name !== "blockquote" && isWrapperWithAnswers(node)) kind = undefined
+    if (kind === undefined && name === "blockquote" && previousIsAttribution()) kind = "quote"
+    if (kind !== undefined) {
+      flush()
+      push(kind, "", false, [node])
+      return
+    }
+    if (name === "br") {
+      lineNodes.push(node)
+      flush()
+      return
+    }
+    if (name === "hr") {
+      flush()
+      push("line", "__________", false, [node])
+      return
+    }
+    if (contentElements.has(name)) {
+      lineNodes.push(node)
+      lineContent = true
+      return
+    }
+    const block = blockElements.has(name)
+    if (block) flush()
+    for (const child of node.children) walk(child)
+    if (block) flush()
+  }
+  const inPre = (node: Node): boolean => {
+    for (let p: ElementNode | undefined = node.parent; p !== undefined; p = p.parent) {
+      if (p.name === "pre" || p.name === "listing") return true
+    }
+    return false
+  }
+  for (const child of root.children) walk(child)
+  flush()
+
+  const plan = planReply(items)
+  if (plan.cutAt >= items.length && plan.drop.size === 0) return html
+
+  for (const k of plan.drop) for (const node of itemNodes[k] ?? []) node.removed = true
+  const cutFrom = itemNodes[plan.cutAt]?.[0]
+  if (cutFrom !== undefined) {
+    // Document order: the node, its later siblings, and the later siblings of every
+    // ancestor. The ancestors themselves stay, end tags included, so the result nests.
+    cutFrom.removed = true
+    for (let node: Node = cutFrom; node.parent !== undefined; node = node.parent) {
+      const siblings = node.parent.children
+      for (let k = node.index + 1; k < siblings.length; k++) {
+        const sibling = siblings[k]
+        if (sibling !== undefined) sibling.removed = true
+      }
+    }
+  }
+
+  contentMemo.clear()
+  const body = findBody(root) ?? root
+  trimEdge(body, "end", hasContent)
+  if (plan.drop.size > 0) trimEdge(body, "start", hasContent)
+  if (!hasContent(root)) return ""
+  return serialise(root)
+}
+
+const findBody = (el: ElementNode): ElementNode | undefined => {
+  for (const child of el.children) {
+    if (child.type !== "element") continue
+    if (child.name === "body") return child
+    if (child.name === "html") return findBody(child)
+  }
+  return undefined
+}
+
+/** Whether a blank element renders as vertical space (a blank line), not as nothing. */
+const breaksLine = (el: ElementNode): boolean =>
+  el.name === "br" || el.name === "hr" || blockElements.has(el.name) ||
+  el.children.some((c) => !c.removed && c.type === "element" && breaksLine(c))
+
+/** Blank markup at the edge of the kept part is what blank lines are in text: empty
+ * paragraphs, `<br>`s, rules and whitespace left where the quote was. Invisible elements
+ * (style, meta), comments and empty inline elements (Outlook's `<o:p></o:p>`) are stepped
+ * over, never removed: they are part of the sender's markup, not blank lines. */
+const trimEdge = (el: ElementNode, edge: "start" | "end", hasContent: (node: Node) => boolean): void => {
+  let current: ElementNode = el
+  for (;;) {
+    const kids = current.children
+    let next: ElementNode | undefined
+    for (let step = 0; step < kids.length; step++) {
+      const child = kids[edge === "end" ? kids.length - 1 - step : step]
+      if (child === undefined || child.removed || child.type === "other") continue
+      if (child.type === "element" && invisibleElements.has(child.name)) continue
+      if (!hasContent(child)) {
+        if (child.type === "text" || breaksLine(child)) child.removed = true
+        continue
+      }
+      if (child.type === "element" && !contentElements.has(child.name)) next = child
+      break
+    }
+    if (next === undefined) return
+    current = next
+  }
+}
+
+const serialise = (root: ElementNode): string => {
+  const out: Array<string> = []
+  const emit = (node: Node): void => {
+    if (node.removed) return
+    if (node.type !== "element") {
+      out.push(node.raw)
+      return
+    }
+    out.push(node.raw)
+    for (const child of node.children) emit(child)
+    if (node.end !== undefined) out.push(node.end)
+  }
+  emit(root)
+  return out.join("")
+}

@@ -1,0 +1,163 @@
+/**
+ * Line markers of quoted history, shared by the text and HTML paths of reply extraction:
+ * attribution lines ("On <date>, <name> wrote:" and its translations), separator lines
+ * ("-----Original Message-----", "---------- Forwarded message ---------", "Begin forwarded
+ * message:") and the header blocks ("From: / Sent: / To: / Subject:") that Outlook and the
+ * forwarding clients write above the old message.
+ *
+ * Every test here runs on one logical line that the caller has already normalised
+ * (`normaliseLine`), and the pattern tests refuse lines longer than a few hundred
+ * characters up front: real markers are short, so a 2 MB line costs one length check and
+ * the regexes never see input long enough to backtrack badly.
+ */
+
+/** Collapses the whitespace variants clients put into markers (NBSP before French colons,
+ * tabs in Thunderbird's header tables, the BOM iOS puts in front of a quote). */
+export const normaliseLine = (line: string): string =>
+  line.replace(/[\u200b\u200e\u200f\ufeff]/g, "").replace(/[\s\u00a0\u202f\u2007]+/g, " ").trim()
+
+/** No real marker is longer; a cap keeps every regex below linear-in-practice territory. */
+export const MAX_MARKER_LENGTH = 400
+
+/** Led: starts with the language's lead word ("On", "Am", "Le", ...) and ends with its
+ * verb. Strong: ends with a verb distinctive enough that the line may end the reply even
+ * when no `>` quote follows. Weak: only trusted right above a quote. */
+export type AttributionStrength = "led" | "strong" | "weak"
+
+const ledAttributions: ReadonlyArray<RegExp> = [
+  /^on\s.+\swrote\s?:$/i,
+  /^am\s.+\sschrieb(\s.+)?:$/i,
+  /^le\s.+\sa\sécrit\s?:$/i,
+  /^el\s.+\sescribió\s?:$/i,
+  /^em\s.+\sescreveu\s?:$/i,
+  /^il\s.+\sha\sscritto\s?:$/i,
+  /^op\s.+\s(schreef(\s.+)?|het volgende geschreven)\s?:$/i,
+  /^w dniu\s.+\s(pisze|napisał|napisała|napisał\(a\))\s?:$/i,
+  /^den\s.+\sskrev(\s.+)?\s?:$/i
+]
+
+const strongAttributions: ReadonlyArray<RegExp> = [
+  /^.+\s(napisał|napisała|napisał\(a\))\s?:$/i,
+  /^.+\s(пишет|написал|написала|написал\(а\))\s?:$/i,
+  /(のメッセージ|のメール|は書きました|が書きました)\s?[:：]$/,
+  /(写道|寫道)\s?[:：]$/
+]
+
+const weakAttribution = /\s(wrote|writes|schrieb|écrit|escribió|escreveu|scritto|schreef|skrev|pisze|пишет)\s?:$/i
+
+/** Gmail in several locales (ru, ja, ...) writes only "<date>, <name> <address>:". */
+const endsWithAddressColon = (s: string): boolean => {
+  let t = s
+  if (!t.endsWith(":") && !t.endsWith("：")) return false
+  t = t.slice(0, -1).trimEnd()
+  if (t.endsWith(")")) t = t.slice(0, -1)
+  if (!t.endsWith(">")) return false
+  const open = t.lastIndexOf("<")
+  return open >= 0 && t.slice(open).includes("@")
+}
+
+export const attributionStrength = (line: string): AttributionStrength | undefined => {
+  if (line.length < 6 || line.length > MAX_MARKER_LENGTH) return undefined
+  const last = line[line.length - 1]
+  if (last !== ":" && last !== "：") return undefined
+  // Every real attribution names a date or an address; a bare "He wrote:" is prose.
+  const anchored = /\d|@/.test(line)
+  if (anchored && ledAttributions.some((re) => re.test(line))) return "led"
+  if (anchored && strongAttributions.some((re) => re.test(line))) return "strong"
+  if (weakAttribution.test(line)) return "weak"
+  if (/\d/.test(line) && endsWithAddressColon(line)) return "weak"
+  return undefined
+}
+
+/** Outlook's header keys, per language; a header block needs a "from" and two others. */
+export type HeaderKind = "from" | "date" | "to" | "cc" | "subject"
+
+const headerKeys: ReadonlyMap<string, HeaderKind> = new Map<string, HeaderKind>([
+  ...["from", "von", "de", "da", "van", "от", "od", "från", "fra", "差出人", "发件人", "寄件者", "發件人"].map(
+    (k) => [k, "from"] as const
+  ),
+  ...[
+    "sent", "date", "gesendet", "datum", "envoyé", "enviado", "enviada", "fecha", "data", "inviato", "verzonden",
+    "отправлено", "дата", "wysłano", "wysłane", "skickat", "sendt", "送信日時", "日付", "发送时间", "日期", "寄件日期", "傳送時間"
+  ].map((k) => [k, "date"] as const),
+  ...["to", "an", "à", "a", "para", "aan", "кому", "do", "till", "til", "宛先", "收件人", "收件者"].map(
+    (k) => [k, "to"] as const
+  ),
+  ...["cc", "kopie", "copie", "copia", "копия", "dw", "kopia", "kopi", "抄送", "副本"].map((k) => [k, "cc"] as const),
+  ...[
+    "subject", "betreff", "objet", "asunto", "assunto", "oggetto", "onderwerp", "тема", "temat", "ämne", "emne", "件名",
+    "主题", "主旨"
+  ].map((k) => [k, "subject"] as const)
+])
+
+export const headerKind = (line: string): HeaderKind | undefined => {
+  // Keys sit in the first few characters; scanning further would only find prose colons.
+  const head = line.slice(0, 32)
+  let colon = -1
+  for (let i = 0; i < head.length; i++) {
+    const c = head[i]
+    if (c === ":" || c === "：") {
+      colon = i
+      break
+    }
+  }
+  if (colon <= 0) return undefined
+  const key = head.slice(0, colon).replace(/\*/g, "").trim().toLowerCase()
+  return headerKeys.get(key)
+}
+
+const originalPhrases: ReadonlyArray<string> = [
+  "original message", "ursprüngliche nachricht", "originalnachricht", "message d'origine", "message d’origine",
+  "message original", "mensaje original", "mensagem original", "messaggio originale", "oorspronkelijk bericht",
+  "исходное сообщение", "оригинальное сообщение", "wiadomość oryginalna", "oryginalna wiadomość",
+  "ursprungligt meddelande", "originalmeddelande", "元のメッセージ", "原始邮件", "原始郵件", "原始信件"
+]
+
+const forwardPhrases: ReadonlyArray<string> = [
+  "forwarded message", "weitergeleitete nachricht", "message transféré", "mensaje reenviado", "mensagem encaminhada",
+  "messaggio inoltrato", "doorgestuurd bericht", "пересылаемое сообщение", "пересланное сообщение",
+  "przekazana wiadomość", "wiadomość przekazana", "vidarebefordrat meddelande", "転送されたメッセージ", "转发的邮件",
+  "轉寄的郵件"
+]
+
+/** Apple Mail's forward opener, which has no dashes. */
+const forwardOpeners: ReadonlyArray<string> = [
+  "begin forwarded message", "anfang der weitergeleiteten nachricht", "début du message réexpédié",
+  "début du message transféré", "inicio del mensaje reenviado", "início da mensagem reencaminhada",
+  "início da mensagem encaminhada", "inizio messaggio inoltrato", "begin doorgestuurd bericht",
+  "начало переадресованного сообщения", "początek przekazywanej wiadomości", "vidarebefordrat mejl",
+  "vidarebefordrat brev", "転送されたメッセージ", "转发的邮件", "以下为转发的邮件", "轉寄的郵件"
+]
+
+/** The phrase between the dashes of "-----Original Message-----"-style lines, if any. */
+export const dashedPhrase = (line: string): string | undefined => {
+  if (line.length > 120) return undefined
+  let start = 0
+  while (start < line.length && line[start] === "-") start++
+  let end = line.length
+  while (end > start && line[end - 1] === "-") end--
+  if (start < 2 || line.length - end < 2) return undefined
+  const phrase = line.slice(start, end).trim()
+  return phrase.length > 0 ? phrase.toLowerCase() : undefined
+}
+
+/** A line that on its own says "everything below is an earlier message". */
+export const isSeparator = (line: string): boolean => {
+  if (line.length > 120) return false
+  const phrase = dashedPhrase(line)
+  if (phrase !== undefined) {
+    return originalPhrases.some((p) => phrase.includes(p)) || forwardPhrases.some((p) => phrase.includes(p))
+  }
+  const last = line[line.length - 1]
+  if (last !== ":" && last !== "：") return false
+  const opener = line.slice(0, -1).trim().toLowerCase()
+  return forwardOpeners.includes(opener)
+}
+
+/** A horizontal rule drawn in text (Outlook's 32 underscores) or a dashed line with an
+ * unknown phrase: separators only when a header block follows. */
+export const isRuleLike = (line: string): boolean => {
+  if (line.length > 120) return false
+  if (/^[-_=*]{5,}$/.test(line)) return true
+  return dashedPhrase(line) !== undefined && line.startsWith("---") && line.endsWith("---")
+}

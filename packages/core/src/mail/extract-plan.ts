@@ -1,0 +1,212 @@
+/**
+ * The decision of reply extraction, made once for both body forms. The text path and the
+ * HTML path each describe their body as a sequence of items (logical lines, quoted blocks,
+ * attributions, structural dividers); `planReply` says which items are the sender's new
+ * content. Keeping one decision procedure is what makes `extracted_text` and
+ * `extracted_html` of the same message agree.
+ */
+import {
+  attributionStrength,
+  headerKind,
+  isRuleLike,
+  isSeparator,
+  type AttributionStrength,
+  type HeaderKind
+} from "./extract-markers.ts"
+
+export type ItemKind =
+  /** a logical line of the body; `text` is normalised for matching */
+  | "line"
+  /** quoted history: a `>` line, a blockquote, a quote container */
+  | "quote"
+  /** an element that is an attribution by construction (gmail_attr, moz-cite-prefix) */
+  | "attr"
+  /** an element after which everything is history (Outlook's reply divider) */
+  | "cut"
+
+export interface Item {
+  readonly kind: ItemKind
+  readonly text: string
+  /** visible new content: non-blank text or an image; rules and blank lines are not */
+  readonly content: boolean
+}
+
+export interface Plan {
+  /** items at or after this index are history */
+  readonly cutAt: number
+  /** items before `cutAt` that are dropped too (attributions, a leading quote) */
+  readonly drop: ReadonlySet<number>
+}
+
+/** Attribution lines are sometimes wrapped (Gmail breaks before "wrote:"). */
+const MAX_WRAP = 3
+
+const joined = (items: ReadonlyArray<Item>, from: number, to: number): string | undefined => {
+  const parts: Array<string> = []
+  for (let k = from; k <= to; k++) {
+    const item = items[k]
+    if (item === undefined || item.kind !== "line" || item.text === "") return undefined
+    parts.push(item.text)
+  }
+  return parts.join(" ")
+}
+
+/** The attribution span starting at `i`, preferring the shortest wrap. A match over
+ * several lines without a lead word ("On", "Am", ...) yields to one that starts a line
+ * later, so that "Thanks!" above "<name> 写道：" stays with the reply. */
+const attributionAt = (
+  items: ReadonlyArray<Item>,
+  i: number
+): { readonly end: number; readonly strength: AttributionStrength } | undefined => {
+  for (let k = 0; k < MAX_WRAP; k++) {
+    const text = joined(items, i, i + k)
+    if (text === undefined) return undefined
+    const strength = attributionStrength(text)
+    if (strength === undefined) continue
+    if (k > 0 && strength !== "led") {
+      for (let s = i + 1; s <= i + k; s++) {
+        for (let e = s; e <= i + k; e++) {
+          const later = joined(items, s, e)
+          if (later !== undefined && attributionStrength(later) !== undefined) return undefined
+        }
+      }
+    }
+    return { end: i + k, strength }
+  }
+  return undefined
+}
+
+const nextNonBlank = (items: ReadonlyArray<Item>, from: number): number => {
+  let j = from
+  while (j < items.length) {
+    const item = items[j]
+    if (item === undefined || item.kind !== "line" || item.text !== "") break
+    j++
+  }
+  return j
+}
+
+/** "From:" plus at least two of date, to, cc, subject on consecutive lines (wrapped values
+ * of long To: lists allowed), in any order: Outlook starts with From, Thunderbird's
+ * forward table with Subject. */
+export const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number): boolean => {
+  const first = items[i]
+  if (first === undefined || first.kind !== "line" || headerKind(first.text) === undefined) return false
+  const kinds = new Set<HeaderKind>()
+  let continuation = 0
+  for (let j = i; j < items.length && j < i + 16; j++) {
+    const item = items[j]
+    if (item === undefined || item.kind !== "line" || item.text === "") break
+    const kind = headerKind(item.text)
+    if (kind !== undefined) {
+      kinds.add(kind)
+      continuation = 0
+    } else if (continuation < 2) {
+      continuation++
+    } else {
+      break
+    }
+  }
+  return kinds.has("from") && (kinds.has("date") || kinds.has("subject")) && kinds.size >= 3
+}
+
+export const planReply = (items: ReadonlyArray<Item>): Plan => {
+  const attributionLines = new Set<number>()
+  let hardCut = items.length
+
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]
+    if (item === undefined) break
+    if (item.kind === "cut") {
+      hardCut = i
+      break
+    }
+    if (item.kind !== "line" || item.text === "") continue
+    const text = item.text
+    if (isSeparator(text)) {
+      hardCut = i
+      break
+    }
+    if (isRuleLike(text) && isHeaderBlockAt(items, nextNonBlank(items, i + 1))) {
+      hardCut = i
+      break
+    }
+    if (isHeaderBlockAt(items, i)) {
+      hardCut = i
+      break
+    }
+    const attribution = attributionAt(items, i)
+    if (attribution !== undefined) {
+      const after = items[nextNonBlank(items, attribution.end + 1)]
+      if (after !== undefined && after.kind === "quote") {
+        for (let k = i; k <= attribution.end; k++) attributionLines.add(k)
+        i = attribution.end
+        continue
+      }
+      // Clients that do not prefix the old message (Yahoo, Outlook's plain text) leave
+      // only the attribution to say where it starts.
+      if (attribution.strength !== "weak") {
+        hardCut = i
+        break
+      }
+    }
+  }
+
+  const isAttribution = (k: number): boolean => attributionLines.has(k) || items[k]?.kind === "attr"
+  let firstQuote = -1
+  let lastQuote = -1
+  let firstContent = -1
+  let lastContent = -1
+  for (let k = 0; k < hardCut; k++) {
+    const item = items[k]
+    if (item === undefined) break
+    if (item.kind === "quote") {
+      if (firstQuote < 0) firstQuote = k
+      lastQuote = k
+    } else if (item.kind === "line" && item.content && !isAttribution(k)) {
+      if (firstContent < 0) firstContent = k
+      lastContent = k
+    }
+  }
+
+  const drop = new Set<number>()
+  if (firstQuote < 0) {
+    // Attributions with nothing quoted after them cannot exist here (they are only
+    // recorded above a quote); a structural attribution alone is still history.
+    for (let k = 0; k < hardCut; k++) if (isAttribution(k)) drop.add(k)
+    return { cutAt: hardCut, drop }
+  }
+
+  if (lastContent < firstQuote) {
+    // Top-posting (or nothing new at all): the history starts at the quote's attribution.
+    let start = firstQuote
+    for (let k = firstQuote - 1; k >= 0; k--) {
+      const item = items[k]
+      if (item === undefined) break
+      if (isAttribution(k)) start = k
+      else if (!(item.kind === "line" && !item.content)) break
+    }
+    for (let k = 0; k < start; k++) if (isAttribution(k)) drop.add(k)
+    return { cutAt: start, drop }
+  }
+
+  if (firstContent > lastQuote) {
+    // Bottom-posting: the old message sits above the reply and goes as a whole.
+    for (let k = 0; k <= lastQuote; k++) drop.add(k)
+    for (let k = lastQuote + 1; k < hardCut; k++) if (isAttribution(k)) drop.add(k)
+    return { cutAt: hardCut, drop }
+  }
+
+  // Interleaved: the quotes between the answers are the questions being answered, so they
+  // stay; attributions and the quoted tail below the last answer go.
+  let cutAt = hardCut
+  for (let k = lastContent + 1; k < hardCut; k++) {
+    const item = items[k]
+    if (item !== undefined && (item.kind === "quote" || isAttribution(k))) {
+      cutAt = k
+      break
+    }
+  }
+  for (let k = 0; k < cutAt; k++) if (isAttribution(k)) drop.add(k)
+  return { cutAt, drop }
+}
