@@ -8,6 +8,8 @@ declare module "libmime" {
     decodeWords(str: string): string
     decodeHeader(line: string): { key: string; value: string }
     parseHeaderValue(str: string): { value: string; params: Record<string, string> }
+    /** media type for a file name's extension; application/octet-stream when unknown */
+    detectMimeType(filename: string): string
   }
   export default libmime
 }
