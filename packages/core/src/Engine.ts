@@ -36,3 +36,22 @@ export const layerConfig = services.pipe(
   Layer.provideMerge(Layer.mergeAll(Ids.layer, Settings.layer)),
   Layer.provideMerge(Database.layerConfig)
 )
+
+/**
+ * The engine embedded in another Node application: PGlite in `dataDir` (or in memory),
+ * mail to the local outbox unless a relay URL is given, and settings in code rather than
+ * from the environment.
+ */
+export const layerEmbedded = (options: {
+  readonly dataDir?: string
+  readonly baseDomain?: string
+  readonly smtpUrl?: string
+} = {}) =>
+  services.pipe(
+    Layer.provideMerge(options.smtpUrl === undefined ? MailTransport.layerLocalOutbox : MailTransport.layerSmtp(options.smtpUrl)),
+    Layer.provideMerge(Layer.mergeAll(
+      Ids.layer,
+      Layer.succeed(Settings, Settings.make(options.baseDomain === undefined ? {} : { baseDomain: options.baseDomain }))
+    )),
+    Layer.provideMerge(Database.layerPglite({ dataDir: options.dataDir ?? "memory://" }))
+  )

@@ -10,7 +10,7 @@
  * and no CORS headers. A message with no id (a notification) is answered 202 with no body.
  */
 import { type ApiError, isApiError } from "@inbox/core"
-import { handleMessage } from "@inbox/mcp"
+import { handlePayload } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -34,10 +34,8 @@ const post = Effect.gen(function*() {
   const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
   const session = { principal, readOnly, context: { clientIp: clientIp(request), requestId } }
-  const answer = Array.isArray(body)
-    ? (yield* Effect.forEach(body, (m) => handleMessage(m, session))).filter((r) => r !== undefined)
-    : yield* handleMessage(body, session)
-  if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) {
+  const answer = yield* handlePayload(body, session)
+  if (answer === undefined) {
     return HttpServerResponse.empty({ status: 202, headers: NO_STORE })
   }
   return json(200, answer, NO_STORE)

@@ -16,12 +16,12 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
   return NodeHttpServer.layer(createServer, { port, host })
 }).pipe(Effect.orDie))
 
-export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(
-  Layer.provide(HttpLive),
-  Layer.provide(Engine.layerConfig)
-)
+/** The HTTP server over an engine the caller provides. */
+export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer: Effect.Effect<void> = Layer.launch(ServerLive).pipe(Effect.orDie)
+export const launchServer: Effect.Effect<void> = Layer.launch(ServerLive.pipe(Layer.provide(Engine.layerConfig))).pipe(
+  Effect.orDie
+)
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)

@@ -2,13 +2,15 @@
  * Inbox usernames: the local part of an inbox address.
  *
  * Lowercase letters, digits, `.`, `_`, `-`; 1-64 characters; starting and ending with a
- * letter or digit. Reserved names (RFC 2142 role mailboxes and the usual system names) are
- * refused with 422 reserved_username so nobody can receive the mail meant for them.
+ * letter or digit. Reserved names (RFC 2142 infrastructure mailboxes and the usual system
+ * names) are refused with 422 reserved_username so nobody can receive the mail meant for
+ * them; business roles such as support or sales stay available.
  */
 export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
-  "abuse", "admin", "administrator", "hostmaster", "info", "mailer-daemon", "marketing", "noc",
-  "no-reply", "noreply", "nobody", "postmaster", "root", "sales", "security", "support", "webmaster",
-  "www", "uucp", "ftp", "usenet", "news", "system"
+  // RFC 2142 infrastructure mailboxes
+  "abuse", "hostmaster", "noc", "postmaster", "security", "webmaster",
+  // system and administrative names
+  "admin", "administrator", "mailer-daemon", "nobody", "root", "system", "uucp", "usenet"
 ])
 
 const USERNAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/
