@@ -57,7 +57,7 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
   if (raw.byteLength > limits.maxRawBytes) {
     return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
   }
-  const input = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+  const input = repairRootBoundary(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
   // mailsplit reads the two size options from the same object; @types/mailparser omits them
   const options: SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } = {
     // the engine serves attachments itself: keep cid: links, skip data: inlining
@@ -75,6 +75,31 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
     .then(() => simpleParser(input, options))
     .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits) }), (error: unknown) => classify(error))
     .then(undefined, (error: unknown) => failure("malformed", `Could not build the message model: ${describe(error)}`))
+}
+
+/**
+ * A top-level multipart without a boundary parameter would lose its whole body; senders
+ * that forget the parameter still write delimiter lines, so take the first one as the
+ * boundary, or read the body as plain text when there is none. Nested parts are not
+ * repaired (rare, and mailparser keeps their bytes as an attachment).
+ */
+const repairRootBoundary = (raw: Buffer, maxHeaderBytes: number): Buffer => {
+  const window = raw.subarray(0, Math.min(raw.byteLength, maxHeaderBytes))
+  const crlf = window.indexOf("\r\n\r\n")
+  const lf = window.indexOf("\n\n")
+  const end = crlf === -1 ? lf : lf === -1 ? crlf : Math.min(crlf, lf)
+  if (end === -1) return raw
+  const head = window.toString("latin1", 0, end)
+  const header = head.match(/^content-type:[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/im)
+  const value = header?.[1]
+  if (header === null || value === undefined || !/^\s*multipart\//i.test(value) || /boundary\s*=/i.test(value)) return raw
+  const sample = raw.toString("latin1", end, Math.min(raw.byteLength, end + 64 * 1024))
+  const delimiter = sample.match(/^--([^\s]{1,70})[ \t]*\r?$/m)?.[1]?.replace(/--$/, "")
+  const replacement = delimiter === undefined || delimiter === "" || delimiter.includes('"')
+    ? "Content-Type: text/plain"
+    : `Content-Type: ${value.trim()}; boundary="${delimiter}"`
+  const fixed = head.replace(header[0], replacement)
+  return Buffer.concat([Buffer.from(fixed, "latin1"), raw.subarray(end)])
 }
 
 const failure = (reason: MailParseFailure, message: string): ParseOutcome => ({ ok: false, reason, message })
@@ -95,7 +120,7 @@ const classify = (error: unknown): ParseOutcome => {
 /** Builds the model from mailparser's output. Pure apart from reading `mail`. */
 export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits): ParseResult => {
   const headers = headerMap(mail.headerLines, limits.maxHeaderLines)
-  const html = typeof mail.html === "string" && mail.html.length > 0 ? cut(mail.html, limits.maxBodyChars) : undefined
+  const html = typeof mail.html === "string" ? nonEmpty(cut(trimJoins(mail.html), limits.maxBodyChars)) : undefined
   const partText = typeof mail.text === "string" && mail.text.length > 0 ? cut(mail.text, limits.maxBodyChars) : undefined
   const text = partText ?? (html === undefined ? undefined : textFromHtml(html, limits.maxHtmlToTextChars))
   const extracted = extractReply({
@@ -121,7 +146,8 @@ export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = d
     ...(extracted.html === undefined ? {} : { extracted_html: extracted.html }),
     headers,
     attachments: attachments.map((a) => a.meta),
-    preview: preview(extracted.text ?? text ?? ""),
+    // a forward without a note has no new content: preview the forwarded text instead
+    preview: preview(extracted.text !== undefined && extracted.text.trim() !== "" ? extracted.text : text ?? ""),
     size,
     ...(rfcMessageId === undefined ? {} : { rfc_message_id: rfcMessageId }),
     ...(inReplyTo === undefined ? {} : { in_reply_to: inReplyTo }),
@@ -130,6 +156,12 @@ export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = d
   }
   return { message, attachments }
 }
+
+const nonEmpty = (s: string): string | undefined => (s.length > 0 ? s : undefined)
+
+// mailparser joins the HTML of a mixed message's parts with "<br/>\n" and, as textAsHtml is
+// skipped, contributes "" for each plain part: drop the joins those empty pieces leave
+const trimJoins = (html: string): string => html.replace(/^(?:<br\/>\n)+/, "").replace(/(?:<br\/>\n)+$/, "")
 
 const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s)
 
@@ -151,6 +183,8 @@ const textFromHtml = (html: string, max: number): string => {
       // thousands of unclosed tags; such content is hostile anyway
       limits: { maxDepth: 64, maxChildNodes: 20_000 },
       selectors: [
+        ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
+        { selector: "table", options: { uppercaseHeaderCells: false } },
         { selector: "img", format: "skip" },
         { selector: "a", options: { ignoreHref: true } }
       ]
@@ -159,8 +193,13 @@ const textFromHtml = (html: string, max: number): string => {
   return converted ?? stripTags(input)
 }
 
+const entities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", nbsp: " " }
+
+// last resort when html-to-text throws: tags out, the common entities decoded
 const stripTags = (html: string): string =>
-  html.replace(/<(script|style)[^>]*>[^<]*<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/&nbsp;/g, " ").replace(/[ \t]+/g, " ").trim()
+  html.replace(/<(script|style)[^>]*>[^<]*<\/\1>/gi, " ").replace(/<[^>]*>/g, " ")
+    .replace(/&(amp|lt|gt|quot|apos|nbsp);/g, (_, name: string) => entities[name] ?? "")
+    .replace(/[ \t]+/g, " ").trim()
 
 const attempt = <A>(f: () => A): A | undefined => {
   try {

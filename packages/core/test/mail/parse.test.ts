@@ -1,0 +1,141 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { MailParser, parse } from "../../src/mail/parse.ts"
+import { fixture } from "./fixtures.ts"
+
+const read = (name: string) => parse(fixture(name))
+
+for (const [name, parserLayer] of [["worker pool", MailParser.layer], ["in-thread", MailParser.layerInline]] as const) {
+  layer(parserLayer)(`Mail.parse (${name})`, (it) => {
+    it.effect("decodes RFC 2047 encoded words in from, to, cc, subject and attachment names", () =>
+      Effect.gen(function*() {
+        const { message, attachments } = yield* read("encoded-words.eml")
+        assert.strictEqual(message.from, "José Martínez <jose@example.es>")
+        assert.deepStrictEqual(message.to, ["Renée <renee@example.fr>", "\"Lee, Ann\" <ann@example.org>"])
+        assert.deepStrictEqual(message.cc, ["山田太郎 <taro@example.jp>"])
+        assert.strictEqual(message.subject, "Ménage à trois et café")
+        assert.strictEqual(message.headers["subject"], "Ménage à trois et café")
+        assert.strictEqual(message.headers["x-raw-utf8"], "naïve façade")
+        assert.strictEqual(message.text?.trim(), "Bonjour, le ménage est prévu demain.")
+        assert.strictEqual(message.date, "2025-07-02T07:15:00.000Z")
+        assert.deepStrictEqual(message.attachments, [{ filename: "résumé.pdf", content_type: "application/pdf", content_disposition: "attachment", size: 19 }])
+        assert.strictEqual(Buffer.from(attachments[0]?.content ?? []).subarray(0, 5).toString(), "%PDF-")
+      }))
+
+    it.effect("gives the content-type header as JSON of value and params", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("encoded-words.eml")
+        assert.deepStrictEqual(JSON.parse(message.headers["content-type"] ?? ""), { value: "multipart/mixed", params: { boundary: "sep" } })
+      }))
+
+    it.effect("decodes a declared latin-1 body and headers", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("latin1.eml")
+        assert.strictEqual(message.from, "François <f@example.fr>")
+        assert.strictEqual(message.subject, "Déjà vu")
+        assert.strictEqual(message.text?.trim(), "Chère collègue, voilà le café.")
+      }))
+
+    it.effect("reads bodies with an unknown or missing charset as UTF-8", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("wrong-charset.eml")
+        assert.strictEqual(message.text?.trim(), "Price: 5 €, naïve")
+        assert.strictEqual(message.html, "<p>No charset: été</p>")
+      }))
+
+    it.effect("walks nested multiparts: alternative bodies, related inline image with content_id, attachment", () =>
+      Effect.gen(function*() {
+        const { message, attachments } = yield* read("nested.eml")
+        assert.strictEqual(message.text, "Plain version of the report.")
+        assert.include(message.html ?? "", "cid:logo@example.org")
+        assert.deepStrictEqual(message.attachments, [
+          { filename: "logo.png", content_type: "image/png", content_disposition: "inline", size: 70, content_id: "logo@example.org" },
+          { filename: "data.csv", content_type: "text/csv", content_disposition: "attachment", size: 7 }
+        ])
+        assert.strictEqual(attachments.length, 2)
+        assert.strictEqual(Buffer.from(attachments[1]?.content ?? []).toString(), "a,b\n1,2")
+      }))
+
+    it.effect("keeps winmail.dat (TNEF) as an attachment", () =>
+      Effect.gen(function*() {
+        const { message, attachments } = yield* read("tnef.eml")
+        assert.deepStrictEqual(message.attachments.map((a) => [a.filename, a.content_type, a.content_disposition]), [["winmail.dat", "application/ms-tnef", "attachment"]])
+        assert.strictEqual(attachments[0]?.content[0], 0x78) // TNEF signature 0x223e9f78, little-endian
+        assert.strictEqual(message.text?.trim(), "See the notes attached.")
+      }))
+
+    it.effect("derives text from HTML when the message has no text part", () =>
+      Effect.gen(function*() {
+        const root = (yield* read("html-only.eml")).message
+        assert.strictEqual(root.text, "Weekly news\n\nFirst item & second item.\n\nRead more.")
+        assert.include(root.html ?? "", "<h1>Weekly news</h1>")
+        assert.strictEqual(root.preview, "Weekly news First item & second item. Read more.")
+        const nested = (yield* read("html-only-multipart.eml")).message
+        assert.strictEqual(nested.text, "Hello Ann,\nyour order shipped.")
+      }))
+
+    it.effect("reads a multipart whose boundary parameter is missing", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("missing-boundary.eml")
+        assert.strictEqual(message.text?.trim(), "Body that should still be readable.")
+      }))
+
+    it.effect("gives threading headers, the new content without quoted history, and a preview of it", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("reply.eml")
+        assert.strictEqual(message.rfc_message_id, "<reply-2@example.com>")
+        assert.strictEqual(message.in_reply_to, "<orig-1@example.org>")
+        assert.deepStrictEqual(message.references, ["<root-0@example.org>", "<orig-1@example.org>"])
+        assert.include(message.text ?? "", "> Lunch tomorrow?")
+        assert.strictEqual(message.extracted_text, "Yes, noon works.")
+        assert.strictEqual(message.preview, "Yes, noon works.")
+        assert.strictEqual(message.size, fixture("reply.eml").byteLength)
+      }))
+
+    it.effect("leaves optional fields absent rather than undefined", () =>
+      Effect.gen(function*() {
+        const { message } = yield* read("latin1.eml")
+        for (const key of ["cc", "html", "in_reply_to", "references", "date", "extracted_html"]) assert.isFalse(key in message, key)
+      }))
+
+    it.effect("collapses whitespace in the preview and cuts it near 200 characters", () =>
+      Effect.gen(function*() {
+        const body = Array.from({ length: 120 }, (_, i) => `word${i}`).join("  \n\t ")
+        const raw = Buffer.from(`From: a@x.org\r\nTo: b@y.org\r\nSubject: long\r\n\r\n${body}\r\n`)
+        const { message } = yield* parse(raw)
+        assert.isAtMost(message.preview.length, 200)
+        assert.isAbove(message.preview.length, 150)
+        assert.notMatch(message.preview, /\s{2}|\n/)
+      }))
+  })
+}
+
+describe("Mail.parse edge cases", () => {
+  it.effect("fails with a typed MailParseError for a message over the size limit", () =>
+    Effect.gen(function*() {
+      const error = yield* parse(new Uint8Array(2048)).pipe(
+        Effect.provide(MailParser.layerInlineWith({ limits: { maxRawBytes: 1024 } })),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "MailParseError")
+      assert.strictEqual(error.reason, "too_large")
+    }))
+
+  it.effect("joins repeated headers: one line per Received, comma-separated addresses", () =>
+    Effect.gen(function*() {
+      const raw = Buffer.from("Received: from a\r\nReceived: from b\r\nTo: x@y.org\r\nTo: z@y.org\r\nFrom: q@y.org\r\nSubject: s\r\n\r\nhi\r\n")
+      const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+      assert.strictEqual(message.headers["received"], "from a\nfrom b")
+      assert.strictEqual(message.headers["to"], "x@y.org, z@y.org")
+      assert.deepStrictEqual(message.to, ["x@y.org", "z@y.org"])
+    }))
+
+  it.effect("parses an empty message into a model with empty fields", () =>
+    Effect.gen(function*() {
+      const { message } = yield* parse(new Uint8Array(0)).pipe(Effect.provide(MailParser.layerInline))
+      assert.strictEqual(message.from, "")
+      assert.deepStrictEqual(message.to, [])
+      assert.strictEqual(message.subject, "")
+      assert.strictEqual(message.size, 0)
+    }))
+})
