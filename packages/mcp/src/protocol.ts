@@ -1,0 +1,205 @@
+/**
+ * The MCP protocol, transport-independent: one JSON-RPC 2.0 message in, at most one
+ * response out. The HTTP endpoint (packages/http) and the stdio server both call
+ * `handleMessage` / `handlePayload`; they only frame bytes and resolve the principal.
+ *
+ * The server is stateless: `initialize` negotiates a version and describes the server but
+ * opens no session, so every `tools/call` stands alone, as the hosted endpoint needs. A tool
+ * call runs the catalogue operation through `runOperation` with the caller's principal, so
+ * permissions, plan limits and isolation are those of the same REST request. Domain errors
+ * are tool results (`isError: true`, the JSON error body as text) so a model can read and
+ * correct them; protocol mistakes are JSON-RPC errors; defects are -32603 with nothing of
+ * the internals.
+ */
+import {
+  type CallContext,
+  type EngineServices,
+  errorBody,
+  type FieldIssue,
+  type Principal,
+  runOperation,
+  validationError
+} from "@inbox/core"
+import { Effect } from "effect"
+import { findTool, listTools, splitArguments, type ToolEntry } from "./tools.ts"
+
+export const SERVER_NAME = "inbox-engine"
+export const SERVER_VERSION = "0.1.0"
+
+/** Newest first; a client asking for another version is offered the newest. */
+export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-06-18", "2025-03-26", "2024-11-05"] as const
+export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** Implementation-defined server error: the HTTP endpoint's answer to GET and DELETE. */
+  ServerError: -32000
+} as const
+
+export type JsonRpcId = string | number
+
+export interface JsonRpcSuccess {
+  readonly jsonrpc: "2.0"
+  readonly id: JsonRpcId
+  readonly result: unknown
+}
+
+export interface JsonRpcFailure {
+  readonly jsonrpc: "2.0"
+  readonly id: JsonRpcId | null
+  readonly error: { readonly code: number; readonly message: string; readonly data?: unknown }
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure
+
+export interface Session {
+  readonly principal: Principal
+  /** Hides (and refuses) every tool whose operation sends or changes data. */
+  readonly readOnly: boolean
+  readonly context: CallContext
+}
+
+export const rpcResult = (id: JsonRpcId, result: unknown): JsonRpcSuccess => ({ jsonrpc: "2.0", id, result })
+
+export const rpcError = (id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcFailure => ({
+  jsonrpc: "2.0",
+  id,
+  error: data === undefined ? { code, message } : { code, message, data }
+})
+
+const INSTRUCTIONS = "Tools to create and manage email inboxes. A refused call comes back as a tool result with " +
+  "isError set and a JSON error body; its `code` says what went wrong and `fix`, when present, how to proceed."
+
+type Json = { readonly [key: string]: unknown }
+
+const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isId = (u: unknown): u is JsonRpcId => typeof u === "string" || (typeof u === "number" && Number.isFinite(u))
+
+/** structuredContent must be an object; empty-body successes (204 on REST) answer `{ ok: true }`. */
+const structured = (result: unknown): Json =>
+  result === undefined ? { ok: true } : isRecord(result) ? result : { result }
+
+const toolSuccess = (result: unknown) => {
+  const content = structured(result)
+  return { content: [{ type: "text", text: JSON.stringify(content) }], structuredContent: content }
+}
+
+const toolFailure = (body: unknown) => ({ content: [{ type: "text", text: JSON.stringify(body) }], isError: true })
+
+/** Path parameters travel in the URL on REST, so they are strings; anything else is a validation error. */
+const pathParamIssues = (entry: ToolEntry, params: Json): ReadonlyArray<FieldIssue> =>
+  entry.pathParams.flatMap((name) => {
+    const value = params[name]
+    const required = entry.tool.inputSchema.required?.includes(name) ?? false
+    if (value === undefined) return required ? [{ path: [name], message: "Missing key" }] : []
+    return typeof value === "string" && value.length > 0 ? [] : [{ path: [name], message: "Expected a non-empty string" }]
+  })
+
+const callTool = (id: JsonRpcId, params: Json, session: Session) =>
+  Effect.gen(function*() {
+    const name = params["name"]
+    const args = params["arguments"] ?? {}
+    if (typeof name !== "string") return rpcError(id, ErrorCode.InvalidParams, "tools/call needs a tool name")
+    const entry = findTool(name, session.readOnly)
+    if (entry === undefined) return rpcError(id, ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    if (!isRecord(args)) return rpcError(id, ErrorCode.InvalidParams, "tools/call arguments must be an object")
+    const { params: routeParams, input } = splitArguments(entry, args)
+    const issues = pathParamIssues(entry, routeParams)
+    if (issues.length > 0) return rpcResult(id, toolFailure(errorBody(validationError(issues))))
+    const result = yield* runOperation(entry.operation, {
+      principal: session.principal,
+      params: Object.fromEntries(Object.entries(routeParams).map(([k, v]) => [k, String(v)])),
+      input,
+      context: session.context
+    }).pipe(
+      Effect.map(toolSuccess),
+      Effect.catch((error) => Effect.succeed(toolFailure(errorBody(error))))
+    )
+    return rpcResult(id, result)
+  })
+
+const initialize = (id: JsonRpcId, params: Json) => {
+  const requested = params["protocolVersion"]
+  const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.find((v) => v === requested) ?? LATEST_PROTOCOL_VERSION
+  return rpcResult(id, {
+    protocolVersion,
+    capabilities: { tools: { listChanged: false } },
+    serverInfo: { name: SERVER_NAME, version: SERVER_VERSION },
+    instructions: INSTRUCTIONS
+  })
+}
+
+const dispatch = (id: JsonRpcId, method: string, params: Json, session: Session) => {
+  switch (method) {
+    case "initialize":
+      return Effect.succeed(initialize(id, params))
+    case "ping":
+      return Effect.succeed(rpcResult(id, {}))
+    case "tools/list":
+      return Effect.succeed(rpcResult(id, { tools: listTools(session.readOnly) }))
+    case "tools/call":
+      return callTool(id, params, session)
+    default:
+      return Effect.succeed(rpcError(id, ErrorCode.MethodNotFound, `Method not found: ${method}`))
+  }
+}
+
+/**
+ * Answers one parsed JSON-RPC message. Notifications and responses (messages without an
+ * id, or with a result or error) get no answer: `undefined`.
+ */
+export const handleMessage = (
+  message: unknown,
+  session: Session
+): Effect.Effect<JsonRpcResponse | undefined, never, EngineServices> => {
+  if (!isRecord(message)) return Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: expected a JSON-RPC 2.0 object"))
+  const rawId = message["id"]
+  const id = isId(rawId) ? rawId : null
+  const method = message["method"]
+  if (message["jsonrpc"] !== "2.0") {
+    return Effect.succeed(rpcError(id, ErrorCode.InvalidRequest, "Invalid Request: jsonrpc must be \"2.0\""))
+  }
+  if (method === undefined && ("result" in message || "error" in message)) return Effect.succeed(undefined)
+  if (typeof method !== "string") return Effect.succeed(rpcError(id, ErrorCode.InvalidRequest, "Invalid Request: method must be a string"))
+  if (!("id" in message)) return Effect.succeed(undefined)
+  if (id === null) return Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: id must be a string or a number"))
+  const params = message["params"] ?? {}
+  if (!isRecord(params)) return Effect.succeed(rpcError(id, ErrorCode.InvalidParams, "Invalid params: expected an object"))
+  return dispatch(id, method, params, session).pipe(
+    Effect.catchDefect((defect) =>
+      Effect.logError("MCP request failed", defect).pipe(
+        Effect.as(rpcError(id, ErrorCode.InternalError, "Internal error", { request_id: session.context.requestId }))
+      )
+    ),
+    Effect.annotateLogs({ request_id: session.context.requestId, mcp_method: method })
+  )
+}
+
+/**
+ * Answers a parsed request body that may be a batch. We answer batches (JSON-RPC 2.0 and MCP
+ * 2025-03-26 require receiving them; 2025-06-18 dropped them, but a server that accepts
+ * them breaks no client): members run in order, so a batch that creates then lists sees its
+ * own write; the answer is the array of responses, or undefined when every member was a
+ * notification. An empty array is one -32600 error, as JSON-RPC prescribes.
+ */
+export const handlePayload = (
+  payload: unknown,
+  session: Session
+): Effect.Effect<JsonRpcResponse | ReadonlyArray<JsonRpcResponse> | undefined, never, EngineServices> => {
+  if (!Array.isArray(payload)) return handleMessage(payload, session)
+  if (payload.length === 0) return Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"))
+  return Effect.forEach(payload, (message) => handleMessage(message, session)).pipe(
+    Effect.map((responses) => {
+      const answered = responses.filter((r): r is JsonRpcResponse => r !== undefined)
+      return answered.length === 0 ? undefined : answered
+    })
+  )
+}
+
+/** The answer to a body that is not JSON at all. */
+export const parseError = (): JsonRpcFailure => rpcError(null, ErrorCode.ParseError, "Parse error")

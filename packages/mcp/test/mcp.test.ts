@@ -1,0 +1,173 @@
+/**
+ * The MCP tools as a real client sees them: the official SDK Client talks to
+ * `handleMessage` through the SDK's in-memory transport, on every storage. The tool calls
+ * run the same catalogue operations as REST, so these tests check the protocol framing
+ * and that scope and errors come through unchanged. The real clock runs (no TestClock): the
+ * SDK client keeps its own timers.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { ApiKeys, type EngineServices, Inboxes, Organizations, type Principal } from "@inbox/core"
+import { engineLayer, storages } from "@inbox/testkit"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { ErrorCode, JSONRPCMessageSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import { handleMessage } from "../src/index.ts"
+
+/** A verified organization and the principal of a fresh organization-level key. */
+const organization = Effect.gen(function*() {
+  const { organization } = yield* (yield* Organizations).create({ ownerEmail: "owner@example.com", verified: true })
+  const keys = yield* ApiKeys
+  const key = yield* keys.issue(organization.id, { name: "test" })
+  return { organizationId: organization.id, principal: yield* keys.authenticate(key.api_key) }
+})
+
+/** An SDK client connected to handleMessage for this principal; closed with the test's scope. */
+const connect = (principal: Principal, readOnly = false) =>
+  Effect.gen(function*() {
+    const run = Effect.runPromiseWith(yield* Effect.context<EngineServices>())
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    let n = 0
+    serverTransport.onmessage = (message) => {
+      const context = { clientIp: "127.0.0.1", requestId: `req-${++n}` }
+      void run(handleMessage(message, { principal, readOnly, context })).then((answer) =>
+        // Parsing with the SDK's own schema checks that every answer is valid JSON-RPC.
+        answer === undefined ? undefined : serverTransport.send(JSONRPCMessageSchema.parse(answer))
+      )
+    }
+    const client = new Client({ name: "inbox-test", version: "1.0.0" })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => client.connect(clientTransport)),
+      () => Effect.promise(() => client.close())
+    )
+    return client
+  })
+
+/** The structured result of a successful call and the parsed JSON text of any call. */
+const structured = (result: object) =>
+  ("structuredContent" in result ? result.structuredContent : {}) as Record<string, unknown>
+const textBody = (result: object) =>
+  JSON.parse(("content" in result ? result.content as ReadonlyArray<{ readonly text: string }> : [])[0]?.text ?? "null") as Record<string, unknown>
+
+const rejection = (promise: () => Promise<unknown>) =>
+  Effect.promise(() => promise().then(() => undefined, (error: unknown) => error))
+
+for (const storage of storages()) {
+  layer(engineLayer(storage.layer), { timeout: "120 seconds", excludeTestServices: true })(`MCP tools on ${storage.name}`, (it) => {
+    it.effect("initialize names the server inbox-engine and offers tools", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        assert.strictEqual(client.getServerVersion()?.name, "inbox-engine")
+        assert.deepStrictEqual(client.getServerCapabilities()?.tools, { listChanged: false })
+      }).pipe(Effect.scoped))
+
+    it.effect("tools/list shows create_inbox and list_inboxes with their input schemas", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const byName = new Map(tools.map((t) => [t.name, t]))
+        const create = byName.get("create_inbox")
+        const list = byName.get("list_inboxes")
+        const get = byName.get("get_inbox")
+        assert.isDefined(create)
+        assert.isDefined(list)
+        assert.isDefined(get)
+        assert.strictEqual(create.inputSchema.type, "object")
+        assert.includeMembers(Object.keys(create.inputSchema.properties ?? {}), ["username", "domain", "display_name", "client_id", "metadata", "pod_id"])
+        // pod_id only appears on one of create_inbox's routes, so it is optional.
+        assert.notInclude(create.inputSchema.required ?? [], "pod_id")
+        assert.includeMembers(get.inputSchema.required ?? [], ["inbox_id"])
+        assert.includeMembers(Object.keys(list.inputSchema.properties ?? {}), ["limit", "page_token"])
+        assert.strictEqual(create.annotations?.readOnlyHint, false)
+        assert.strictEqual(list.annotations?.readOnlyHint, true)
+      }).pipe(Effect.scoped))
+
+    it.effect("read_only hides every tool that sends or changes data and refuses calling it", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal, true)
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const names = tools.map((t) => t.name)
+        assert.include(names, "list_inboxes")
+        assert.notInclude(names, "create_inbox")
+        assert.isTrue(tools.every((t) => t.annotations?.readOnlyHint === true))
+        const error = yield* rejection(() => client.callTool({ name: "create_inbox", arguments: { username: "hidden" } }))
+        assert.instanceOf(error, McpError)
+        assert.strictEqual(error.code, ErrorCode.InvalidParams)
+      }).pipe(Effect.scoped))
+
+    it.effect("create_inbox then list_inboxes returns the new inbox", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const created = yield* Effect.promise(() => client.callTool({ name: "create_inbox", arguments: { username: "helpdesk", display_name: "Help desk" } }))
+        assert.notStrictEqual(created.isError, true, JSON.stringify(created.content))
+        const inbox = structured(created)
+        assert.strictEqual(inbox["email"], "helpdesk@inbox.localhost")
+        assert.deepStrictEqual(textBody(created), inbox)
+        const listed = yield* Effect.promise(() => client.callTool({ name: "list_inboxes", arguments: {} }))
+        const inboxes = structured(listed)["inboxes"] as ReadonlyArray<{ inbox_id: string }>
+        assert.deepStrictEqual(inboxes.map((i) => i.inbox_id), [inbox["inbox_id"]])
+        assert.strictEqual(structured(listed)["count"], 1)
+      }).pipe(Effect.scoped))
+
+    it.effect("a reserved username comes back as a tool error with code reserved_username", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const result = yield* Effect.promise(() => client.callTool({ name: "create_inbox", arguments: { username: "admin" } }))
+        assert.strictEqual(result.isError, true)
+        const body = textBody(result)
+        assert.strictEqual(body["code"], "reserved_username")
+        assert.strictEqual(body["name"], "UnprocessableError")
+      }).pipe(Effect.scoped))
+
+    it.effect("a field the operation does not allow is a tool error with code bad_request", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const result = yield* Effect.promise(() => client.callTool({ name: "create_pod", arguments: { name: "p", colour: "red" } }))
+        assert.strictEqual(result.isError, true)
+        assert.strictEqual(textBody(result)["code"], "bad_request")
+      }).pipe(Effect.scoped))
+
+    it.effect("an inbox-scoped key lists only its inbox and cannot see another", () =>
+      Effect.gen(function*() {
+        const { organizationId, principal } = yield* organization
+        const inboxes = yield* Inboxes
+        const mine = yield* inboxes.create(principal, { username: "mine" })
+        const other = yield* inboxes.create(principal, { username: "other" })
+        const keys = yield* ApiKeys
+        const scoped = yield* keys.authenticate((yield* keys.issue(organizationId, { name: "scoped", inboxId: mine.inbox_id })).api_key)
+        const client = yield* connect(scoped)
+        const listed = yield* Effect.promise(() => client.callTool({ name: "list_inboxes", arguments: {} }))
+        const ids = (structured(listed)["inboxes"] as ReadonlyArray<{ inbox_id: string }>).map((i) => i.inbox_id)
+        assert.deepStrictEqual(ids, [mine.inbox_id])
+        const hidden = yield* Effect.promise(() => client.callTool({ name: "get_inbox", arguments: { inbox_id: other.inbox_id } }))
+        assert.strictEqual(hidden.isError, true)
+        assert.strictEqual(textBody(hidden)["code"], "not_found")
+        const create = yield* Effect.promise(() => client.callTool({ name: "create_inbox", arguments: {} }))
+        assert.strictEqual(textBody(create)["code"], "missing_permission")
+      }).pipe(Effect.scoped))
+
+    it.effect("delete_pod answers ok for an empty-body success", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const pod = yield* Effect.promise(() => client.callTool({ name: "create_pod", arguments: { name: "temp" } }))
+        const deleted = yield* Effect.promise(() => client.callTool({ name: "delete_pod", arguments: { pod_id: structured(pod)["pod_id"] } }))
+        assert.deepStrictEqual(structured(deleted), { ok: true })
+      }).pipe(Effect.scoped))
+  })
+}
+
+describe("tool catalogue", () => {
+  it("derives one tool per catalogue operation that names a tool", async () => {
+    const { toolCatalogue } = await import("../src/tools.ts")
+    const names = toolCatalogue.map((t) => t.tool.name)
+    assert.includeMembers(names, ["create_inbox", "list_inboxes", "get_inbox", "update_inbox", "delete_inbox", "create_pod", "list_pods", "get_pod", "delete_pod"])
+    assert.strictEqual(new Set(names).size, names.length)
+  })
+})
