@@ -9,6 +9,8 @@ import { defaultLimits, type ParseLimits, parseRaw } from "./parse-core.ts"
 
 const limits: ParseLimits = { ...defaultLimits, ...(workerData as Partial<ParseLimits> | null) }
 
+parentPort?.postMessage({ ready: true })
+
 parentPort?.on("message", (job: { readonly id: number; readonly raw: Uint8Array }) => {
   void parseRaw(job.raw, limits).then((outcome) => {
     const transfer = outcome.ok

@@ -109,13 +109,26 @@ interface ParseWorker {
 
 const workerUrl = new URL("./parse-worker.ts", import.meta.url)
 
+// Resolves once the worker has loaded its modules, so the job time limit never counts
+// start-up (a few hundred ms); a worker that cannot start is a defect, not a parse failure.
 const spawn = (limits: ParseLimits, maxHeapMb: number) =>
   Effect.acquireRelease(
-    Effect.sync((): ParseWorker => {
+    Effect.callback<ParseWorker>((resume) => {
       const thread = new Worker(workerUrl, { workerData: limits, resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } })
-      // an idle worker must not keep the process alive; a busy one is ref'd by runJob
-      thread.unref()
-      return { thread, nextJob: 0 }
+      const done = (effect: Effect.Effect<ParseWorker>) => {
+        thread.off("message", onReady)
+        thread.off("error", onFail)
+        thread.off("exit", onFail)
+        // an idle worker must not keep the process alive; a busy one is ref'd by runJob
+        thread.unref()
+        resume(effect)
+      }
+      const onReady = () => done(Effect.succeed({ thread, nextJob: 0 }))
+      const onFail = (cause: unknown) => done(Effect.die(new Error(`The parsing worker did not start: ${String(cause)}`)))
+      thread.once("message", onReady)
+      thread.once("error", onFail)
+      thread.once("exit", onFail)
+      return Effect.sync(() => void thread.terminate())
     }),
     (w) => Effect.promise(() => w.thread.terminate())
   )
