@@ -6,9 +6,19 @@
 import { Effect, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 
-export const decodeRows = <S extends Schema.Top>(schema: S) =>
-  <E, R>(effect: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<S["Type"]>, never, R | S["DecodingServices"]> =>
-    effect.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(schema))), Effect.orDie)
+// Decoders are compiled once per row schema: building one per query showed up in profiles.
+const decoders = new WeakMap<Schema.Top, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, unknown, unknown>>()
+
+export const decodeRows = <S extends Schema.Top>(schema: S) => {
+  let decode = decoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownEffect(Schema.Array(schema)) as never
+    decoders.set(schema, decode)
+  }
+  const decodeArray = decode as (rows: unknown) => Effect.Effect<ReadonlyArray<S["Type"]>, Schema.SchemaError, S["DecodingServices"]>
+  return <E, R>(effect: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<S["Type"]>, never, R | S["DecodingServices"]> =>
+    effect.pipe(Effect.flatMap(decodeArray), Effect.orDie)
+}
 
 export const isUniqueViolation = (error: SqlError.SqlError): boolean => error.reason._tag === "UniqueViolation"
 

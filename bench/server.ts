@@ -1,0 +1,22 @@
+/**
+ * The benchmark's server process: the real server (INBOX_* settings) plus a setup step
+ * that creates tenants with organization keys, printed as one JSON line on stdout before
+ * the server answers.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { ApiKeys, Engine, Organizations } from "@inbox/core"
+import { ServerLive } from "@inbox/http"
+import { Effect, Layer } from "effect"
+
+const tenants = Number(process.env["BENCH_TENANTS"] ?? "40")
+
+const setup = Layer.effectDiscard(Effect.gen(function*() {
+  const keys: Array<string> = []
+  for (let i = 0; i < tenants; i++) {
+    const { organization } = yield* (yield* Organizations).create({ ownerEmail: `bench${i}@example.com`, verified: true, plan: "scale" })
+    keys.push((yield* (yield* ApiKeys).issue(organization.id, { name: "bench" })).api_key)
+  }
+  process.stdout.write(`BENCH_KEYS ${JSON.stringify({ keys })}\n`)
+}))
+
+NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, setup).pipe(Layer.provide(Engine.layerConfig))))

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install (Node 24 and pnpm too, when the machine lacks them), type-check every package and
+# run the whole test suite. Storage tests run on PGlite always, and also on PostgreSQL when
+# INBOX_TEST_DATABASE_URL is set. Arguments go to vitest (a file or a -t filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+pnpm install --frozen-lockfile --reporter=silent
+echo "type-checking..."
+pnpm -s typecheck
+report="$(mktemp)"
+status=0
+pnpm -s vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+# One plain closing line, for readers that look for "N passed, N failed".
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+' "$report" 2>/dev/null || true
+rm -f "$report"
+exit "$status"
