@@ -359,9 +359,13 @@ export const extractHtml = (html: string): string => {
   const flush = (): void => {
     if (lineNodes.length === 0) return
     const text = normaliseLine(lineText)
-    // A `>` line in HTML is a plain-text quote that a client converted without markup.
-    const kind: ItemKind = text.startsWith(">") ? "quote" : "line"
-    push(kind, text, lineContent || text !== "", lineNodes)
+    if (text.startsWith(">")) {
+      // A `>` line in HTML is a plain-text quote that a client converted without markup.
+      const quoted = normaliseLine(text.replace(/^[\s>]+/, ""))
+      push("quote", quoted, quoted !== "", lineNodes)
+    } else {
+      push("line", text, lineContent || text !== "", lineNodes)
+    }
     lineText = ""
     lineNodes = []
     lineContent = false
@@ -396,7 +400,11 @@ export const extractHtml = (html: string): string => {
     if (kind === undefined && name === "blockquote" && previousIsAttribution()) kind = "quote"
     if (kind !== undefined) {
       flush()
-      push(kind, "", false, [node])
+      if (kind === "quote") {
+        const attribution = leadingAttribution(node)
+        if (attribution.length > 0) push("attr", "", false, attribution)
+      }
+      push(kind, "", kind === "quote", [node])
       return
     }
     if (name === "br") {
@@ -452,6 +460,60 @@ export const extractHtml = (html: string): string => {
   if (plan.drop.size > 0) trimEdge(body, "start", hasContent)
   if (!hasContent(root)) return ""
   return serialise(root)
+}
+
+/** Apple Mail puts the attribution inside the blockquote, as its first line; returned as
+ * the nodes to remove with it (and the `<br>`s under it), or none. */
+const leadingAttribution = (quote: ElementNode): ReadonlyArray<Node> => {
+  const kids = quote.children
+  let k = 0
+  while (k < kids.length && kids[k]?.type !== "element" && isBlankish(kids[k])) k++
+  const first = kids[k]
+  if (first === undefined) return []
+  const nodes: Array<Node> = []
+  let text = ""
+  if (first.type === "element" && blockElements.has(first.name)) {
+    nodes.push(first)
+    text = textOf(first, 600)
+    k++
+  } else {
+    for (; k < kids.length; k++) {
+      const node = kids[k]
+      if (node === undefined || (node.type === "element" && blockElements.has(node.name))) break
+      nodes.push(node)
+      if (node.type === "element" && node.name === "br") {
+        k++
+        break
+      }
+      text += node.type === "text" ? decodeEntities(node.raw) : node.type === "element" ? textOf(node, 600) : ""
+      if (text.length > 600) return []
+    }
+  }
+  if (attributionStrength(normaliseLine(text)) === undefined) return []
+  for (; k < kids.length; k++) {
+    const node = kids[k]
+    if (node === undefined || !(isBlankish(node) || (node.type === "element" && node.name === "br"))) break
+    nodes.push(node)
+  }
+  return nodes
+}
+
+const isBlankish = (node: Node | undefined): boolean =>
+  node === undefined || node.type === "other" || (node.type === "text" && isBlankText(node.raw))
+
+/** The decoded text of an element, or of its first `limit` characters. */
+const textOf = (el: ElementNode, limit: number): string => {
+  let out = ""
+  const visit = (node: Node): void => {
+    if (out.length > limit) return
+    if (node.type === "text") out += decodeEntities(node.raw)
+    else if (node.type === "element" && !invisibleElements.has(node.name)) {
+      if (node.name === "br") out += " "
+      for (const child of node.children) visit(child)
+    }
+  }
+  visit(el)
+  return out
 }
 
 const findBody = (el: ElementNode): ElementNode | undefined => {

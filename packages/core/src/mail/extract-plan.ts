@@ -17,7 +17,8 @@ import {
 export type ItemKind =
   /** a logical line of the body; `text` is normalised for matching */
   | "line"
-  /** quoted history: a `>` line, a blockquote, a quote container */
+  /** quoted history: a `>` line (`text` is its content without the markers), a
+   * blockquote, a quote container */
   | "quote"
   /** an element that is an attribution by construction (gmail_attr, moz-cite-prefix) */
   | "attr"
@@ -41,11 +42,11 @@ export interface Plan {
 /** Attribution lines are sometimes wrapped (Gmail breaks before "wrote:"). */
 const MAX_WRAP = 3
 
-const joined = (items: ReadonlyArray<Item>, from: number, to: number): string | undefined => {
+const joined = (items: ReadonlyArray<Item>, from: number, to: number, kind: ItemKind): string | undefined => {
   const parts: Array<string> = []
   for (let k = from; k <= to; k++) {
     const item = items[k]
-    if (item === undefined || item.kind !== "line" || item.text === "") return undefined
+    if (item === undefined || item.kind !== kind || item.text === "") return undefined
     parts.push(item.text)
   }
   return parts.join(" ")
@@ -56,17 +57,18 @@ const joined = (items: ReadonlyArray<Item>, from: number, to: number): string | 
  * later, so that "Thanks!" above "<name> 写道：" stays with the reply. */
 const attributionAt = (
   items: ReadonlyArray<Item>,
-  i: number
+  i: number,
+  kind: ItemKind = "line"
 ): { readonly end: number; readonly strength: AttributionStrength } | undefined => {
   for (let k = 0; k < MAX_WRAP; k++) {
-    const text = joined(items, i, i + k)
+    const text = joined(items, i, i + k, kind)
     if (text === undefined) return undefined
     const strength = attributionStrength(text)
     if (strength === undefined) continue
     if (k > 0 && strength !== "led") {
       for (let s = i + 1; s <= i + k; s++) {
         for (let e = s; e <= i + k; e++) {
-          const later = joined(items, s, e)
+          const later = joined(items, s, e, kind)
           if (later !== undefined && attributionStrength(later) !== undefined) return undefined
         }
       }
@@ -120,6 +122,16 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
     if (item.kind === "cut") {
       hardCut = i
       break
+    }
+    if (item.kind === "quote") {
+      // Apple Mail and iOS quote the attribution with the message: the first line(s) of
+      // a quote block may be one, which an inline reply must not keep as a question.
+      if (items[i - 1]?.kind === "quote") continue
+      const quoted = attributionAt(items, i, "quote")
+      if (quoted === undefined) continue
+      for (let k = i; k <= quoted.end; k++) attributionLines.add(k)
+      i = quoted.end
+      continue
     }
     if (item.kind !== "line" || item.text === "") continue
     const text = item.text
@@ -207,6 +219,16 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
       break
     }
   }
-  for (let k = 0; k < cutAt; k++) if (isAttribution(k)) drop.add(k)
+  for (let k = 0; k < cutAt; k++) {
+    if (!isAttribution(k)) continue
+    drop.add(k)
+    // The blank line that separated the attribution from its quote goes with it.
+    for (let j = k + 1; j < cutAt && isBlank(items[j]) && !attributionLines.has(j); j++) drop.add(j)
+  }
   return { cutAt, drop }
 }
+
+/** A blank line, or a quote line with nothing in it (the `>` under a quoted attribution). */
+const isBlank = (item: Item | undefined): boolean =>
+  item !== undefined && (item.kind === "line" || item.kind === "quote") && item.text === "" &&
+  (item.kind === "line" || item.content === false)

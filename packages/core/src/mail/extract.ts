@@ -45,7 +45,10 @@ const isQuotedLine = (line: string): boolean => {
 const extractText = (text: string): string => {
   const lines = text.split(/\r\n|\r|\n/)
   const items: Array<Item> = lines.map((line) => {
-    if (isQuotedLine(line)) return { kind: "quote", text: "", content: false }
+    if (isQuotedLine(line)) {
+      const quoted = normaliseLine(line.replace(/^[\s>]+/, ""))
+      return { kind: "quote", text: quoted, content: quoted !== "" }
+    }
     const normalised = normaliseLine(line)
     return { kind: "line", text: normalised, content: normalised !== "" && !/^[-_=*]{5,}$/.test(normalised) }
   })
