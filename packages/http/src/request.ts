@@ -7,8 +7,8 @@
  * type is `{}`.
  */
 import { ApiKeys, BadRequest, type Principal, Unauthorized } from "@inbox/core"
-import { Effect } from "effect"
-import { HttpServerRequest } from "effect/http"
+import { ByteSize, Effect } from "effect"
+import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -52,8 +52,10 @@ export const readJsonBody = (
     const declared = Number(request.headers["content-length"] ?? "NaN")
     const tooLarge = new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
     if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
+    // The cap also stops a chunked body without content-length from being read whole.
     const bytes = new Uint8Array(yield* request.arrayBuffer.pipe(
-      Effect.mapError(() => new BadRequest({ message: "The request body could not be read." }))
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + 1)),
+      Effect.mapError(() => tooLarge)
     ))
     if (bytes.byteLength > limit) return yield* tooLarge
     if (contentType === undefined || contentType.trim() === "") {
