@@ -1,0 +1,80 @@
+/** The spec's shared conventions as pure code: permissions, page tokens, plan limits, ids. */
+import { assert, describe, it } from "@effect/vitest"
+import { checkLimit, Ids, parsePermissions, PERMISSIONS } from "@inbox/core"
+import { layerFixedIds } from "@inbox/testkit"
+import { Effect } from "effect"
+import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"
+
+describe("permissions", () => {
+  it("names exactly the 43 permissions of the spec", () => {
+    assert.strictEqual(PERMISSIONS.length, 43)
+    assert.strictEqual(new Set(PERMISSIONS).size, 43)
+  })
+
+  it.effect("accepts a list or an object of booleans and normalises both", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* parsePermissions(["pod_read", "inbox_read", "pod_read"]), ["inbox_read", "pod_read"])
+      assert.deepStrictEqual(yield* parsePermissions({ pod_read: true, inbox_read: false }), ["pod_read"])
+    }))
+
+  it.effect("rejects unknown names and the former names with validation_error naming each path", () =>
+    Effect.gen(function*() {
+      const error = yield* parsePermissions(["inbox_read", "provider_connect", "nope"]).pipe(Effect.flip)
+      assert.strictEqual(error.code, "validation_error")
+      assert.deepStrictEqual(error.errors.map((e) => e.path), [["permissions", "1"], ["permissions", "2"]])
+      const object = yield* parsePermissions({ provider_share_owner: false }).pipe(Effect.flip)
+      assert.deepStrictEqual(object.errors[0]?.path, ["permissions", "provider_share_owner"])
+    }))
+})
+
+describe("page tokens", () => {
+  it.effect("round-trip an opaque cursor and refuse a forged one", () =>
+    Effect.gen(function*() {
+      const cursor = { at: new Date("2026-01-02T03:04:05.678Z"), id: "inbox_ab" }
+      const token = encodeCursor(cursor)
+      assert.match(token, /^[A-Za-z0-9_-]+$/)
+      assert.deepStrictEqual(yield* decodeCursor(token), cursor)
+      for (const bad of ["", "x", Buffer.from("[1,2]").toString("base64url"), Buffer.from('["nope","i"]').toString("base64url")]) {
+        assert.strictEqual((yield* decodeCursor(bad).pipe(Effect.flip)).code, "validation_error")
+      }
+    }))
+
+  it("cuts a page of limit rows and offers a next token only when more rows exist", () => {
+    const rows = [3, 2, 1].map((n) => ({ id: `r${n}`, created_at: new Date(n) }))
+    const full = toPage(rows, 2, (r) => r.id)
+    assert.deepStrictEqual(full.items, ["r3", "r2"])
+    assert.isString(full.next_page_token)
+    const last = toPage(rows.slice(0, 2), 2, (r) => r.id)
+    assert.isUndefined(last.next_page_token)
+  })
+})
+
+describe("plan limits", () => {
+  it.effect("the Free plan's inbox limit is 3, with upgrade_to pro; Scale has nothing to upgrade to", () =>
+    Effect.gen(function*() {
+      yield* checkLimit("free", "inboxes", 2)
+      const error = yield* checkLimit("free", "inboxes", 3).pipe(Effect.flip)
+      assert.deepStrictEqual(error.errors, [{ limit: "inboxes", current: 3, max: 3, plan: "free", upgrade_to: "pro" }])
+      const scale = yield* checkLimit("scale", "inboxes", 500).pipe(Effect.flip)
+      assert.notProperty(scale.errors[0], "upgrade_to")
+      yield* checkLimit("pro", "sends_per_day", 1_000_000)
+    }))
+})
+
+describe("ids", () => {
+  it.effect("are the prefix then lowercase hex; the fixed layer counts up", () =>
+    Effect.gen(function*() {
+      const ids = yield* Ids
+      assert.strictEqual(yield* ids.make("org"), "org_000000000000000000000001")
+      assert.strictEqual(yield* ids.make("inbox"), "inbox_000000000000000000000002")
+    }).pipe(Effect.provide(layerFixedIds)))
+
+  it.effect("live ids are 24 lowercase hex digits after the prefix and do not repeat", () =>
+    Effect.gen(function*() {
+      const ids = yield* Ids
+      const made = yield* Effect.forEach(Array.from({ length: 1000 }), () => ids.make("msg"))
+      for (const id of made) assert.match(id, /^msg_[0-9a-f]{24}$/)
+      assert.strictEqual(new Set(made).size, 1000)
+      assert.match(yield* ids.digits(6), /^\d{6}$/)
+    }).pipe(Effect.provide(Ids.layer)))
+})
