@@ -13,16 +13,18 @@
  * bounds nesting depth), 512 KB per header block, 4 M characters of text and of HTML,
  * 1 M characters of HTML converted to text, 512 K characters handed to reply extraction.
  *
- * Why workers and not only limits: measured in-thread with mailparser 3.9.31 on Node 24,
- * 2 cores (Xeon 2.1 GHz class), longest event-loop stall per message: 2 MB single-line text
- * part 12 ms; 35 MB message with 25 MB of attachments 27 ms (250 ms total, +89 MB RSS);
- * 10,000 MIME parts refused by the node limit in 9 ms; 500 nested multiparts 7 ms; 20,000
- * To addresses 95 ms; 50,000 header lines 66 ms; but mailparser's own html-to-text on a
- * 2 MB HTML-only message blocks for 3.2 s (and overflows the stack on unclosed tags), a
- * 2 MB table 1.5 s. Those synchronous stretches cannot be interleaved, only moved off the
- * event loop or bounded; we do both. With the pool the main thread's longest stall on any
- * of these messages stays under ~30 ms (liveness test in test/mail/parse-bounded.test.ts;
- * figures reproducible with `node --import tsx bench/parse-hostile.ts`).
+ * Why workers and not only limits (measured with `node --import tsx bench/parse-hostile.ts`,
+ * AMD EPYC, 2 cores, Node 24.21, mailparser 3.9.31; longest main event-loop stall per
+ * message, in-thread -> pool): 2 MB single-line text part 11 -> 13 ms; 2 MB HTML-only with
+ * unclosed tags 1,873 -> 33 ms (html-to-text; mailparser's own conversion took 3.2 s and
+ * overflowed the stack, so it is off and ours is depth-bounded); 2 MB HTML table 282 ->
+ * 19 ms; 35 MB message with 25 MB of attachments 53 -> 26 ms (300-380 ms wall, +60-110 MB
+ * RSS); 10,000 MIME parts refused (too_many_parts) in 25 ms; 500 nested multiparts 6 ms;
+ * 20,000 To addresses and 50,000 header lines refused (header_too_large) in under 10 ms
+ * (in-thread they cost 95 and 66 ms of stall before the header limit). Synchronous
+ * stretches like html-to-text cannot be interleaved, only moved off the event loop or
+ * bounded; we do both. The liveness test (test/mail/parse-bounded.test.ts) checks that a
+ * 10 ms timer keeps firing while all of these parse.
  *
  * `MailParser.layerInline` runs the same code on the calling thread (limits still apply):
  * for scripts, benchmarks and tests that want no threads.

@@ -66,3 +66,4 @@ const mutate = (seed: Uint8Array, m: typeof mutation extends fc.Arbitrary<infer 
 export const mutated = fc.tuple(fc.constantFrom(...seeds), mutation).map(([seed, m]) => new Uint8Array(mutate(seed, m)))
 
 export const messages = fc.oneof(generated.map((b) => new Uint8Array(b)), mutated)
+export { default as fc } from "fast-check"
