@@ -77,7 +77,8 @@ const headerKeys: ReadonlyMap<string, HeaderKind> = new Map<string, HeaderKind>(
     (k) => [k, "from"] as const
   ),
   ...[
-    "sent", "date", "gesendet", "datum", "envoyé", "enviado", "enviada", "fecha", "data", "inviato", "verzonden",
+    "sent", "date", "gesendet", "datum", "envoyé", "enviado", "enviada", "enviado el", "enviada el", "enviado em",
+    "enviada em", "fecha", "data", "inviato", "verzonden",
     "отправлено", "дата", "wysłano", "wysłane", "skickat", "sendt", "送信日時", "日付", "发送时间", "日期", "寄件日期", "傳送時間"
   ].map((k) => [k, "date"] as const),
   ...["to", "an", "à", "a", "para", "aan", "кому", "do", "till", "til", "宛先", "收件人", "收件者"].map(
