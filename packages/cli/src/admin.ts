@@ -1,0 +1,168 @@
+/**
+ * The operator's commands, which act without an API key: `serve`, `migrate`, `org create`,
+ * `outbox` and `mcp` (which takes a key but speaks MCP on stdio). Each is a thin effect
+ * over core (or over @inbox/http for serve) run by `runCommand`.
+ */
+import { ApiKeys, decodeInput, EmailAddress, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
+import { runStdio } from "@inbox/mcp"
+import { Config, Effect, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { fields, json, table } from "./output.ts"
+import { apiKeyFrom, authenticate, CliError, lockStorage, withDatabase, withEngine } from "./runtime.ts"
+
+const print = (text: string) => Effect.sync(() => void process.stdout.write(`${text}\n`))
+
+/** Flags of `serve`, each setting the INBOX_* variable the engine reads. */
+export const SERVE_SETTINGS = [
+  { flag: "--port <port>", env: "INBOX_PORT", help: "HTTP port (default 3000)" },
+  { flag: "--host <host>", env: "INBOX_HOST", help: "address to listen on (default 127.0.0.1)" },
+  { flag: "--base-domain <domain>", env: "INBOX_BASE_DOMAIN", help: "domain of new inbox addresses (default inbox.localhost)" },
+  { flag: "--public-url <url>", env: "INBOX_PUBLIC_URL", help: "external URL of the server, for download links" },
+  { flag: "--inbound-secret <secret>", env: "INBOX_INBOUND_SECRET", help: "enables POST /inbound/raw" },
+  { flag: "--provider-events-secret <whsec>", env: "INBOX_PROVIDER_EVENTS_SECRET", help: "secret signing /inbound/mail-provider-events" },
+  { flag: "--smtp-url <url>", env: "INBOX_SMTP_URL", help: "outbound relay, smtp:// or smtps://; unset keeps mail in the local outbox" },
+  { flag: "--dns-servers <list>", env: "INBOX_DNS_SERVERS", help: "resolvers for domain verification, host:port,..." },
+  { flag: "--webhook-allow-private", env: "INBOX_WEBHOOK_ALLOW_PRIVATE", help: "let webhooks target http and private addresses (development only)" },
+  { flag: "--rate-limits <on|off>", env: "INBOX_RATE_LIMITS", help: "per-IP and per-key request limits (default on)" }
+] as const
+
+/** Flags every storage-using command accepts (defined once on the program). */
+export const STORAGE_SETTINGS = [
+  { flag: "--data-dir <dir>", env: "INBOX_DATA_DIR", help: "embedded database folder (default ./.inbox)" },
+  { flag: "--database-url <url>", env: "INBOX_DATABASE_URL", help: "PostgreSQL server; replaces the embedded database" }
+] as const
+
+export const serve = Effect.gen(function*() {
+  // Loaded on demand: the other commands never need the HTTP stack.
+  const { launchServer } = yield* Effect.promise(() => import("@inbox/http"))
+  yield* lockStorage
+  yield* launchServer
+}).pipe(Effect.scoped)
+
+const describeStorage = Effect.gen(function*() {
+  const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
+  if (Option.isSome(url)) {
+    const parsed = URL.canParse(url.value) ? new URL(url.value) : undefined
+    return parsed === undefined ? "PostgreSQL" : `PostgreSQL ${parsed.host}${parsed.pathname}`
+  }
+  return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))}`
+}).pipe(Effect.orDie)
+
+const MigrationRow = Schema.Struct({ migration_id: Schema.Number, name: Schema.String, created_at: Schema.Date })
+
+/**
+ * Opening the database applies pending migrations (Database.layerConfig); the ones
+ * recorded since this command started are the ones it applied.
+ */
+export const migrate = Effect.gen(function*() {
+  const started = Date.now()
+  const where = yield* describeStorage
+  const rows = yield* withDatabase(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const raw = yield* sql`SELECT migration_id, name, created_at FROM inbox_migrations ORDER BY migration_id`
+    return yield* Schema.decodeUnknownEffect(Schema.Array(MigrationRow))(raw)
+  }).pipe(Effect.orDie))
+  const applied = rows.filter((r) => r.created_at.getTime() >= started - 1000)
+  const name = (r: typeof MigrationRow.Type) => `${String(r.migration_id).padStart(4, "0")}_${r.name}`
+  yield* print(`database: ${where}`)
+  for (const r of applied) yield* print(`applied: ${name(r)}`)
+  const latest = rows.at(-1)
+  yield* print(
+    applied.length === 0
+      ? `up to date: ${rows.length} migration${rows.length === 1 ? "" : "s"}${latest === undefined ? "" : `, latest ${name(latest)}`}`
+      : `done: ${applied.length} applied, ${rows.length} in total`
+  )
+})
+
+export interface OrgCreateOptions {
+  readonly ownerEmail: string
+  readonly name?: string
+  readonly verified?: boolean
+  readonly plan: PlanId
+  readonly json?: boolean
+}
+
+/** An organization and an organization-level key with full permissions (operator only). */
+export const orgCreate = (options: OrgCreateOptions) =>
+  Effect.gen(function*() {
+    const { owner_email } = yield* decodeInput(Schema.Struct({ owner_email: EmailAddress }), { owner_email: options.ownerEmail })
+    const created = yield* withEngine(Effect.gen(function*() {
+      const { organization } = yield* (yield* Organizations).create({
+        ownerEmail: owner_email,
+        plan: options.plan,
+        verified: options.verified === true,
+        ...(options.name === undefined ? {} : { name: options.name })
+      })
+      const key = yield* (yield* ApiKeys).issue(organization.id, { name: "owner" })
+      return { organization, key }
+    }))
+    if (options.json === true) {
+      // The documented shape, byte for byte: `{"organization_id": "...", "api_key": "am_..."}`.
+      return yield* print(`{"organization_id": ${JSON.stringify(created.organization.id)}, "api_key": ${JSON.stringify(created.key.api_key)}}`)
+    }
+    yield* print(fields({
+      organization_id: created.organization.id,
+      owner_email: created.organization.owner_email,
+      email_verified: created.organization.email_verified,
+      plan: created.organization.plan,
+      api_key: created.key.api_key
+    }))
+    yield* print("\nKeep the api_key now: it is shown only once.")
+  })
+
+const outboxRows = (limit: number) =>
+  withDatabase(readLocalOutbox(limit)).pipe(
+    Effect.map((rows) =>
+      rows.map((r) => ({
+        id: String(r.id),
+        created_at: r.created_at.toISOString(),
+        from: r.envelope_from,
+        to: r.envelope_to,
+        subject: r.subject ?? "",
+        raw: r.raw
+      }))
+    )
+  )
+
+const smtpHint = Effect.gen(function*() {
+  const smtp = yield* Config.option(Config.String("INBOX_SMTP_URL")).pipe(Effect.orDie)
+  if (Option.isSome(smtp)) process.stderr.write("note: INBOX_SMTP_URL is set, so new mail goes to the relay, not to this outbox\n")
+})
+
+export const outboxList = (options: { readonly limit: number; readonly json?: boolean }) =>
+  Effect.gen(function*() {
+    yield* smtpHint
+    const rows = yield* outboxRows(options.limit)
+    if (options.json === true) return yield* print(json(rows.map(({ raw: _, ...row }) => row)))
+    if (rows.length === 0) return yield* print("The local outbox is empty.")
+    yield* print(table(rows, ["id", "created_at", "from", "to", "subject"]))
+  })
+
+/** Searched among the newest messages: the outbox is a development aid, not an archive. */
+const SHOW_WINDOW = 1000
+
+export const outboxShow = (id: string | undefined) =>
+  Effect.gen(function*() {
+    const rows = yield* outboxRows(id === undefined ? 1 : SHOW_WINDOW)
+    const row = id === undefined ? rows[0] : rows.find((r) => r.id === id)
+    if (row === undefined) {
+      return yield* new CliError({
+        code: "not_found",
+        message: id === undefined ? "the local outbox is empty" : `no message ${id} among the newest ${SHOW_WINDOW} in the local outbox`
+      })
+    }
+    yield* Effect.sync(() => void process.stdout.write(Buffer.from(row.raw)))
+  })
+
+export const mcp = (options: { readonly apiKey?: string; readonly readOnly?: boolean }) =>
+  Effect.gen(function*() {
+    // Stdout carries the protocol: anything a library prints goes to stderr instead.
+    console.log = console.error
+    console.info = console.error
+    console.debug = console.error
+    const key = yield* apiKeyFrom(options.apiKey)
+    yield* withEngine(Effect.gen(function*() {
+      const principal = yield* authenticate(key)
+      yield* runStdio(principal, { readOnly: options.readOnly === true })
+    }))
+  })

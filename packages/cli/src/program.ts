@@ -1,0 +1,87 @@
+/**
+ * The inboxctl command tree (commander). Settings flags set the INBOX_* variable of the
+ * same meaning before a command runs, so flags and environment are one mechanism; the
+ * resource commands come from the operation catalogue (resources.ts).
+ */
+import { PLAN_IDS, type PlanId } from "@inbox/core"
+import { Command, InvalidArgumentError, Option } from "commander"
+import { mcp, migrate, orgCreate, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
+import { addResourceCommands } from "./resources.ts"
+import { runCommand } from "./runtime.ts"
+
+const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
+
+/** Copies the given settings flags of a command into their environment variables. */
+const applySettings = (
+  command: Command,
+  settings: ReadonlyArray<{ readonly flag: string; readonly env: string }>
+) => {
+  const opts = command.opts<Record<string, unknown>>()
+  for (const setting of settings) {
+    const option = command.options.find((o) => o.long === `--${envName(setting.flag)}`)
+    const value = option === undefined ? undefined : opts[option.attributeName()]
+    if (value === true) process.env[setting.env] = "1"
+    else if (typeof value === "string") process.env[setting.env] = value
+  }
+}
+
+const positiveInt = (value: string): number => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("Expected a positive integer.")
+  return n
+}
+
+export const buildProgram = (): Command => {
+  const program = new Command("inboxctl")
+    .description("Operate the inbox engine: run the server, administer organizations, manage resources, speak MCP.")
+    .version("0.1.0")
+    .showHelpAfterError("(add --help for usage)")
+    .configureHelp({ showGlobalOptions: true })
+    // Usage errors exit 2 (main.ts); this must precede the subcommands, which inherit it.
+    .exitOverride()
+  for (const setting of STORAGE_SETTINGS) program.option(setting.flag, `${setting.help} [${setting.env}]`)
+  program.hook("preAction", (root) => applySettings(root, STORAGE_SETTINGS))
+
+  const serveCommand = program.command("serve").description("Run the HTTP server until interrupted (migrates first).")
+  for (const setting of SERVE_SETTINGS) serveCommand.option(setting.flag, `${setting.help} [${setting.env}]`)
+  serveCommand.action(() => {
+    applySettings(serveCommand, SERVE_SETTINGS)
+    runCommand(serve)
+  })
+
+  program.command("migrate")
+    .description("Apply pending database migrations, print what happened, and exit.")
+    .action(() => runCommand(migrate))
+
+  const org = program.command("org").description("Organizations (operator).")
+  org.command("create")
+    .description("Create an organization and an organization-level API key with full permissions.")
+    .requiredOption("--owner-email <email>", "owner's email address")
+    .option("--name <name>", "organization name (default: the owner email)")
+    .option("--verified", "mark the owner email verified (sending and creating keys need it)")
+    .addOption(new Option("--plan <plan>", "plan assigned by the operator (billing source admin)").choices([...PLAN_IDS]).default("free"))
+    .option("--json", "print {\"organization_id\", \"api_key\"}")
+    .action((opts: { ownerEmail: string; name?: string; verified?: boolean; plan: PlanId; json?: boolean }) =>
+      runCommand(orgCreate(opts))
+    )
+
+  addResourceCommands(program)
+
+  const outbox = program.command("outbox")
+    .description("List the local outbox: mail kept when INBOX_SMTP_URL is unset (verification codes in development).")
+    .option("--limit <n>", "how many of the newest messages", positiveInt, 20)
+    .option("--json", "print the list as JSON")
+    .action((opts: { limit: number; json?: boolean }) => runCommand(outboxList(opts)))
+  outbox.command("show")
+    .description("Print one message of the local outbox as raw RFC 822 (default: the newest).")
+    .argument("[id]", "message id from `inboxctl outbox`")
+    .action((id: string | undefined) => runCommand(outboxShow(id)))
+
+  program.command("mcp")
+    .description("Serve MCP over stdio (newline-delimited JSON-RPC) with the tools of the given key.")
+    .option("--api-key <key>", "API key whose permissions the tools run with (default: INBOX_API_KEY)")
+    .option("--read-only", "offer only tools that change nothing")
+    .action((opts: { apiKey?: string; readOnly?: boolean }) => runCommand(mcp(opts)))
+
+  return program
+}
