@@ -352,8 +352,8 @@ export const extractHtml = (html: string): string => {
   let lineNodes: Array<Node> = []
   let lineContent = false
 
-  const push = (kind: ItemKind, text: string, content: boolean, nodes: ReadonlyArray<Node>): void => {
-    items.push({ kind, text, content })
+  const push = (kind: ItemKind, text: string, content: boolean, nodes: ReadonlyArray<Node>, depth?: number): void => {
+    items.push(depth === undefined ? { kind, text, content } : { kind, text, content, depth })
     itemNodes.push(nodes)
   }
   const flush = (): void => {
@@ -361,8 +361,9 @@ export const extractHtml = (html: string): string => {
     const text = normaliseLine(lineText)
     if (text.startsWith(">")) {
       // A `>` line in HTML is a plain-text quote that a client converted without markup.
-      const quoted = normaliseLine(text.replace(/^[\s>]+/, ""))
-      push("quote", quoted, quoted !== "", lineNodes)
+      const markers = /^[\s>]+/.exec(text)?.[0] ?? ""
+      const quoted = text.slice(markers.length)
+      push("quote", quoted, quoted !== "", lineNodes, markers.replace(/\s/g, "").length)
     } else {
       push("line", text, lineContent || text !== "", lineNodes)
     }

@@ -30,6 +30,8 @@ export interface Item {
   readonly text: string
   /** visible new content: non-blank text or an image; rules and blank lines are not */
   readonly content: boolean
+  /** of a `>` line: how many markers it has */
+  readonly depth?: number
 }
 
 export interface Plan {
@@ -76,6 +78,18 @@ const attributionAt = (
     return { end: i + k, strength }
   }
   return undefined
+}
+
+/** A quoted attribution heads its own quote (Apple Mail) only when the quote under it is
+ * at its depth; "> On ... wrote:" above ">>" lines is quoted content of the quote. */
+const sameDepthFollows = (items: ReadonlyArray<Item>, start: number, end: number): boolean => {
+  const depth = items[start]?.depth
+  for (let j = end + 1; j < items.length; j++) {
+    const item = items[j]
+    if (item === undefined || item.kind !== "quote") return false
+    if (item.text !== "") return item.depth === depth
+  }
+  return false
 }
 
 const nextNonBlank = (items: ReadonlyArray<Item>, from: number): number => {
@@ -128,7 +142,7 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
       // a quote block may be one, which an inline reply must not keep as a question.
       if (items[i - 1]?.kind === "quote") continue
       const quoted = attributionAt(items, i, "quote")
-      if (quoted === undefined) continue
+      if (quoted === undefined || !sameDepthFollows(items, i, quoted.end)) continue
       for (let k = i; k <= quoted.end; k++) attributionLines.add(k)
       i = quoted.end
       continue

@@ -42,12 +42,19 @@ const isQuotedLine = (line: string): boolean => {
   return line[i] === ">"
 }
 
+const quoteDepth = (markers: string): number => {
+  let depth = 0
+  for (const c of markers) if (c === ">") depth++
+  return depth
+}
+
 const extractText = (text: string): string => {
   const lines = text.split(/\r\n|\r|\n/)
   const items: Array<Item> = lines.map((line) => {
     if (isQuotedLine(line)) {
-      const quoted = normaliseLine(line.replace(/^[\s>]+/, ""))
-      return { kind: "quote", text: quoted, content: quoted !== "" }
+      const markers = /^[\s>]+/.exec(line)?.[0] ?? ""
+      const quoted = normaliseLine(line.slice(markers.length))
+      return { kind: "quote", text: quoted, content: quoted !== "", depth: quoteDepth(markers) }
     }
     const normalised = normaliseLine(line)
     return { kind: "line", text: normalised, content: normalised !== "" && !/^[-_=*]{5,}$/.test(normalised) }
