@@ -74,6 +74,8 @@ interface Field {
   readonly name: string
   readonly kind: Kind
   readonly option: Option
+  /** `--no-<field>`, for a field that accepts null: clears it. */
+  readonly clear?: Option
 }
 
 const variants = (schema: JsonSchema): ReadonlyArray<JsonSchema> =>
@@ -115,16 +117,9 @@ const inputFields = (op: Operation): ReadonlyArray<Field> => {
     const choices = variants(property).flatMap((v) => Array.isArray(v["enum"]) ? v["enum"].map(String) : [])
     if (choices.length > 0) option.choices(choices)
     if (schema.required?.includes(name)) option.makeOptionMandatory()
-    return { name, kind, option }
+    const nullable = variants(property).some((v) => v["type"] === "null")
+    return nullable ? { name, kind, option, clear: new Option(`--no-${flagOf(name)}`, `clear ${label}`) } : { name, kind, option }
   })
-}
-
-/** A field accepting null can be cleared with `--no-<field>`. */
-const clearOption = (op: Operation, name: string): Option | undefined => {
-  const property = inputJsonSchema(op).properties[name]
-  return property !== undefined && variants(property).some((v) => v["type"] === "null")
-    ? new Option(`--no-${flagOf(name)}`, `clear ${name.replaceAll("_", " ")}`)
-    : undefined
 }
 
 const convert = (kind: Kind, value: unknown): unknown => {
@@ -154,8 +149,7 @@ const addAction = (parent: Command, resource: Resource, action: Action) => {
   for (const p of optional) command.addOption(p.option)
   for (const field of input) {
     command.addOption(field.option)
-    const clear = clearOption(op, field.name)
-    if (clear !== undefined) command.addOption(clear)
+    if (field.clear !== undefined) command.addOption(field.clear)
   }
   command.option("--api-key <key>", "API key (default: INBOX_API_KEY)").option("--json", "print the operation's JSON")
   command.action((...args: ReadonlyArray<unknown>) => {

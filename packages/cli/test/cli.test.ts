@@ -119,7 +119,7 @@ const waitForHealth = async (url: string, child: ChildProcess) => {
 }
 
 for (const storage of storages()) {
-  describe(`inboxctl on ${storage.name}`, { timeout: 60_000 }, () => {
+  describe(`inboxctl on ${storage.name}`, { timeout: 120_000 }, () => {
     let env: Record<string, string> = {}
     let orgKey = ""
     let alice: { inbox_id: string; email: string } = { inbox_id: "", email: "" }

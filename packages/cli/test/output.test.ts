@@ -1,0 +1,46 @@
+/**
+ * The human output of inboxctl, in process: tables, single resources and error lines.
+ * The spawned tests (cli.test.ts) use --json; these pin what a person reads.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { PERMISSIONS, ReservedUsername, validationError } from "@inbox/core"
+import { errorLines, fields, listing } from "../src/output.ts"
+
+describe("inboxctl output", () => {
+  it("a list prints as an aligned table with a hint for the next page", () => {
+    const text = listing({
+      count: 2,
+      limit: 2,
+      next_page_token: "abc",
+      pods: [
+        { pod_id: "pod_1", name: "default", created_at: "2026-01-01T00:00:00.000Z" },
+        { pod_id: "pod_22", name: "team", client_id: "c-1", created_at: "2026-01-02T00:00:00.000Z" }
+      ]
+    }, ["pod_id", "name", "client_id", "created_at"], "pods")
+    assert.strictEqual(text, [
+      "POD_ID  NAME     CLIENT_ID  CREATED_AT",
+      "pod_1   default  -          2026-01-01T00:00:00.000Z",
+      "pod_22  team     c-1        2026-01-02T00:00:00.000Z",
+      "More: --page-token abc"
+    ].join("\n"))
+    assert.strictEqual(listing({ count: 0, limit: 50, inboxes: [] }, ["inbox_id"], "inboxes"), "No inboxes.")
+  })
+
+  it("one resource prints as aligned fields; maps as key=value and a key with every permission as all", () => {
+    assert.strictEqual(
+      fields({ api_key_id: "key_1", permissions: [...PERMISSIONS], metadata: { team: "red" } }),
+      ["api_key_id   key_1", "permissions  all", "metadata     team=red"].join("\n")
+    )
+  })
+
+  it("an error prints error: <code>: <message>, each field issue, then fix", () => {
+    assert.strictEqual(
+      errorLines(new ReservedUsername({ message: "The username \"admin\" is reserved.", fix: "Choose another username." })),
+      "error: reserved_username: The username \"admin\" is reserved.\nfix: Choose another username."
+    )
+    assert.strictEqual(
+      errorLines(validationError([{ path: ["permissions", "0"], message: "Unknown permission \"x\"" }, { path: ["name"], message: "Missing key" }])),
+      "error: validation_error: The request failed validation.\n  permissions.0: Unknown permission \"x\"\n  name: Missing key"
+    )
+  })
+})
