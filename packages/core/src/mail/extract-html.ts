@@ -173,15 +173,20 @@ const parse = (html: string): ElementNode => {
   }
 
   let i = 0
+  // A "<" that opens nothing stays in the running text node, so tag soup costs no nodes.
+  let textStart = 0
   const n = html.length
+  const lastGt = html.lastIndexOf(">")
   while (i < n) {
     const lt = html.indexOf("<", i)
-    if (lt < 0) {
-      text(html.slice(i))
-      break
-    }
-    if (lt > i) text(html.slice(i, lt))
+    if (lt < 0) break
     const c = html.charAt(lt + 1)
+    const opensTag = c === "!" || c === "?" || /[A-Za-z]/.test(c) || (c === "/" && readName(html, lt + 2) > lt + 2 && lastGt > lt)
+    if (!opensTag) {
+      i = lt + 1
+      continue
+    }
+    text(html.slice(textStart, lt))
     if (c === "!") {
       let end: number
       if (html.startsWith("<!--", lt)) {
@@ -201,18 +206,14 @@ const parse = (html: string): ElementNode => {
     } else if (c === "/") {
       const nameEnd = readName(html, lt + 2)
       const close = html.indexOf(">", lt + 2)
-      if (nameEnd === lt + 2 || close < 0) {
-        text("<")
-        i = lt + 1
-        continue
-      }
       endTag(html.slice(lt + 2, nameEnd).toLowerCase(), html.slice(lt, close + 1))
       i = close + 1
-    } else if (/[A-Za-z]/.test(c)) {
+    } else {
       const nameEnd = readName(html, lt + 1)
       const close = tagEnd(html, nameEnd)
       if (close < 0) {
-        text(html.slice(lt))
+        // An unterminated tag runs to the end: keep it as text, as written.
+        textStart = lt
         break
       }
       const name = html.slice(lt + 1, nameEnd).toLowerCase()
@@ -227,11 +228,10 @@ const parse = (html: string): ElementNode => {
         text(html.slice(i, contentEnd))
         i = contentEnd
       }
-    } else {
-      text("<")
-      i = lt + 1
     }
+    textStart = i
   }
+  text(html.slice(textStart))
   return root
 }
 
@@ -373,7 +373,8 @@ export const extractHtml = (html: string): string => {
   }
   const previousIsAttribution = (): boolean => {
     const texts: Array<string> = []
-    for (let k = items.length - 1; k >= 0 && texts.length < 3; k--) {
+    // A few blank lines may sit between an attribution and its quote; not thousands.
+    for (let k = items.length - 1; k >= 0 && k >= items.length - 12 && texts.length < 3; k--) {
       const item = items[k]
       if (item === undefined || item.kind !== "line") break
       if (item.text === "") {

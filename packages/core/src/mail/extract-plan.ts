@@ -105,15 +105,15 @@ const nextNonBlank = (items: ReadonlyArray<Item>, from: number): number => {
 /** "From:" plus at least two of date, to, cc, subject on consecutive lines (wrapped values
  * of long To: lists allowed), in any order: Outlook starts with From, Thunderbird's
  * forward table with Subject. */
-export const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number): boolean => {
+const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: number) => HeaderKind | undefined): boolean => {
   const first = items[i]
-  if (first === undefined || first.kind !== "line" || headerKind(first.text) === undefined) return false
+  if (first === undefined || first.kind !== "line" || kindOf(i) === undefined) return false
   const kinds = new Set<HeaderKind>()
   let continuation = 0
   for (let j = i; j < items.length && j < i + 16; j++) {
     const item = items[j]
     if (item === undefined || item.kind !== "line" || item.text === "") break
-    const kind = headerKind(item.text)
+    const kind = kindOf(j)
     if (kind !== undefined) {
       kinds.add(kind)
       continuation = 0
@@ -129,6 +129,15 @@ export const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number): boolean 
 export const planReply = (items: ReadonlyArray<Item>): Plan => {
   const attributionLines = new Set<number>()
   let hardCut = items.length
+  // Each line is looked at by up to 16 header-block probes; classify it once.
+  const headerKinds = new Map<number, HeaderKind | undefined>()
+  const kindOf = (k: number): HeaderKind | undefined => {
+    if (headerKinds.has(k)) return headerKinds.get(k)
+    const item = items[k]
+    const kind = item !== undefined && item.kind === "line" ? headerKind(item.text) : undefined
+    headerKinds.set(k, kind)
+    return kind
+  }
 
   for (let i = 0; i < items.length; i++) {
     const item = items[i]
@@ -153,11 +162,11 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
       hardCut = i
       break
     }
-    if (isRuleLike(text) && isHeaderBlockAt(items, nextNonBlank(items, i + 1))) {
+    if (isRuleLike(text) && isHeaderBlockAt(items, nextNonBlank(items, i + 1), kindOf)) {
       hardCut = i
       break
     }
-    if (isHeaderBlockAt(items, i)) {
+    if (isHeaderBlockAt(items, i, kindOf)) {
       hardCut = i
       break
     }
