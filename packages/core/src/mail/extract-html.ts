@@ -10,7 +10,7 @@
  * (deeper tags are kept as flat text, which no mail client produces anyway), and the
  * blank/content test is memoised per node.
  */
-import { normaliseLine, attributionStrength } from "./extract-markers.ts"
+import { attributionStrength, headerKind, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
 
 interface TextNode {
@@ -306,8 +306,10 @@ const structuralKind = (el: ElementNode): ItemKind | undefined => {
   if (cls.includes("moz-forward-container") || cls.includes("OutlookMessageHeader")) return "cut"
   if (el.name === "div") {
     const style = (attr(el, "style") ?? "").toLowerCase().replace(/\s+/g, "")
-    // Outlook desktop draws its reply header as a div with only a top border.
-    if (style.includes("border:none") && style.includes("border-top:solid")) return "cut"
+    // Outlook desktop draws its reply header as a div with only a top border; a signature
+    // may draw the same border, so the header's first key must be there too.
+    if (style.includes("border:none") && style.includes("border-top:solid") &&
+      headerKind(normaliseLine(textOf(el, 200))) !== undefined) return "cut"
   }
   if (cls.includes("gmail_attr") || cls.includes("moz-cite-prefix")) return "attr"
   if (el.name === "blockquote") {

@@ -69,18 +69,20 @@ export const attributionStrength = (line: string): AttributionStrength | undefin
   return undefined
 }
 
-/** Outlook's header keys, per language; a header block needs a "from" and two others. */
-export type HeaderKind = "from" | "date" | "to" | "cc" | "subject"
+/** Outlook's header keys, per language. "sent" is Outlook's own word for the date (a
+ * memo typed into a body says "Date:"), which makes a block without addresses credible. */
+export type HeaderKind = "from" | "sent" | "date" | "to" | "cc" | "subject"
 
 const headerKeys: ReadonlyMap<string, HeaderKind> = new Map<string, HeaderKind>([
   ...["from", "von", "de", "da", "van", "от", "od", "från", "fra", "差出人", "发件人", "寄件者", "發件人"].map(
     (k) => [k, "from"] as const
   ),
   ...[
-    "sent", "date", "gesendet", "datum", "envoyé", "enviado", "enviada", "enviado el", "enviada el", "enviado em",
-    "enviada em", "fecha", "data", "inviato", "verzonden",
-    "отправлено", "дата", "wysłano", "wysłane", "skickat", "sendt", "送信日時", "日付", "发送时间", "日期", "寄件日期", "傳送時間"
-  ].map((k) => [k, "date"] as const),
+    "sent", "gesendet", "envoyé", "enviado", "enviada", "enviado el", "enviada el", "enviado em", "enviada em",
+    "inviato", "verzonden", "отправлено", "wysłano", "wysłane", "skickat", "sendt", "送信日時", "发送时间", "寄件日期",
+    "傳送時間"
+  ].map((k) => [k, "sent"] as const),
+  ...["date", "datum", "fecha", "data", "дата", "日付", "日期"].map((k) => [k, "date"] as const),
   ...["to", "an", "à", "a", "para", "aan", "кому", "do", "till", "til", "宛先", "收件人", "收件者"].map(
     (k) => [k, "to"] as const
   ),

@@ -102,12 +102,14 @@ const nextNonBlank = (items: ReadonlyArray<Item>, from: number): number => {
   return j
 }
 
-/** "From:" plus at least two of date, to, cc, subject on consecutive lines (wrapped values
- * of long To: lists allowed), in any order: Outlook starts with From, Thunderbird's
- * forward table with Subject. */
+/** A mail header block: it starts with "From:", has at least two of sent/date, to, cc,
+ * subject on consecutive lines (wrapped values of long To: lists allowed), and either
+ * names an address in From or uses Outlook's "Sent:". The last rule keeps a memo typed
+ * into a body ("From: HR / To: All staff / Date: ...") from being taken for history.
+ * Thunderbird's forward table starts with Subject, but its separator line cuts first. */
 const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: number) => HeaderKind | undefined): boolean => {
   const first = items[i]
-  if (first === undefined || first.kind !== "line" || kindOf(i) === undefined) return false
+  if (first === undefined || first.kind !== "line" || kindOf(i) !== "from") return false
   const kinds = new Set<HeaderKind>()
   let continuation = 0
   for (let j = i; j < items.length && j < i + 16; j++) {
@@ -123,7 +125,8 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: numb
       break
     }
   }
-  return kinds.has("from") && (kinds.has("date") || kinds.has("subject")) && kinds.size >= 3
+  const dated = kinds.has("sent") || kinds.has("date") || kinds.has("subject")
+  return dated && kinds.size >= 3 && (kinds.has("sent") || first.text.includes("@"))
 }
 
 export const planReply = (items: ReadonlyArray<Item>): Plan => {

@@ -144,6 +144,16 @@ describe("extractReply: Outlook header blocks and separators", () => {
     const body = "Route:\nFrom: Berlin\nTo: Paris\n\nBye"
     expect(text(body)).toBe(body)
   })
+
+  it("does not cut at a memo typed into the body (no address, no Outlook \"Sent:\")", () => {
+    const body = "MEMO\n\nFrom: HR\nTo: All staff\nDate: March 4\nSubject: Holidays\n\nThe office closes on the 29th."
+    expect(text(body)).toBe(body)
+  })
+
+  it("keeps a signature that draws Outlook's top border but is no reply header", () => {
+    const body = '<p>Hi</p><div style="border:none;border-top:solid #4472C4 1.0pt;padding:3.0pt 0in 0in 0in"><p>Jane Doe | Contoso</p></div>'
+    expect(html(body)).toBe(body)
+  })
 })
 
 describe("extractReply: bottom-posting and inline replies", () => {
