@@ -8,7 +8,7 @@ import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { fields, json, table } from "./output.ts"
-import { apiKeyFrom, authenticate, CliError, lockStorage, withDatabase, withEngine } from "./runtime.ts"
+import { apiKeyFrom, authenticate, CliError, storageInUse, withDatabase, withEngine } from "./runtime.ts"
 
 const print = (text: string) => Effect.sync(() => void process.stdout.write(`${text}\n`))
 
@@ -35,9 +35,13 @@ export const STORAGE_SETTINGS = [
 export const serve = Effect.gen(function*() {
   // Loaded on demand: the other commands never need the HTTP stack.
   const { launchServer } = yield* Effect.promise(() => import("@inbox/http"))
-  yield* lockStorage
-  yield* launchServer
-}).pipe(Effect.scoped)
+  yield* launchServer.pipe(
+    Effect.catchTag("DataFolderInUse", (e) => Effect.fail(storageInUse(e))),
+    // The port is taken or the address is not ours: one line, not a stack trace.
+    Effect.catchTag("ServeError", (e) =>
+      Effect.fail(new CliError({ code: "listen_failed", message: e.cause instanceof Error ? e.cause.message : String(e.cause) })))
+  )
+})
 
 const describeStorage = Effect.gen(function*() {
   const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))

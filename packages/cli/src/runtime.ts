@@ -3,11 +3,8 @@
  * caller's key resolved to a principal, errors printed as one `error:` line, and the exit
  * code. Exit codes: 0 success; 1 the command failed (any spec error code, a data folder in
  * use, an unexpected error); 2 usage (unknown flag, missing argument); 130 interrupted.
- *
- * Embedded PGlite opens its data folder without any lock of its own, and two processes
- * writing one folder corrupt it. So every inboxctl process that opens the folder (serve
- * included) first takes `inbox.lock` in it, holding its pid; a second process refuses to
- * start instead of sharing the folder. A lock left by a process that died is taken over.
+ * A second process on an embedded data folder is refused by core's storage layer (the folder
+ * lock); inboxctl reports it as `error: data_folder_in_use: ...`.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import {
@@ -15,6 +12,7 @@ import {
   ApiKeys,
   type CallContext,
   Database,
+  DataFolderInUse,
   Engine,
   type EngineServices,
   isApiError,
@@ -23,8 +21,6 @@ import {
 } from "@inbox/core"
 import { Cause, Config, Data, Effect, Exit, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
-import { join } from "node:path"
 import { errorLines } from "./output.ts"
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -34,77 +30,18 @@ export class CliError extends Data.TaggedError("CliError")<{ readonly code: stri
 
 export const CLI_CONTEXT: CallContext = { clientIp: "cli", requestId: "cli" }
 
-export const LOCK_FILE = "inbox.lock"
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
-const readPid = (path: string): number | undefined => {
-  try {
-    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10)
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
-const takeLock = (dir: string) =>
-  Effect.suspend(() => {
-    const path = join(dir, LOCK_FILE)
-    mkdirSync(dir, { recursive: true })
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const fd = openSync(path, "wx")
-        writeSync(fd, `${process.pid}\n`)
-        closeSync(fd)
-        return Effect.succeed(path)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") return Effect.die(error)
-        const holder = readPid(path)
-        if (holder !== undefined && holder !== process.pid && alive(holder)) {
-          return Effect.fail(new CliError({
-            code: "data_folder_in_use",
-            message: `the data folder ${dir} is in use by process ${holder}; stop the server or use INBOX_DATABASE_URL`
-          }))
-        }
-        try {
-          unlinkSync(path)
-        } catch {
-          // Another process took the stale lock first; the next attempt sees its pid.
-        }
-      }
-    }
-    return Effect.fail(new CliError({ code: "data_folder_in_use", message: `could not lock the data folder ${dir}` }))
-  })
-
-const releaseLock = (path: string) =>
-  Effect.sync(() => {
-    if (readPid(path) === process.pid) unlinkSync(path)
-  })
-
-/** Locks the embedded data folder for this process's lifetime; nothing to do for PostgreSQL. */
-export const lockStorage = Effect.gen(function*() {
-  const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
-  if (Option.isSome(url)) return
-  const dir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
-  if (/^[a-z]+:\/\//i.test(dir)) return
-  yield* Effect.acquireRelease(takeLock(dir), releaseLock)
-}).pipe(Effect.catchTag("ConfigError", Effect.die))
+/** The embedded folder is locked by core's storage layer; here its refusal becomes a CLI error line. */
+export const storageInUse = (e: DataFolderInUse) => new CliError({ code: e.code, message: e.message })
 
 /** Runs `use` on the engine over live ports (INBOX_* settings). */
 export const withEngine = <A, E>(use: Effect.Effect<A, E, EngineServices>): Effect.Effect<A, E | CliError> =>
-  Effect.scoped(Effect.andThen(lockStorage, Effect.provide(use, Engine.layerConfig)))
+  Effect.provide(use, Engine.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
 
 /** Runs `use` on the migrated database alone. */
 export const withDatabase = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E | CliError> =>
-  Effect.scoped(Effect.andThen(lockStorage, Effect.provide(use, Database.layerConfig)))
+  Effect.provide(use, Database.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
+
+const isDataFolderInUse = (u: unknown): u is DataFolderInUse => u instanceof DataFolderInUse
 
 /** The key from --api-key or INBOX_API_KEY; checked before any storage is opened. */
 export const apiKeyFrom = (flag: string | undefined): Effect.Effect<string, Unauthorized> =>

@@ -20,8 +20,6 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
 export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer: Effect.Effect<void> = Layer.launch(ServerLive.pipe(Layer.provide(Engine.layerConfig))).pipe(
-  Effect.orDie
-)
+export const launchServer = Layer.launch(ServerLive.pipe(Layer.provide(Engine.layerConfig)))
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)

@@ -7,8 +7,9 @@
  * Every layer runs the migrations before it is ready; migrations are plain SQL files in
  * ./migrations, applied once each in id order and recorded in `inbox_migrations`.
  *
- * Contract: a built layer provides a migrated database. Failure to open or migrate is a
- * defect of the layer (the process cannot serve without storage).
+ * Contract: a built layer provides a migrated database. An embedded folder is locked for
+ * the layer's life (lock.ts): a second process fails with DataFolderInUse. Any other
+ * failure to open or migrate is a defect (the process cannot serve without storage).
  */
 import { PGlite } from "@electric-sql/pglite"
 import { NodeServices } from "@effect/platform-node"
@@ -17,6 +18,7 @@ import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
 
 const migrationsDir = fileURLToPath(new URL("./migrations/", import.meta.url))
@@ -46,14 +48,16 @@ const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.
 
 export type PgliteSource = { readonly dataDir: string } | { readonly loadDataDir: Blob }
 
-/** Opens (or creates) a PGlite database; `memory://` for a throwaway one. */
+/** Opens (or creates) a PGlite database; `memory://` for a throwaway one. A folder is locked first. */
 export const openPglite = (source: PgliteSource) =>
-  Effect.acquireRelease(
+  Effect.andThen(
+    "dataDir" in source && !/^[a-z]+:\/\//i.test(source.dataDir) ? lockDataFolder(source.dataDir) : Effect.void,
+    Effect.acquireRelease(
     Effect.promise(() =>
       "dataDir" in source ? PGlite.create(source.dataDir) : PGlite.create({ loadDataDir: source.loadDataDir })
     ),
     (db) => Effect.promise(() => db.close())
-  )
+  ))
 
 export const layerPgliteInstance = (db: PGlite) =>
   withMigrations(
@@ -80,4 +84,4 @@ export const layerConfig = Layer.unwrap(Effect.gen(function*() {
   if (Option.isSome(url)) return layerPostgres({ url: url.value })
   const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
   return layerPglite({ dataDir })
-}).pipe(Effect.orDie))
+}).pipe(Effect.catchTag("ConfigError", Effect.die)))
