@@ -6,9 +6,10 @@
  * client, Outlook's reply dividers, and logical lines for the text markers), and the plan
  * is applied by marking nodes removed.
  *
- * Everything is linear in the input: the tokenizer scans with indexOf, nesting is capped
- * (deeper tags are kept as flat text, which no mail client produces anyway), and the
- * blank/content test is memoised per node.
+ * Everything is linear in the input: the tokenizer scans with indexOf and keeps stray `<`
+ * in the running text, nesting is capped (deeper start tags open no further level, which
+ * no mail client needs and which keeps every recursion shallow), and the blank/content
+ * test is memoised per node.
  */
 import { attributionStrength, headerKind, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"

@@ -16,8 +16,8 @@
 export const normaliseLine = (line: string): string =>
   line.replace(/[\u200b\u200e\u200f\ufeff]/g, "").replace(/[\s\u00a0\u202f\u2007]+/g, " ").trim()
 
-/** No real marker is longer; a cap keeps every regex below linear-in-practice territory. */
-export const MAX_MARKER_LENGTH = 400
+/** No real attribution is longer, wrapped lines joined; the cap bounds every regex run. */
+const MAX_MARKER_LENGTH = 400
 
 /** Led: starts with the language's lead word ("On", "Am", "Le", ...) and ends with its
  * verb. Strong: ends with a verb distinctive enough that the line may end the reply even
@@ -60,7 +60,8 @@ export const attributionStrength = (line: string): AttributionStrength | undefin
   if (line.length < 6 || line.length > MAX_MARKER_LENGTH) return undefined
   const last = line[line.length - 1]
   if (last !== ":" && last !== "：") return undefined
-  // Every real attribution names a date or an address; a bare "He wrote:" is prose.
+  // A line trusted without a quote under it must name a date or an address, as every
+  // client's attribution does: "The auditor wrote:" is prose.
   const anchored = /\d|@/.test(line)
   if (anchored && ledAttributions.some((re) => re.test(line))) return "led"
   if (anchored && strongAttributions.some((re) => re.test(line))) return "strong"

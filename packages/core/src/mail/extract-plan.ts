@@ -254,7 +254,6 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
   return { cutAt, drop }
 }
 
-/** A blank line, or a quote line with nothing in it (the `>` under a quoted attribution). */
+/** A blank line, or a `>` line with nothing in it (the one under a quoted attribution). */
 const isBlank = (item: Item | undefined): boolean =>
-  item !== undefined && (item.kind === "line" || item.kind === "quote") && item.text === "" &&
-  (item.kind === "line" || item.content === false)
+  item !== undefined && (item.kind === "line" || item.kind === "quote") && item.text === "" && !item.content

@@ -3,33 +3,45 @@
  * wrote, without the quoted history under (or around) it. Both bodies go through one
  * decision procedure (`extract-plan.ts`) over markers shared by every client we know
  * (`extract-markers.ts`); the HTML path (`extract-html.ts`) adds each client's quote
- * markup. The function is pure, synchronous and linear in the body size.
+ * markup. The function is pure, synchronous and linear in the body size. The golden
+ * corpus in packages/testkit/fixtures/mail/replies shows each rule on real client output.
  *
- * Rules:
- * - History starts at the first of: an attribution line above a quote ("On <date>, <name>
- *   wrote:" in English, German, French, Spanish, Portuguese, Italian, Dutch, Russian,
- *   Polish, Swedish, Japanese, Chinese; wrapped over up to three lines), a `>` quote, a
- *   separator ("-----Original Message-----", "---------- Forwarded message ---------",
- *   "Begin forwarded message:", localised), an Outlook header block ("From:/Sent:/To:/
- *   Subject:", localised, with or without the underscore rule above it), or a client's
- *   quote markup (gmail_quote, blockquote type=cite, moz-cite-prefix, yahoo_quoted,
- *   Outlook's divRplyFwdMsg / appendonsend / top-border divider). Everything from there on
- *   goes, including anything after an Outlook divider.
- * - Forwards: the sender's note above the forwarded block is the new content; the
- *   forwarded block is history. A forward without a note extracts to "".
- * - Quote only: a message with nothing but quoted history extracts to "" (there is no new
- *   content; repeating the quote would present old text as new).
- * - Bottom-posting: when all new text sits below the quote, the quote and its attribution
- *   above it go and the text below is the reply.
- * - Inline replies (new text both between and after quotes): the quotes between answers
- *   are the questions being answered and stay; the attribution and the quoted tail after
+ * Where the history starts, whichever comes first:
+ * - a quote: `>` lines; gmail_quote, blockquote type=cite (Apple Mail, Thunderbird,
+ *   Roundcube), yahoo_quoted, protonmail_quote; a plain blockquote right under an
+ *   attribution;
+ * - its attribution right above it: "On <date>, <name> wrote:" in English, German,
+ *   French, Spanish, Portuguese, Italian, Dutch, Russian, Polish, Swedish, Japanese and
+ *   Chinese, also wrapped over up to three lines, also quoted as the quote's first line
+ *   (Apple Mail), plus gmail_attr and moz-cite-prefix. An attribution naming a date or
+ *   an address ends the reply even with no `>` quote under it (Yahoo's text part);
+ * - a separator: "-----Original Message-----", "---------- Forwarded message ---------",
+ *   "-------- Forwarded Message --------", "Begin forwarded message:", localised;
+ * - an Outlook header block: From, then at least two of Sent/Date, To, Cc, Subject
+ *   (localised: Von/Gesendet/An/Betreff, De/Envoyé/À/Objet, ...), with an address in From
+ *   or Outlook's "Sent:" (so a memo typed into a body is not one), with the rule above it;
+ * - Outlook's HTML dividers: divRplyFwdMsg, appendonsend, the reference-message container
+ *   of Outlook mobile, the top-bordered div holding the header, moz-forward-container.
+ *   Everything after a divider or separator is history, whatever its markup.
+ *
+ * What is kept:
+ * - Top-posting: the text above the quote and its attribution.
+ * - Bottom-posting (all new text below the quote): the text below; the quote and its
+ *   attribution go.
+ * - Inline replies (new text between quotes and after them): the quotes between answers
+ *   are the questions being answered and stay; attributions and the quoted tail after
  *   the last answer go.
- * - Kept as the sender's: signatures ("-- "), mobile footers ("Sent from my iPhone").
- * - Text: line ends become "\n"; leading blank lines and trailing whitespace are trimmed.
- *   HTML: the kept markup is the source's, byte for byte, minus removed nodes; blank
- *   markup left at the edges (empty paragraphs, `<br>`, rules) is trimmed; a body with no
- *   quote at all is returned unchanged.
- * - Each output is present exactly when the matching input is.
+ * - Forwards: the sender's note above the forwarded block; the block is history.
+ * - Signatures ("-- ") and mobile footers ("Sent from my iPhone", "Von meinem iPhone
+ *   gesendet", "Sent from Outlook for Android") are the sender's and stay.
+ * - A message with nothing new (only a quote, a forward without a note) extracts to "":
+ *   repeating the history would present old text as new.
+ *
+ * Form of the output: each field is present exactly when its input is. Text: line ends
+ * become "\n", leading blank lines and trailing whitespace go. HTML: the kept markup is
+ * the source's byte for byte minus removed nodes, so it nests as the source did; blank
+ * markup left at the edges (empty paragraphs, `<br>`, rules) is trimmed as blank lines
+ * are; a body in which nothing is quoted comes back unchanged.
  */
 import { normaliseLine } from "./extract-markers.ts"
 import { extractHtml } from "./extract-html.ts"
