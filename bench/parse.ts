@@ -9,12 +9,11 @@
  * `benchParse()` is exported for bench/run.ts.
  */
 import { Layer, ManagedRuntime } from "effect"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { cpus, totalmem } from "node:os"
 import { pathToFileURL } from "node:url"
 import { MailParser, parse } from "../packages/core/src/mail/parse.ts"
 import { defaultLimits, parseRaw } from "../packages/core/src/mail/parse-core.ts"
+import { machine, writeSection } from "./report.ts"
 
 // bare mailparser, default options, exactly as a caller without our module would use it
 const { simpleParser } = createRequire(import.meta.url)("mailparser") as { simpleParser: (raw: Buffer) => Promise<unknown> }
@@ -93,7 +92,6 @@ export const benchParse = async (): Promise<ReadonlyArray<ParseFigure>> => {
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
 
-export const machine = () => `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
 
 export const parseSection = (figures: ReadonlyArray<ParseFigure>) =>
   [
@@ -104,16 +102,6 @@ export const parseSection = (figures: ReadonlyArray<ParseFigure>) =>
     "|---|---:|---:|---:|---:|---:|",
     ...figures.map((f) => `| ${f.message} | ${fmt(f.bytes)} | ${fmt(f.bare)} | ${fmt(f.ours)} | ${(f.ours / f.bare).toFixed(2)} | ${fmt(f.pooled)} |`)
   ].join("\n")
-
-const FILE = new URL("../BENCHMARKS.md", import.meta.url)
-
-export const writeSection = (title: string, body: string) => {
-  const current = existsSync(FILE) ? readFileSync(FILE, "utf8") : "# Benchmarks\n\nWritten by `pnpm bench`; figures are as measured, on the machine named in each section.\n"
-  const section = `## ${title}\n\n${body.trim()}\n`
-  const pattern = new RegExp(`## ${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\n[\\s\\S]*?(?=\\n## |$)`)
-  const next = pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}`
-  writeFileSync(FILE, next.endsWith("\n") ? next : `${next}\n`)
-}
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const body = parseSection(await benchParse())

@@ -2,24 +2,9 @@
  * `pnpm bench`: runs every benchmark and writes the figures, with the date and machine, to
  * BENCHMARKS.md (one section per benchmark; sections written by other scripts are kept).
  */
-import { execFileSync } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
-import { cpus, totalmem } from "node:os"
 import { benchHttp } from "./http.ts"
-
-const FILE = "BENCHMARKS.md"
-
-export const machine = () =>
-  `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
-
-/** Replaces (or appends) the section that starts with `## title`. */
-export const writeSection = (title: string, body: string) => {
-  const current = existsSync(FILE) ? readFileSync(FILE, "utf8") : "# Benchmarks\n\nWritten by `pnpm bench`; figures are as measured, on the machine named in each section.\n"
-  const section = `## ${title}\n\n${body.trim()}\n`
-  const pattern = new RegExp(`## ${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\n[\\s\\S]*?(?=\\n## |$)`)
-  const next = pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}`
-  writeFileSync(FILE, next.endsWith("\n") ? next : `${next}\n`)
-}
+import { benchParse, parseSection } from "./parse.ts"
+import { machine, writeSection } from "./report.ts"
 
 const main = async () => {
   const only = process.argv.slice(2)
@@ -38,8 +23,10 @@ const main = async () => {
     console.log(body)
     writeSection("HTTP: inboxes", body)
   }
-  if ((only.length === 0 || only.includes("parse")) && existsSync("bench/parse.ts")) {
-    execFileSync(process.execPath, ["--import", "tsx", "bench/parse.ts", "--write"], { stdio: "inherit" })
+  if (only.length === 0 || only.includes("parse")) {
+    const body = parseSection(await benchParse())
+    console.log(body)
+    writeSection("Parse", body)
   }
 }
 
