@@ -7,10 +7,8 @@ import { ApiKeys, decodeInput, EmailAddress, Organizations, type PlanId, readLoc
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { fields, json, table } from "./output.ts"
+import { fields, json, print, table } from "./output.ts"
 import { apiKeyFrom, authenticate, CliError, storageInUse, withDatabase, withEngine } from "./runtime.ts"
-
-const print = (text: string) => Effect.sync(() => void process.stdout.write(`${text}\n`))
 
 /** Flags of `serve`, each setting the INBOX_* variable the engine reads. */
 export const SERVE_SETTINGS = [

@@ -3,6 +3,7 @@
  * lines for one resource, and errors as `error: <code>: <message>` (then `fix: ...`) on
  * stderr. `--json` bypasses all of this and prints the operation's JSON as the API would.
  */
+import { Effect } from "effect"
 import { type ApiError, errorBody, PERMISSIONS } from "@inbox/core"
 
 type Json = { readonly [key: string]: unknown }
@@ -49,3 +50,6 @@ export const errorLines = (error: ApiError): string => {
 }
 
 export const json = (value: unknown): string => JSON.stringify(value, null, 2)
+
+/** One line on stdout. */
+export const print = (text: string) => Effect.sync(() => void process.stdout.write(`${text}\n`))

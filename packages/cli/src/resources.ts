@@ -11,7 +11,7 @@ import { findOperation, type Operation, operations, pathParams, runOperation } f
 import { inputJsonSchema, type JsonSchema } from "@inbox/mcp"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect } from "effect"
-import { fields, json, listing } from "./output.ts"
+import { fields, json, listing, print } from "./output.ts"
 import { apiKeyFrom, authenticate, CLI_CONTEXT, runCommand, withEngine } from "./runtime.ts"
 
 interface Action {
@@ -135,8 +135,6 @@ const convert = (kind: Kind, value: unknown): unknown => {
   }
 }
 
-const print = (text: string) => void process.stdout.write(`${text}\n`)
-
 const addAction = (parent: Command, resource: Resource, action: Action) => {
   const op = findOperation(operations, action.operation)
   if (op === undefined) throw new Error(`inboxctl: no operation ${action.operation} in the catalogue`)
@@ -173,16 +171,16 @@ const addAction = (parent: Command, resource: Resource, action: Action) => {
         return yield* runOperation(op, { principal, params: routeParams, input: body, context: CLI_CONTEXT })
       }))
       if (opts["json"] === true) {
-        if (result !== undefined) print(json(result))
+        if (result !== undefined) yield* print(json(result))
       } else if (result === undefined || result === null) {
-        print(`${action.done ?? "Done"} ${ids.join(" ")}`.trim() + ".")
+        yield* print(`${action.done ?? "Done"} ${ids.join(" ")}`.trim() + ".")
       } else if (typeof result === "object" && Object.values(result).some(Array.isArray) && "count" in result) {
-        print(listing(result as Record<string, unknown>, resource.columns, resource.noun))
+        yield* print(listing(result as Record<string, unknown>, resource.columns, resource.noun))
       } else if (typeof result === "object") {
-        print(fields(result as Record<string, unknown>))
-        if ("api_key" in result) print("\nKeep the api_key now: it is shown only once.")
+        yield* print(fields(result as Record<string, unknown>))
+        if ("api_key" in result) yield* print("\nKeep the api_key now: it is shown only once.")
       } else {
-        print(String(result))
+        yield* print(String(result))
       }
     }))
   })

@@ -177,6 +177,17 @@ for (const storage of storages()) {
           assert.strictEqual((yield* app.request("GET", "/v0/inboxes", { key })).status, 401)
         }))
 
+      it.effect("a client_id already used outside the key's scope is 403 already_exists, never the hidden inbox", () =>
+        Effect.gen(function*() {
+          const { app, org, pod, createKey } = yield* setup
+          yield* app.request("POST", "/v0/inboxes", { key: org.key, json: { client_id: `shared-${pod.pod_id}` } })
+          const podKey = (yield* createKey(org.key, { name: "p", pod_id: pod.pod_id })).body.api_key
+          const res = yield* app.request("POST", "/v0/inboxes", { key: podKey, json: { client_id: `shared-${pod.pod_id}` } })
+          assert.strictEqual(res.status, 403)
+          assert.strictEqual(res.body.code, "already_exists")
+          assert.notProperty(res.body, "inbox_id")
+        }))
+
       it.effect("giving both pod_id and inbox_id is 400 validation_error", () =>
         Effect.gen(function*() {
           const { org, pod, inboxA, createKey } = yield* setup

@@ -166,19 +166,19 @@ export class Inboxes extends Context.Service<Inboxes, {
         yield* requirePermission(principal, "inbox_create")
         yield* requireScope(principal, ["organization", "pod"], "create inboxes")
         const targetPod = yield* resolvePod(principal, podId)
-        if (input.client_id !== undefined) {
-          const existing = (yield* byClientId(principal.organizationId, input.client_id))[0]
-          if (existing !== undefined && canSeeInbox(principal, existing)) return toInbox(existing)
-        }
         return yield* sql.withTransaction(Effect.gen(function*() {
+          // The organization row lock serialises creates: the count below cannot go stale
+          // and two creates with one client_id make one inbox.
           const org = yield* organizations.lock(principal.organizationId).pipe(Effect.orDie)
+          if (input.client_id !== undefined) {
+            const existing = (yield* byClientId(org.id, input.client_id))[0]
+            if (existing !== undefined) {
+              if (canSeeInbox(principal, existing)) return toInbox(existing)
+              return yield* new AlreadyExists({ message: `client_id ${input.client_id} is already used by another inbox.` })
+            }
+          }
           const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE organization_id = ${org.id}`
           yield* checkLimit(planOf(org), "inboxes", count[0]?.n ?? 0)
-          if (input.client_id !== undefined) {
-            // Re-checked under the lock: two creates with one client_id make one inbox.
-            const existing = (yield* byClientId(org.id, input.client_id))[0]
-            if (existing !== undefined) return toInbox(existing)
-          }
           return toInbox(yield* insert(org.id, targetPod, input))
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
