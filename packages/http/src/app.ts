@@ -4,7 +4,7 @@
  * 404 not_found, and turns any defect into a logged 500 internal_error that shows the
  * client nothing internal.
  */
-import { Ids, NotFound } from "@inbox/core"
+import { BadRequest, Ids, NotFound } from "@inbox/core"
 import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -14,8 +14,17 @@ import { OperationRoutes } from "./routes.ts"
 
 const Health = HttpRouter.add("GET", "/health", Effect.succeed(json(200, { status: "ok" })))
 
-const isRouteNotFound = (u: unknown) =>
+const isRouteNotFound = (u: unknown): u is HttpServerError.HttpServerError & { reason: HttpServerError.RouteNotFound } =>
   HttpServerError.isHttpServerError(u) && u.reason._tag === "RouteNotFound"
+
+const isMalformed = (url: string): boolean => {
+  try {
+    decodeURIComponent(url.split("?")[0] ?? "")
+    return false
+  } catch {
+    return true
+  }
+}
 
 const RequestIds = HttpRouter.middleware((app) =>
   Effect.gen(function*() {
@@ -25,7 +34,12 @@ const RequestIds = HttpRouter.middleware((app) =>
       Effect.catchCause((cause) => {
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
-          return Effect.succeed(errorResponse(new NotFound({ message: "No such route.", fix: "Check the method and path." })))
+          // The router cannot match a path it cannot decode: that is a malformed URL, not a missing route.
+          return Effect.succeed(errorResponse(
+            isMalformed(failure.value.reason.request.url)
+              ? new BadRequest({ message: "The URL is not validly percent-encoded." })
+              : new NotFound({ message: "No such route.", fix: "Check the method and path." })
+          ))
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
         return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())

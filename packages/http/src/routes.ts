@@ -27,8 +27,9 @@ const handler = (op: Operation, method: string, path: string) =>
     const input = hasBody(method)
       ? yield* readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT)
       : queryObject(request, ["api_key"])
+    // The router has already percent-decoded the parameters.
     const params: Record<string, string> = {}
-    for (const [k, v] of Object.entries(route.params)) if (v !== undefined) params[k] = decodeURIComponent(v)
+    for (const [k, v] of Object.entries(route.params)) if (v !== undefined) params[k] = v
     const result = yield* runOperation(op, { principal, params, input, context: { clientIp: ip, requestId } })
     return op.status === 204 || result === undefined ? HttpServerResponse.empty({ status: 204 }) : json(200, result)
   }).pipe(

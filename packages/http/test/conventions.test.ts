@@ -28,6 +28,14 @@ for (const storage of storages()) {
           assert.notStrictEqual(ok.headers.get("x-request-id"), missing.headers.get("x-request-id"))
         }))
 
+      it.effect("a malformed URL is 400 bad_request", () =>
+        Effect.gen(function*() {
+          const { key } = yield* newOrganization()
+          const res = yield* (yield* TestApp).request("GET", "/v0/inboxes/%E0%A4%A", { key })
+          assert.strictEqual(res.status, 400)
+          assert.strictEqual(res.body.code, "bad_request")
+        }))
+
       it.effect("an unknown route is 404 not_found with the error body", () =>
         Effect.gen(function*() {
           const { key } = yield* newOrganization()
