@@ -7,8 +7,7 @@
  * input's JSON Schema: numbers, comma-separated lists, repeatable `key=value` maps, and
  * `--no-<field>` to clear a field that accepts null. Only the presentation is written here.
  */
-import { findOperation, type Operation, operations, pathParams, runOperation } from "@inbox/core"
-import { inputJsonSchema, type JsonSchema } from "@inbox/mcp"
+import { findOperation, inputJsonSchema, type JsonSchema, type Operation, operations, pathParams, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect } from "effect"
 import { fields, json, listing, print } from "./output.ts"

@@ -1,18 +1,21 @@
 /**
- * The HTTP application: operation routes, /health, /mcp, and one global middleware that
- * gives every response an `x-request-id` (errors and 404s too), answers unknown routes with
- * 404 not_found, and turns any defect into a logged 500 internal_error that shows the
- * client nothing internal.
+ * The HTTP application: operation routes, /health, /openapi.json, /mcp, and one global
+ * middleware that gives every response an `x-request-id` (errors and 404s too), answers
+ * unknown routes with 404 not_found (400 bad_request when the URL cannot be decoded), and
+ * turns any defect into a logged 500 internal_error that shows the client nothing internal.
  */
 import { BadRequest, Ids, NotFound } from "@inbox/core"
 import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { McpRoutes } from "./mcp.ts"
+import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
 import { OperationRoutes } from "./routes.ts"
 
 const Health = HttpRouter.add("GET", "/health", Effect.succeed(json(200, { status: "ok" })))
+
+const OpenApi = HttpRouter.add("GET", "/openapi.json", Effect.succeed(json(200, openApiDocument)))
 
 const isRouteNotFound = (u: unknown): u is HttpServerError.HttpServerError & { reason: HttpServerError.RouteNotFound } =>
   HttpServerError.isHttpServerError(u) && u.reason._tag === "RouteNotFound"
@@ -52,5 +55,6 @@ export const AppRoutes = Layer.mergeAll(
   OperationRoutes,
   McpRoutes,
   Health,
+  OpenApi,
   RequestIds
 )

@@ -1,25 +1,19 @@
 /**
  * The MCP tool catalogue, derived from core's operation catalogue: every operation with a
  * `tool` name is a tool whose description is the operation's summary and whose input schema
- * is the JSON Schema of the operation's input plus its path parameters. Nothing here is
- * written per tool, so a new operation becomes a tool by naming it in core.
+ * is the JSON Schema of the operation's input (core's inputJsonSchema) plus its path
+ * parameters. Nothing here is written per tool, so a new operation becomes a tool by
+ * naming it in core.
  *
  * A tool call's arguments are one flat object; `splitArguments` hands the path-parameter
  * names to the operation as route parameters and the rest as its input, exactly as a REST
  * request would carry them in the path and the body or query.
  */
-import { type Operation, operations, pathParams } from "@inbox/core"
-import { Schema } from "effect"
+import { inputJsonSchema, type ObjectJsonSchema, type Operation, operations, pathParams } from "@inbox/core"
 
-export type JsonSchema = { readonly [key: string]: unknown }
+export type { JsonSchema } from "@inbox/core"
 
-export interface ToolInputSchema {
-  readonly type: "object"
-  readonly properties: { readonly [name: string]: JsonSchema }
-  readonly required?: ReadonlyArray<string>
-  readonly additionalProperties: false
-  readonly $defs?: { readonly [name: string]: JsonSchema }
-}
+export type ToolInputSchema = ObjectJsonSchema
 
 export interface Tool {
   readonly name: string
@@ -33,31 +27,6 @@ export interface ToolEntry {
   readonly operation: Operation
   /** Argument names that are path parameters of the operation's routes. */
   readonly pathParams: ReadonlyArray<string>
-}
-
-const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-/**
- * The JSON Schema of an operation's input fields alone (no path parameters). Unknown
- * fields are refused by core's decoder, so the schema says `additionalProperties: false`.
- * An input with no fields compiles to a bare "not null" schema; tools need an object.
- */
-export const inputJsonSchema = (op: Operation): ToolInputSchema => {
-  const document = Schema.toJsonSchemaDocument(op.input, { onExcessProperty: "error" })
-  const schema = document.schema
-  const properties = isRecord(schema) && isRecord(schema["properties"]) ? schema["properties"] : {}
-  const required = isRecord(schema) && Array.isArray(schema["required"])
-    ? schema["required"].filter((r): r is string => typeof r === "string")
-    : []
-  const defs = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
-  return {
-    type: "object",
-    properties: properties as ToolInputSchema["properties"],
-    ...(required.length > 0 ? { required } : {}),
-    additionalProperties: false,
-    ...defs
-  }
 }
 
 const describeParam = (name: string): string =>

@@ -1,0 +1,45 @@
+/** GET /openapi.json: the REST API described from the same catalogue that makes the routes. */
+import { assert, it, layer } from "@effect/vitest"
+import { operations } from "@inbox/core"
+import { engineLayer, newOrganization, pglite, TestApp } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+
+layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "120 seconds" })("OpenAPI document", (it) => {
+  it.effect("describes every route of the catalogue with unique operationIds, without a key", () =>
+    Effect.gen(function*() {
+      const res = yield* (yield* TestApp).request("GET", "/openapi.json")
+      assert.strictEqual(res.status, 200)
+      assert.strictEqual(res.body.openapi, "3.1.0")
+      const described = Object.entries(res.body.paths as Record<string, Record<string, { operationId: string }>>)
+        .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      const routes = operations.flatMap((op) => op.routes.map((r) => `${r.method} ${r.path.replace(/:([a-z_]+)/g, "{$1}")}`))
+      assert.sameMembers(described, routes)
+      const ids = Object.values(res.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap((item) => Object.values(item).map((o) => o.operationId))
+      assert.strictEqual(new Set(ids).size, ids.length)
+    }))
+
+  it.effect("gives path parameters, query fields for lists and JSON bodies for creates", () =>
+    Effect.gen(function*() {
+      const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body
+      const list = doc.paths["/v0/pods/{pod_id}/inboxes"].get
+      assert.deepStrictEqual(list.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`), ["path:pod_id", "query:limit", "query:page_token"])
+      const create = doc.paths["/v0/inboxes"].post
+      assert.includeMembers(Object.keys(create.requestBody.content["application/json"].schema.properties), ["username", "domain", "display_name", "client_id", "metadata"])
+      assert.deepStrictEqual(doc.paths["/public/plans"].get.security, [])
+      assert.property(doc.paths["/v0/inboxes/{inbox_id}"].delete.responses, "204")
+    }))
+
+  it.effect("every described route answers (no 404 route-not-found) when called", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      const { key } = yield* newOrganization()
+      const doc = (yield* app.request("GET", "/openapi.json")).body
+      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+        for (const method of Object.keys(item)) {
+          const concrete = path.replace(/\{[a-z_]+\}/g, "x_missing")
+          const res = yield* app.request(method.toUpperCase(), concrete, { key })
+          assert.notStrictEqual(res.body?.message, "No such route.", `${method} ${path}`)
+        }
+      }
+    }))
+})
