@@ -21,7 +21,8 @@ export const SERVE_SETTINGS = [
   { flag: "--smtp-url <url>", env: "INBOX_SMTP_URL", help: "outbound relay, smtp:// or smtps://; unset keeps mail in the local outbox" },
   { flag: "--dns-servers <list>", env: "INBOX_DNS_SERVERS", help: "resolvers for domain verification, host:port,..." },
   { flag: "--webhook-allow-private", env: "INBOX_WEBHOOK_ALLOW_PRIVATE", help: "let webhooks target http and private addresses (development only)" },
-  { flag: "--rate-limits <on|off>", env: "INBOX_RATE_LIMITS", help: "per-IP and per-key request limits (default on)" }
+  { flag: "--rate-limits <on|off>", env: "INBOX_RATE_LIMITS", help: "per-IP and per-key request limits (default on)" },
+  { flag: "--requests-per-minute <n>", env: "INBOX_REQUESTS_PER_MINUTE", help: "request limit per API key, and per IP without a key (default 6000)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

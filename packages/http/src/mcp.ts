@@ -14,7 +14,7 @@ import { handlePayload } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
-import { authenticate, clientIp, readJsonBody, searchParams } from "./request.ts"
+import { authenticateAndLimit, clientIp, readJsonBody, searchParams } from "./request.ts"
 import { errorResponse, json } from "./respond.ts"
 
 export const MCP_BODY_LIMIT = 256 * 1024
@@ -30,7 +30,7 @@ const methodNotAllowed = json(405, {
 const post = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const requestId = yield* RequestId
-  const principal = yield* authenticate(request, { allowQueryKey: false })
+  const principal = yield* authenticateAndLimit(request, { allowQueryKey: false })
   const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
   const session = { principal, readOnly, context: { clientIp: clientIp(request), requestId } }

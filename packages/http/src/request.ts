@@ -6,7 +6,7 @@
  * empty body; invalid JSON; a body over the route's limit. A body-less POST with no content
  * type is `{}`.
  */
-import { ApiKeys, BadRequest, type Principal, Unauthorized } from "@inbox/core"
+import { ApiKeys, BadRequest, type Principal, RateLimiter, Unauthorized } from "@inbox/core"
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 
@@ -87,3 +87,22 @@ export const queryObject = (request: HttpServerRequest.HttpServerRequest, omit: 
 
 export const clientIp = (request: HttpServerRequest.HttpServerRequest): string =>
   request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "local"
+
+/** Counts the request against its key's limit, or its IP's when no key authenticated it. */
+export const limitRequest = (principal: Principal | undefined, ip: string) =>
+  RateLimiter.use((limiter) => limiter.request(principal?.keyId, ip))
+
+/**
+ * Authenticates and counts the request. A request whose key is refused counts against its
+ * IP, so guessing keys runs into 429 like any other flood.
+ */
+export const authenticateAndLimit = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: { readonly allowQueryKey: boolean }
+) => {
+  const ip = clientIp(request)
+  return authenticate(request, options).pipe(
+    Effect.catchTag("Unauthorized", (e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
+    Effect.tap((principal) => limitRequest(principal, ip))
+  )
+}

@@ -3,12 +3,12 @@
  * A handler decodes the wire format (key, body or query, path parameters), runs the
  * operation, and encodes the answer; every rule lives in the operation.
  */
-import { type ApiError, isApiError, type Operation, operations, RATE_POLICIES, RateLimiter, runOperation } from "@inbox/core"
+import { type ApiError, isApiError, type Operation, operations, runOperation } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { errorResponse, json } from "./respond.ts"
-import { authenticate, clientIp, DEFAULT_BODY_LIMIT, queryObject, readJsonBody } from "./request.ts"
+import { authenticateAndLimit, clientIp, DEFAULT_BODY_LIMIT, limitRequest, queryObject, readJsonBody } from "./request.ts"
 
 const hasBody = (method: string) => method === "POST" || method === "PATCH"
 
@@ -19,11 +19,9 @@ const handler = (op: Operation, method: string, path: string) =>
     const requestId = yield* RequestId
     const ip = clientIp(request)
     const onV0 = path.startsWith("/v0/")
-    const principal = op.auth === "key" ? yield* authenticate(request, { allowQueryKey: onV0 }) : undefined
-    const limiter = yield* RateLimiter
-    yield* principal?.keyId === undefined
-      ? limiter.take(ip, RATE_POLICIES.requestsPerIp)
-      : limiter.take(principal.keyId, RATE_POLICIES.requestsPerKey)
+    const principal = op.auth === "key"
+      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0 })
+      : yield* Effect.as(limitRequest(undefined, ip), undefined)
     const input = hasBody(method)
       ? yield* readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT)
       : queryObject(request, ["api_key"])

@@ -22,18 +22,22 @@ export interface RatePolicy {
 export const RATE_POLICIES = {
   agentSignUpPerIp: { name: "agent_sign_up", limit: 5, windowSeconds: 3600 },
   verificationMailPerAddress: { name: "verification_mail", limit: 5, windowSeconds: 3600 },
+  /** The limit of these two is Settings.requestsPerMinute (INBOX_REQUESTS_PER_MINUTE). */
   requestsPerKey: { name: "requests_per_key", limit: 6000, windowSeconds: 60 },
   requestsPerIp: { name: "requests_per_ip", limit: 6000, windowSeconds: 60 }
 } as const satisfies Record<string, RatePolicy>
 
 export class RateLimiter extends Context.Service<RateLimiter, {
   take(key: string, policy: RatePolicy): Effect.Effect<void, RateLimited>
+  /** Counts one API request against its key, or its client IP when no key authenticated it. */
+  request(keyId: string | undefined, clientIp: string): Effect.Effect<void, RateLimited>
 }>()("inbox/RateLimiter") {
   static readonly layer = Layer.effect(RateLimiter, Effect.gen(function*() {
     const settings = yield* Settings
     const windows = new Map<string, { start: number; count: number }>()
-    return RateLimiter.of({
-      take: (key, policy) =>
+    const perKey = { ...RATE_POLICIES.requestsPerKey, limit: settings.requestsPerMinute }
+    const perIp = { ...RATE_POLICIES.requestsPerIp, limit: settings.requestsPerMinute }
+    const take = (key: string, policy: RatePolicy): Effect.Effect<void, RateLimited> =>
         !settings.rateLimits ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
           const id = `${policy.name}:${key}`
           const windowMs = policy.windowSeconds * 1000
@@ -51,6 +55,9 @@ export class RateLimiter extends Context.Service<RateLimiter, {
             retryAfterSeconds
           }))
         })
+    return RateLimiter.of({
+      take,
+      request: (keyId, clientIp) => keyId === undefined ? take(clientIp, perIp) : take(keyId, perKey)
     })
   }))
 }

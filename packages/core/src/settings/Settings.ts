@@ -15,6 +15,8 @@ export interface SettingsShape {
   readonly rateLimits: boolean
   /** Sender of system mail (verification codes). */
   readonly systemFrom: string
+  /** Requests per minute per API key, and per client IP for requests without a key. */
+  readonly requestsPerMinute: number
 }
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
@@ -24,11 +26,13 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
     const publicUrl = yield* Config.option(Config.String("INBOX_PUBLIC_URL"))
     const rateLimits = yield* Config.String("INBOX_RATE_LIMITS").pipe(Config.withDefault("on"))
+    const requestsPerMinute = yield* Config.Int("INBOX_REQUESTS_PER_MINUTE").pipe(Config.withDefault(6000))
     return Settings.of({
       baseDomain,
       publicUrl: Option.getOrElse(publicUrl, () => `http://${host}:${port}`).replace(/\/+$/, ""),
       rateLimits: rateLimits.toLowerCase() !== "off",
-      systemFrom: `no-reply@${baseDomain}`
+      systemFrom: `no-reply@${baseDomain}`,
+      requestsPerMinute
     })
   }).pipe(Effect.orDie))
 
@@ -39,6 +43,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       publicUrl: "http://127.0.0.1:3000",
       rateLimits: false,
       systemFrom: `no-reply@${baseDomain}`,
+      requestsPerMinute: 6000,
       ...overrides
     }
   }
