@@ -54,6 +54,8 @@ const joined = (items: ReadonlyArray<Item>, from: number, to: number, kind: Item
   return parts.join(" ")
 }
 
+const endsWithColon = (text: string): boolean => text.endsWith(":") || text.endsWith("：")
+
 /** The attribution span starting at `i`, preferring the shortest wrap. A match over
  * several lines without a lead word ("On", "Am", ...) yields to one that starts a line
  * later, so that "Thanks!" above "<name> 写道：" stays with the reply. */
@@ -63,6 +65,12 @@ const attributionAt = (
   kind: ItemKind = "line"
 ): { readonly end: number; readonly strength: AttributionStrength } | undefined => {
   for (let k = 0; k < MAX_WRAP; k++) {
+    // Items i..i+k-1 passed on earlier rounds; the span is over at the first one that does
+    // not continue it. An attribution ends with a colon, so a span whose last line does
+    // not is no match, and is not joined: this runs for every line of every body.
+    const last = items[i + k]
+    if (last === undefined || last.kind !== kind || last.text === "") return undefined
+    if (!endsWithColon(last.text)) continue
     const text = joined(items, i, i + k, kind)
     if (text === undefined) return undefined
     const strength = attributionStrength(text)
