@@ -10,8 +10,14 @@
  * in the running text, nesting is capped (deeper start tags open no further level, which
  * no mail client needs and which keeps every recursion shallow), and the blank/content
  * test is memoised per node.
+ *
+ * Every character of the body passes through the tokenizer, and every node through the
+ * walk, so both test characters by code (no regex per character), read an element's
+ * attributes at most once, and are module-level functions over an explicit state object:
+ * closures made per call are cheap in plain Node, but a transpiler that keeps function
+ * names (tsx, as the benchmark runs) wraps each one in a defineProperty call.
  */
-import { attributionStrength, headerKind, normaliseLine } from "./extract-markers.ts"
+import { attributionStrength, headerKind, isSpaceCode, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
 
 interface TextNode {
@@ -37,6 +43,8 @@ interface ElementNode {
   /** the start tag as written */
   readonly raw: string
   readonly attrs: string
+  /** the attributes the markers look at, read from `attrs` on first use */
+  markup: MarkupAttributes | undefined
   /** the end tag as written; absent when the source left it implied */
   end: string | undefined
   readonly children: Array<Node>
@@ -66,11 +74,15 @@ const blockElements = new Set([
 const invisibleElements = new Set(["head", "style", "script", "title", "meta", "link", "template", "xml", "noscript"])
 const contentElements = new Set(["img", "video", "audio", "object", "embed", "iframe", "svg", "canvas", "input"])
 
-const isNameChar = (c: string): boolean => /[A-Za-z0-9:_-]/.test(c)
+/** `[A-Za-z0-9:_-]`, the characters of a tag name. */
+const isNameCode = (c: number): boolean =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 58) || c === 95 || c === 45
+
+const isLetterCode = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90)
 
 const readName = (html: string, from: number): number => {
   let j = from
-  while (j < html.length && isNameChar(html.charAt(j))) j++
+  while (j < html.length && isNameCode(html.charCodeAt(j))) j++
   return j
 }
 
@@ -78,14 +90,14 @@ const readName = (html: string, from: number): number => {
 const tagEnd = (html: string, from: number): number => {
   let j = from
   while (j < html.length) {
-    const c = html.charAt(j)
-    if (c === ">") return j
-    if (c === '"' || c === "'") {
+    const c = html.charCodeAt(j)
+    if (c === 62 /* > */) return j
+    if (c === 34 /* " */ || c === 39 /* ' */) {
       // An `=` right before makes it a value; a stray quote in a broken tag is just a char.
       let k = j - 1
-      while (k >= from && /\s/.test(html.charAt(k))) k--
-      if (html.charAt(k) === "=") {
-        const close = html.indexOf(c, j + 1)
+      while (k >= from && isSpaceCode(html.charCodeAt(k))) k--
+      if (html.charCodeAt(k) === 61 /* = */) {
+        const close = html.indexOf(c === 34 ? '"' : "'", j + 1)
         if (close < 0) return -1
         j = close + 1
         continue
@@ -96,83 +108,94 @@ const tagEnd = (html: string, from: number): number => {
   return -1
 }
 
-const parse = (html: string): ElementNode => {
-  const root: ElementNode = {
-    type: "element", name: "#root", raw: "", attrs: "", end: "", children: [], parent: undefined, index: 0,
-    removed: false
-  }
-  const stack: Array<ElementNode> = [root]
-  let preDepth = 0
-  const top = (): ElementNode => stack[stack.length - 1] ?? root
+/** The tokenizer's state: the tree so far and the elements still open. */
+interface TreeBuilder {
+  readonly root: ElementNode
+  readonly stack: Array<ElementNode>
+  /** open `pre` and `listing` elements, inside which a newline is a line break */
+  preDepth: number
+}
 
-  const append = (node: Node): void => {
-    const parent = top()
-    node.parent = parent
-    node.index = parent.children.length
-    parent.children.push(node)
+const element = (name: string, raw: string, attrs: string, end: string | undefined): ElementNode => ({
+  type: "element", name, raw, attrs, markup: undefined, end, children: [], parent: undefined, index: 0, removed: false
+})
+
+const top = (b: TreeBuilder): ElementNode => b.stack[b.stack.length - 1] ?? b.root
+
+const append = (b: TreeBuilder, node: Node): void => {
+  const parent = top(b)
+  node.parent = parent
+  node.index = parent.children.length
+  parent.children.push(node)
+}
+
+const appendText = (b: TreeBuilder, raw: string): void => {
+  if (raw === "") return
+  if (b.preDepth === 0 || !raw.includes("\n")) {
+    append(b, { type: "text", raw, parent: b.root, index: 0, removed: false })
+    return
   }
-  const text = (raw: string): void => {
-    if (raw === "") return
-    if (preDepth === 0 || !raw.includes("\n")) {
-      append({ type: "text", raw, parent: root, index: 0, removed: false })
+  // Inside <pre> a newline is a line break; one text node per line lets a cut fall there.
+  let from = 0
+  while (from < raw.length) {
+    const nl = raw.indexOf("\n", from)
+    const to = nl < 0 ? raw.length : nl + 1
+    append(b, { type: "text", raw: raw.slice(from, to), parent: b.root, index: 0, removed: false })
+    from = to
+  }
+}
+
+const appendOther = (b: TreeBuilder, raw: string): void =>
+  append(b, { type: "other", raw, parent: b.root, index: 0, removed: false })
+
+const popTo = (b: TreeBuilder, depth: number): void => {
+  while (b.stack.length > depth) {
+    const el = b.stack.pop()
+    if (el !== undefined && (el.name === "pre" || el.name === "listing")) b.preDepth--
+  }
+}
+
+/** Index of the nearest open `name` above any of `stops`, or -1. */
+const openIndex = (b: TreeBuilder, names: ReadonlyArray<string>, stops: ReadonlyArray<string>): number => {
+  for (let k = b.stack.length - 1; k > 0; k--) {
+    const name = b.stack[k]?.name ?? ""
+    if (names.includes(name)) return k
+    if (stops.includes(name)) return -1
+  }
+  return -1
+}
+
+const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, selfClosing: boolean): void => {
+  if (closesParagraph.has(name) && top(b).name === "p") popTo(b, b.stack.length - 1)
+  let implied = -1
+  if (name === "li") implied = openIndex(b, ["li"], ["ul", "ol", "div", "td", "blockquote"])
+  else if (name === "dt" || name === "dd") implied = openIndex(b, ["dt", "dd"], ["dl", "div"])
+  else if (name === "td" || name === "th") implied = openIndex(b, ["td", "th"], ["tr", "table"])
+  else if (name === "tr") implied = openIndex(b, ["tr"], ["table", "tbody", "thead", "tfoot"])
+  else if (name === "option") implied = openIndex(b, ["option"], ["select"])
+  if (implied > 0) popTo(b, implied)
+  const el = element(name, raw, attrs, undefined)
+  append(b, el)
+  if (voidElements.has(name) || selfClosing || b.stack.length > MAX_DEPTH) return
+  b.stack.push(el)
+  if (name === "pre" || name === "listing") b.preDepth++
+}
+
+const endTag = (b: TreeBuilder, name: string, raw: string): void => {
+  for (let k = b.stack.length - 1; k > 0; k--) {
+    const el = b.stack[k]
+    if (el !== undefined && el.name === name) {
+      el.end = raw
+      popTo(b, k)
       return
     }
-    // Inside <pre> a newline is a line break; one text node per line lets a cut fall there.
-    let from = 0
-    while (from < raw.length) {
-      const nl = raw.indexOf("\n", from)
-      const to = nl < 0 ? raw.length : nl + 1
-      append({ type: "text", raw: raw.slice(from, to), parent: root, index: 0, removed: false })
-      from = to
-    }
   }
-  const other = (raw: string): void => append({ type: "other", raw, parent: root, index: 0, removed: false })
-  const popTo = (depth: number): void => {
-    while (stack.length > depth) {
-      const el = stack.pop()
-      if (el !== undefined && (el.name === "pre" || el.name === "listing")) preDepth--
-    }
-  }
-  /** Index of the nearest open `name` above any of `stops`, or -1. */
-  const openIndex = (names: ReadonlyArray<string>, stops: ReadonlyArray<string>): number => {
-    for (let k = stack.length - 1; k > 0; k--) {
-      const name = stack[k]?.name ?? ""
-      if (names.includes(name)) return k
-      if (stops.includes(name)) return -1
-    }
-    return -1
-  }
+  appendOther(b, raw)
+}
 
-  const startTag = (name: string, raw: string, attrs: string, selfClosing: boolean): void => {
-    if (closesParagraph.has(name) && top().name === "p") popTo(stack.length - 1)
-    let implied = -1
-    if (name === "li") implied = openIndex(["li"], ["ul", "ol", "div", "td", "blockquote"])
-    else if (name === "dt" || name === "dd") implied = openIndex(["dt", "dd"], ["dl", "div"])
-    else if (name === "td" || name === "th") implied = openIndex(["td", "th"], ["tr", "table"])
-    else if (name === "tr") implied = openIndex(["tr"], ["table", "tbody", "thead", "tfoot"])
-    else if (name === "option") implied = openIndex(["option"], ["select"])
-    if (implied > 0) popTo(implied)
-    const el: ElementNode = {
-      type: "element", name, raw, attrs, end: undefined, children: [], parent: undefined, index: 0, removed: false
-    }
-    append(el)
-    if (voidElements.has(name) || selfClosing || stack.length > MAX_DEPTH) return
-    stack.push(el)
-    if (name === "pre" || name === "listing") preDepth++
-  }
-
-  const endTag = (name: string, raw: string): void => {
-    for (let k = stack.length - 1; k > 0; k--) {
-      const el = stack[k]
-      if (el !== undefined && el.name === name) {
-        el.end = raw
-        popTo(k)
-        return
-      }
-    }
-    other(raw)
-  }
-
+const parse = (html: string): ElementNode => {
+  const root = element("#root", "", "", "")
+  const b: TreeBuilder = { root, stack: [root], preDepth: 0 }
   let i = 0
   // A "<" that opens nothing stays in the running text node, so tag soup costs no nodes.
   let textStart = 0
@@ -181,14 +204,15 @@ const parse = (html: string): ElementNode => {
   while (i < n) {
     const lt = html.indexOf("<", i)
     if (lt < 0) break
-    const c = html.charAt(lt + 1)
-    const opensTag = c === "!" || c === "?" || /[A-Za-z]/.test(c) || (c === "/" && readName(html, lt + 2) > lt + 2 && lastGt > lt)
+    const c = html.charCodeAt(lt + 1)
+    const opensTag = c === 33 /* ! */ || c === 63 /* ? */ || isLetterCode(c) ||
+      (c === 47 /* / */ && readName(html, lt + 2) > lt + 2 && lastGt > lt)
     if (!opensTag) {
       i = lt + 1
       continue
     }
-    text(html.slice(textStart, lt))
-    if (c === "!") {
+    appendText(b, html.slice(textStart, lt))
+    if (c === 33) {
       let end: number
       if (html.startsWith("<!--", lt)) {
         const close = html.indexOf("-->", lt + 4)
@@ -197,17 +221,17 @@ const parse = (html: string): ElementNode => {
         const close = html.indexOf(">", lt + 2)
         end = close < 0 ? n : close + 1
       }
-      other(html.slice(lt, end))
+      appendOther(b, html.slice(lt, end))
       i = end
-    } else if (c === "?") {
+    } else if (c === 63) {
       const close = html.indexOf(">", lt + 2)
       const end = close < 0 ? n : close + 1
-      other(html.slice(lt, end))
+      appendOther(b, html.slice(lt, end))
       i = end
-    } else if (c === "/") {
+    } else if (c === 47) {
       const nameEnd = readName(html, lt + 2)
       const close = html.indexOf(">", lt + 2)
-      endTag(html.slice(lt + 2, nameEnd).toLowerCase(), html.slice(lt, close + 1))
+      endTag(b, html.slice(lt + 2, nameEnd).toLowerCase(), html.slice(lt, close + 1))
       i = close + 1
     } else {
       const nameEnd = readName(html, lt + 1)
@@ -219,62 +243,94 @@ const parse = (html: string): ElementNode => {
       }
       const name = html.slice(lt + 1, nameEnd).toLowerCase()
       const raw = html.slice(lt, close + 1)
-      startTag(name, raw, html.slice(nameEnd, close), html.charAt(close - 1) === "/")
+      startTag(b, name, raw, html.slice(nameEnd, close), html.charCodeAt(close - 1) === 47)
       i = close + 1
-      if (rawTextElements.has(name) && !voidElements.has(name) && top().name === name) {
+      if (rawTextElements.has(name) && !voidElements.has(name) && top(b).name === name) {
         const re = new RegExp(`</${name}[\\s/>]`, "gi")
         re.lastIndex = i
         const m = re.exec(html)
         const contentEnd = m === null ? n : m.index
-        text(html.slice(i, contentEnd))
+        appendText(b, html.slice(i, contentEnd))
         i = contentEnd
       }
     }
     textStart = i
   }
-  text(html.slice(textStart))
+  appendText(b, html.slice(textStart))
   return root
 }
 
-/** Reads one attribute of a start tag; names are compared in lower case. */
-const attr = (el: ElementNode, wanted: string): string | undefined => {
-  const s = el.attrs
+/** The attributes that mark a client's quote markup; an absent one reads as "". */
+interface MarkupAttributes {
+  readonly id: string
+  readonly classes: ReadonlyArray<string>
+  readonly style: string
+  readonly type: string
+}
+
+const noMarkup: MarkupAttributes = { id: "", classes: [], style: "", type: "" }
+
+/** `[\s/]`, skipped between attributes. */
+const isGapCode = (c: number): boolean => c === 47 || isSpaceCode(c)
+
+/** `[\s=>/]`, the end of an attribute name. */
+const endsAttrName = (c: number): boolean => c === 61 || c === 62 || isGapCode(c)
+
+/** Reads `id`, `class`, `style` and `type` of a start tag in one pass; names are compared in
+ * lower case and the first of a repeated attribute counts. */
+const readMarkup = (s: string): MarkupAttributes => {
+  if (s === "") return noMarkup
+  let id: string | undefined
+  let cls: string | undefined
+  let style: string | undefined
+  let type: string | undefined
+  const n = s.length
   let i = 0
-  while (i < s.length) {
-    while (i < s.length && /[\s/]/.test(s.charAt(i))) i++
+  while (i < n) {
+    while (i < n && isGapCode(s.charCodeAt(i))) i++
     const nameStart = i
-    while (i < s.length && !/[\s=>/]/.test(s.charAt(i))) i++
+    while (i < n && !endsAttrName(s.charCodeAt(i))) i++
     if (i === nameStart) {
       i++
       continue
     }
-    const name = s.slice(nameStart, i).toLowerCase()
-    while (i < s.length && /\s/.test(s.charAt(i))) i++
+    const nameLength = i - nameStart
+    // only names as long as the wanted ones are worth lower-casing
+    const name = nameLength === 2 || nameLength === 4 || nameLength === 5 ? s.slice(nameStart, i).toLowerCase() : ""
+    while (i < n && isSpaceCode(s.charCodeAt(i))) i++
     let value = ""
-    if (s.charAt(i) === "=") {
+    if (s.charCodeAt(i) === 61 /* = */) {
       i++
-      while (i < s.length && /\s/.test(s.charAt(i))) i++
-      const q = s.charAt(i)
-      if (q === '"' || q === "'") {
-        const close = s.indexOf(q, i + 1)
-        const end = close < 0 ? s.length : close
+      while (i < n && isSpaceCode(s.charCodeAt(i))) i++
+      const q = s.charCodeAt(i)
+      if (q === 34 /* " */ || q === 39 /* ' */) {
+        const close = s.indexOf(q === 34 ? '"' : "'", i + 1)
+        const end = close < 0 ? n : close
         value = s.slice(i + 1, end)
         i = end + 1
       } else {
         const start = i
-        while (i < s.length && !/\s/.test(s.charAt(i))) i++
+        while (i < n && !isSpaceCode(s.charCodeAt(i))) i++
         value = s.slice(start, i)
       }
     }
-    if (name === wanted) return value
+    if (name === "id") id ??= value
+    else if (name === "class") cls ??= value
+    else if (name === "style") style ??= value
+    else if (name === "type") type ??= value
   }
-  return undefined
+  if (id === undefined && cls === undefined && style === undefined && type === undefined) return noMarkup
+  return {
+    id: id ?? "",
+    classes: cls === undefined || cls === "" ? [] : cls.split(/\s+/).filter((c) => c !== ""),
+    style: style ?? "",
+    type: type ?? ""
+  }
 }
 
-const classes = (el: ElementNode): ReadonlyArray<string> =>
-  (attr(el, "class") ?? "").split(/\s+/).filter((c) => c !== "")
+const markupOf = (el: ElementNode): MarkupAttributes => (el.markup ??= readMarkup(el.attrs))
 
-const hasClass = (el: ElementNode, name: string): boolean => classes(el).includes(name)
+const hasClass = (el: ElementNode, name: string): boolean => markupOf(el).classes.includes(name)
 
 const namedEntities: Readonly<Record<string, string>> = {
   nbsp: "\u00a0", amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", eacute: "é", egrave: "è", ecirc: "ê",
@@ -299,14 +355,17 @@ const isBlankText = (raw: string): boolean => normaliseLine(decodeEntities(raw))
 
 /** Recognised by the client markup alone. */
 const structuralKind = (el: ElementNode): ItemKind | undefined => {
-  const id = (attr(el, "id") ?? "").toLowerCase()
+  const markup = markupOf(el)
+  // no id, class, style or type: nothing below can match (most elements of a body)
+  if (markup === noMarkup) return undefined
+  const id = markup.id.toLowerCase()
   if (id.endsWith("divrplyfwdmsg") || id.endsWith("appendonsend") || id === "mail-editor-reference-message-container") {
     return "cut"
   }
-  const cls = classes(el)
+  const cls = markup.classes
   if (cls.includes("moz-forward-container") || cls.includes("OutlookMessageHeader")) return "cut"
   if (el.name === "div") {
-    const style = (attr(el, "style") ?? "").toLowerCase().replace(/\s+/g, "")
+    const style = markup.style.toLowerCase().replace(/\s+/g, "")
     // Outlook desktop draws its reply header as a div with only a top border; a signature
     // may draw the same border, so the header's first key must be there too.
     if (style.includes("border:none") && style.includes("border-top:solid") &&
@@ -314,135 +373,165 @@ const structuralKind = (el: ElementNode): ItemKind | undefined => {
   }
   if (cls.includes("gmail_attr") || cls.includes("moz-cite-prefix")) return "attr"
   if (el.name === "blockquote") {
-    if ((attr(el, "type") ?? "").toLowerCase() === "cite" || cls.includes("gmail_quote")) return "quote"
+    if (markup.type.toLowerCase() === "cite" || cls.includes("gmail_quote")) return "quote"
   }
   if (cls.some((c) => c.endsWith("yahoo_quoted")) || cls.includes("protonmail_quote")) return "quote"
   if (cls.includes("gmail_quote") || cls.includes("gmail_quote_container")) return "quote"
   return undefined
 }
 
+/** Whether a node renders anything: non-blank text, an image or the like. Memoised per
+ * element in `memo`, which must be cleared when nodes are removed. */
+const hasContent = (memo: Map<Node, boolean>, node: Node): boolean => {
+  if (node.removed) return false
+  if (node.type === "text") return !isBlankText(node.raw)
+  if (node.type === "other") return false
+  const known = memo.get(node)
+  if (known !== undefined) return known
+  let result = false
+  if (contentElements.has(node.name)) result = true
+  else if (!invisibleElements.has(node.name)) {
+    for (const child of node.children) {
+      if (hasContent(memo, child)) {
+        result = true
+        break
+      }
+    }
+  }
+  memo.set(node, result)
+  return result
+}
+
+/** Gmail's quote container holds the sender's text when they answered inline; it is
+ * then only a wrapper and its blockquotes are the quotes. */
+const isWrapperWithAnswers = (memo: Map<Node, boolean>, el: ElementNode): boolean =>
+  el.name === "div" &&
+  el.children.some((c) => c.type === "element" && c.name === "blockquote") &&
+  el.children.some((c) =>
+    c.type === "element"
+      ? c.name !== "blockquote" && !hasClass(c, "gmail_attr") && hasContent(memo, c)
+      : c.type === "text" && hasContent(memo, c)
+  )
+
+/** The walk's state: the items so far and the logical line being gathered. */
+interface ItemReader {
+  readonly items: Array<Item>
+  /** the nodes each item stands for, by item index */
+  readonly itemNodes: Array<ReadonlyArray<Node>>
+  readonly contentMemo: Map<Node, boolean>
+  lineText: string
+  lineNodes: Array<Node>
+  lineContent: boolean
+}
+
+const pushItem = (
+  r: ItemReader,
+  kind: ItemKind,
+  text: string,
+  content: boolean,
+  nodes: ReadonlyArray<Node>,
+  depth?: number
+): void => {
+  r.items.push(depth === undefined ? { kind, text, content } : { kind, text, content, depth })
+  r.itemNodes.push(nodes)
+}
+
+/** Ends the logical line being gathered, if it has any node. */
+const flush = (r: ItemReader): void => {
+  if (r.lineNodes.length === 0) return
+  const text = normaliseLine(r.lineText)
+  if (text.startsWith(">")) {
+    // A `>` line in HTML is a plain-text quote that a client converted without markup.
+    const markers = /^[\s>]+/.exec(text)?.[0] ?? ""
+    const quoted = text.slice(markers.length)
+    pushItem(r, "quote", quoted, quoted !== "", r.lineNodes, markers.replace(/\s/g, "").length)
+  } else {
+    pushItem(r, "line", text, r.lineContent || text !== "", r.lineNodes)
+  }
+  r.lineText = ""
+  r.lineNodes = []
+  r.lineContent = false
+}
+
+const previousIsAttribution = (items: ReadonlyArray<Item>): boolean => {
+  const texts: Array<string> = []
+  // A few blank lines may sit between an attribution and its quote; not thousands.
+  for (let k = items.length - 1; k >= 0 && k >= items.length - 12 && texts.length < 3; k--) {
+    const item = items[k]
+    if (item === undefined || item.kind !== "line") break
+    if (item.text === "") {
+      if (texts.length > 0) break
+      continue
+    }
+    texts.unshift(item.text)
+    if (attributionStrength(texts.join(" ")) !== undefined) return true
+  }
+  return false
+}
+
+const inPre = (node: Node): boolean => {
+  for (let p: ElementNode | undefined = node.parent; p !== undefined; p = p.parent) {
+    if (p.name === "pre" || p.name === "listing") return true
+  }
+  return false
+}
+
+/** Document order into items: quote containers and dividers become one item each, the
+ * rest logical lines. */
+const walk = (r: ItemReader, node: Node): void => {
+  if (node.type === "other") return
+  if (node.type === "text") {
+    r.lineText += decodeEntities(node.raw)
+    r.lineNodes.push(node)
+    if (node.raw.endsWith("\n") && inPre(node)) flush(r)
+    return
+  }
+  const name = node.name
+  if (invisibleElements.has(name)) return
+  let kind = structuralKind(node)
+  if (kind === "quote" && name !== "blockquote" && isWrapperWithAnswers(r.contentMemo, node)) kind = undefined
+  if (kind === undefined && name === "blockquote" && previousIsAttribution(r.items)) kind = "quote"
+  if (kind !== undefined) {
+    flush(r)
+    if (kind === "quote") {
+      const attribution = leadingAttribution(node)
+      if (attribution.length > 0) pushItem(r, "attr", "", false, attribution)
+    }
+    pushItem(r, kind, "", kind === "quote", [node])
+    return
+  }
+  if (name === "br") {
+    r.lineNodes.push(node)
+    flush(r)
+    return
+  }
+  if (name === "hr") {
+    flush(r)
+    pushItem(r, "line", "__________", false, [node])
+    return
+  }
+  if (contentElements.has(name)) {
+    r.lineNodes.push(node)
+    r.lineContent = true
+    return
+  }
+  const block = blockElements.has(name)
+  if (block) flush(r)
+  for (const child of node.children) walk(r, child)
+  if (block) flush(r)
+}
+
 export const extractHtml = (html: string): string => {
   const root = parse(html)
-
-  const contentMemo = new Map<Node, boolean>()
-  const hasContent = (node: Node): boolean => {
-    if (node.removed) return false
-    if (node.type === "text") return !isBlankText(node.raw)
-    if (node.type === "other") return false
-    const known = contentMemo.get(node)
-    if (known !== undefined) return known
-    let result = false
-    if (contentElements.has(node.name)) result = true
-    else if (!invisibleElements.has(node.name)) result = node.children.some(hasContent)
-    contentMemo.set(node, result)
-    return result
+  const r: ItemReader = {
+    items: [], itemNodes: [], contentMemo: new Map(), lineText: "", lineNodes: [], lineContent: false
   }
+  for (const child of root.children) walk(r, child)
+  flush(r)
+  const { itemNodes, contentMemo } = r
 
-  /** Gmail's quote container holds the sender's text when they answered inline; it is
-   * then only a wrapper and its blockquotes are the quotes. */
-  const isWrapperWithAnswers = (el: ElementNode): boolean =>
-    el.name === "div" &&
-    el.children.some((c) => c.type === "element" && c.name === "blockquote") &&
-    el.children.some((c) =>
-      c.type === "element"
-        ? c.name !== "blockquote" && !hasClass(c, "gmail_attr") && hasContent(c)
-        : c.type === "text" && hasContent(c)
-    )
-
-  const items: Array<Item> = []
-  const itemNodes: Array<ReadonlyArray<Node>> = []
-  let lineText = ""
-  let lineNodes: Array<Node> = []
-  let lineContent = false
-
-  const push = (kind: ItemKind, text: string, content: boolean, nodes: ReadonlyArray<Node>, depth?: number): void => {
-    items.push(depth === undefined ? { kind, text, content } : { kind, text, content, depth })
-    itemNodes.push(nodes)
-  }
-  const flush = (): void => {
-    if (lineNodes.length === 0) return
-    const text = normaliseLine(lineText)
-    if (text.startsWith(">")) {
-      // A `>` line in HTML is a plain-text quote that a client converted without markup.
-      const markers = /^[\s>]+/.exec(text)?.[0] ?? ""
-      const quoted = text.slice(markers.length)
-      push("quote", quoted, quoted !== "", lineNodes, markers.replace(/\s/g, "").length)
-    } else {
-      push("line", text, lineContent || text !== "", lineNodes)
-    }
-    lineText = ""
-    lineNodes = []
-    lineContent = false
-  }
-  const previousIsAttribution = (): boolean => {
-    const texts: Array<string> = []
-    // A few blank lines may sit between an attribution and its quote; not thousands.
-    for (let k = items.length - 1; k >= 0 && k >= items.length - 12 && texts.length < 3; k--) {
-      const item = items[k]
-      if (item === undefined || item.kind !== "line") break
-      if (item.text === "") {
-        if (texts.length > 0) break
-        continue
-      }
-      texts.unshift(item.text)
-      if (attributionStrength(texts.join(" ")) !== undefined) return true
-    }
-    return false
-  }
-
-  const walk = (node: Node): void => {
-    if (node.type === "other") return
-    if (node.type === "text") {
-      lineText += decodeEntities(node.raw)
-      lineNodes.push(node)
-      if (node.raw.endsWith("\n") && inPre(node)) flush()
-      return
-    }
-    const name = node.name
-    if (invisibleElements.has(name)) return
-    let kind = structuralKind(node)
-    if (kind === "quote" && name !== "blockquote" && isWrapperWithAnswers(node)) kind = undefined
-    if (kind === undefined && name === "blockquote" && previousIsAttribution()) kind = "quote"
-    if (kind !== undefined) {
-      flush()
-      if (kind === "quote") {
-        const attribution = leadingAttribution(node)
-        if (attribution.length > 0) push("attr", "", false, attribution)
-      }
-      push(kind, "", kind === "quote", [node])
-      return
-    }
-    if (name === "br") {
-      lineNodes.push(node)
-      flush()
-      return
-    }
-    if (name === "hr") {
-      flush()
-      push("line", "__________", false, [node])
-      return
-    }
-    if (contentElements.has(name)) {
-      lineNodes.push(node)
-      lineContent = true
-      return
-    }
-    const block = blockElements.has(name)
-    if (block) flush()
-    for (const child of node.children) walk(child)
-    if (block) flush()
-  }
-  const inPre = (node: Node): boolean => {
-    for (let p: ElementNode | undefined = node.parent; p !== undefined; p = p.parent) {
-      if (p.name === "pre" || p.name === "listing") return true
-    }
-    return false
-  }
-  for (const child of root.children) walk(child)
-  flush()
-
-  const plan = planReply(items)
-  if (plan.cutAt >= items.length && plan.drop.size === 0) return html
+  const plan = planReply(r.items)
+  if (plan.cutAt >= r.items.length && plan.drop.size === 0) return html
 
   for (const k of plan.drop) for (const node of itemNodes[k] ?? []) node.removed = true
   const cutFrom = itemNodes[plan.cutAt]?.[0]
@@ -461,9 +550,9 @@ export const extractHtml = (html: string): string => {
 
   contentMemo.clear()
   const body = findBody(root) ?? root
-  trimEdge(body, "end", hasContent)
-  if (plan.drop.size > 0) trimEdge(body, "start", hasContent)
-  if (!hasContent(root)) return ""
+  trimEdge(body, "end", contentMemo)
+  if (plan.drop.size > 0) trimEdge(body, "start", contentMemo)
+  if (!hasContent(contentMemo, root)) return ""
   return serialise(root)
 }
 
@@ -539,7 +628,7 @@ const breaksLine = (el: ElementNode): boolean =>
  * paragraphs, `<br>`s, rules and whitespace left where the quote was. Invisible elements
  * (style, meta), comments and empty inline elements (Outlook's `<o:p></o:p>`) are stepped
  * over, never removed: they are part of the sender's markup, not blank lines. */
-const trimEdge = (el: ElementNode, edge: "start" | "end", hasContent: (node: Node) => boolean): void => {
+const trimEdge = (el: ElementNode, edge: "start" | "end", contentMemo: Map<Node, boolean>): void => {
   let current: ElementNode = el
   for (;;) {
     const kids = current.children
@@ -548,7 +637,7 @@ const trimEdge = (el: ElementNode, edge: "start" | "end", hasContent: (node: Nod
       const child = kids[edge === "end" ? kids.length - 1 - step : step]
       if (child === undefined || child.removed || child.type === "other") continue
       if (child.type === "element" && invisibleElements.has(child.name)) continue
-      if (!hasContent(child)) {
+      if (!hasContent(contentMemo, child)) {
         if (child.type === "text" || breaksLine(child)) child.removed = true
         continue
       }
