@@ -276,10 +276,22 @@ const isGapCode = (c: number): boolean => c === 47 || isSpaceCode(c)
 /** `[\s=>/]`, the end of an attribute name. */
 const endsAttrName = (c: number): boolean => c === 61 || c === 62 || isGapCode(c)
 
-/** Reads `id`, `class`, `style` and `type` of a start tag in one pass; names are compared in
- * lower case and the first of a repeated attribute counts. */
-const readMarkup = (s: string): MarkupAttributes => {
+/** Whether `s[from, to)` lower-cased is `wanted` (lower-case ASCII letters), without
+ * allocating: only a letter and its capital map onto a letter by `| 0x20`, and no other
+ * character lower-cases to one of these letters (U+0130 becomes two characters). */
+const isName = (s: string, from: number, to: number, wanted: string): boolean => {
+  if (to - from !== wanted.length) return false
+  for (let k = 0; k < wanted.length; k++) if ((s.charCodeAt(from + k) | 0x20) !== wanted.charCodeAt(k)) return false
+  return true
+}
+
+/** Reads the marking attributes of a start tag in one pass: `id` and `class`, `style` of
+ * a div, `type` of a blockquote (no other element is recognised by them). Names are
+ * compared in lower case and the first of a repeated attribute counts. */
+const readMarkup = (s: string, element: string): MarkupAttributes => {
   if (s === "") return noMarkup
+  const wantsStyle = element === "div"
+  const wantsType = element === "blockquote"
   let id: string | undefined
   let cls: string | undefined
   let style: string | undefined
@@ -294,30 +306,29 @@ const readMarkup = (s: string): MarkupAttributes => {
       i++
       continue
     }
-    const nameLength = i - nameStart
-    // only names as long as the wanted ones are worth lower-casing
-    const name = nameLength === 2 || nameLength === 4 || nameLength === 5 ? s.slice(nameStart, i).toLowerCase() : ""
+    const nameEnd = i
     while (i < n && isSpaceCode(s.charCodeAt(i))) i++
-    let value = ""
+    let valueStart = i
+    let valueEnd = i
     if (s.charCodeAt(i) === 61 /* = */) {
       i++
       while (i < n && isSpaceCode(s.charCodeAt(i))) i++
       const q = s.charCodeAt(i)
       if (q === 34 /* " */ || q === 39 /* ' */) {
         const close = s.indexOf(q === 34 ? '"' : "'", i + 1)
-        const end = close < 0 ? n : close
-        value = s.slice(i + 1, end)
-        i = end + 1
+        valueStart = i + 1
+        valueEnd = close < 0 ? n : close
+        i = valueEnd + 1
       } else {
-        const start = i
+        valueStart = i
         while (i < n && !isSpaceCode(s.charCodeAt(i))) i++
-        value = s.slice(start, i)
+        valueEnd = i
       }
     }
-    if (name === "id") id ??= value
-    else if (name === "class") cls ??= value
-    else if (name === "style") style ??= value
-    else if (name === "type") type ??= value
+    if (id === undefined && isName(s, nameStart, nameEnd, "id")) id = s.slice(valueStart, valueEnd)
+    else if (cls === undefined && isName(s, nameStart, nameEnd, "class")) cls = s.slice(valueStart, valueEnd)
+    else if (wantsStyle && style === undefined && isName(s, nameStart, nameEnd, "style")) style = s.slice(valueStart, valueEnd)
+    else if (wantsType && type === undefined && isName(s, nameStart, nameEnd, "type")) type = s.slice(valueStart, valueEnd)
   }
   if (id === undefined && cls === undefined && style === undefined && type === undefined) return noMarkup
   return {
@@ -328,7 +339,7 @@ const readMarkup = (s: string): MarkupAttributes => {
   }
 }
 
-const markupOf = (el: ElementNode): MarkupAttributes => (el.markup ??= readMarkup(el.attrs))
+const markupOf = (el: ElementNode): MarkupAttributes => (el.markup ??= readMarkup(el.attrs, el.name))
 
 const hasClass = (el: ElementNode, name: string): boolean => markupOf(el).classes.includes(name)
 
