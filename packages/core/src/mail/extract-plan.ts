@@ -140,14 +140,18 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: numb
 export const planReply = (items: ReadonlyArray<Item>): Plan => {
   const attributionLines = new Set<number>()
   let hardCut = items.length
-  // Each line is looked at by up to 16 header-block probes; classify it once.
-  const headerKinds = new Map<number, HeaderKind | undefined>()
+  // Each line is looked at by up to 16 header-block probes; classify it once. By index,
+  // null for "no key": every line is probed at least once, so a Map cost more than the
+  // classification it saved.
+  const headerKinds = new Array<HeaderKind | null | undefined>(items.length)
   const kindOf = (k: number): HeaderKind | undefined => {
-    if (headerKinds.has(k)) return headerKinds.get(k)
-    const item = items[k]
-    const kind = item !== undefined && item.kind === "line" ? headerKind(item.text) : undefined
-    headerKinds.set(k, kind)
-    return kind
+    let kind = headerKinds[k]
+    if (kind === undefined) {
+      const item = items[k]
+      kind = (item !== undefined && item.kind === "line" ? headerKind(item.text) : undefined) ?? null
+      headerKinds[k] = kind
+    }
+    return kind ?? undefined
   }
 
   for (let i = 0; i < items.length; i++) {
