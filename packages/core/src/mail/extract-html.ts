@@ -43,6 +43,8 @@ interface ElementNode {
   /** the start tag as written */
   readonly raw: string
   readonly attrs: string
+  /** VOID, BLOCK, ... of `name` */
+  readonly flags: number
   /** the attributes the markers look at, read from `attrs` on first use */
   markup: MarkupAttributes | undefined
   /** the end tag as written; absent when the source left it implied */
@@ -73,6 +75,28 @@ const blockElements = new Set([
 ])
 const invisibleElements = new Set(["head", "style", "script", "title", "meta", "link", "template", "xml", "noscript"])
 const contentElements = new Set(["img", "video", "audio", "object", "embed", "iframe", "svg", "canvas", "input"])
+
+// The sets above as bits, looked up once per start tag: the tokenizer and the walk ask
+// up to seven of these questions of every element.
+const VOID = 1
+const RAW_TEXT = 2
+const CLOSES_P = 4
+const BLOCK = 8
+const INVISIBLE = 16
+const CONTENT = 32
+const elementFlags: ReadonlyMap<string, number> = (() => {
+  const flags = new Map<string, number>()
+  const add = (names: ReadonlySet<string>, flag: number): void => {
+    for (const name of names) flags.set(name, (flags.get(name) ?? 0) | flag)
+  }
+  add(voidElements, VOID)
+  add(rawTextElements, RAW_TEXT)
+  add(closesParagraph, CLOSES_P)
+  add(blockElements, BLOCK)
+  add(invisibleElements, INVISIBLE)
+  add(contentElements, CONTENT)
+  return flags
+})()
 
 /** `[A-Za-z0-9:_-]`, the characters of a tag name. */
 const isNameCode = (c: number): boolean =>
@@ -117,7 +141,8 @@ interface TreeBuilder {
 }
 
 const element = (name: string, raw: string, attrs: string, end: string | undefined): ElementNode => ({
-  type: "element", name, raw, attrs, markup: undefined, end, children: [], parent: undefined, index: 0, removed: false
+  type: "element", name, raw, attrs, flags: elementFlags.get(name) ?? 0, markup: undefined, end, children: [],
+  parent: undefined, index: 0, removed: false
 })
 
 const top = (b: TreeBuilder): ElementNode => b.stack[b.stack.length - 1] ?? b.root
@@ -165,8 +190,9 @@ const openIndex = (b: TreeBuilder, names: ReadonlyArray<string>, stops: Readonly
   return -1
 }
 
-const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, selfClosing: boolean): void => {
-  if (closesParagraph.has(name) && top(b).name === "p") popTo(b, b.stack.length - 1)
+const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, selfClosing: boolean): ElementNode => {
+  const el = element(name, raw, attrs, undefined)
+  if ((el.flags & CLOSES_P) !== 0 && top(b).name === "p") popTo(b, b.stack.length - 1)
   let implied = -1
   if (name === "li") implied = openIndex(b, ["li"], ["ul", "ol", "div", "td", "blockquote"])
   else if (name === "dt" || name === "dd") implied = openIndex(b, ["dt", "dd"], ["dl", "div"])
@@ -174,11 +200,11 @@ const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, self
   else if (name === "tr") implied = openIndex(b, ["tr"], ["table", "tbody", "thead", "tfoot"])
   else if (name === "option") implied = openIndex(b, ["option"], ["select"])
   if (implied > 0) popTo(b, implied)
-  const el = element(name, raw, attrs, undefined)
   append(b, el)
-  if (voidElements.has(name) || selfClosing || b.stack.length > MAX_DEPTH) return
+  if ((el.flags & VOID) !== 0 || selfClosing || b.stack.length > MAX_DEPTH) return el
   b.stack.push(el)
   if (name === "pre" || name === "listing") b.preDepth++
+  return el
 }
 
 const endTag = (b: TreeBuilder, name: string, raw: string): void => {
@@ -243,9 +269,9 @@ const parse = (html: string): ElementNode => {
       }
       const name = html.slice(lt + 1, nameEnd).toLowerCase()
       const raw = html.slice(lt, close + 1)
-      startTag(b, name, raw, html.slice(nameEnd, close), html.charCodeAt(close - 1) === 47)
+      const el = startTag(b, name, raw, html.slice(nameEnd, close), html.charCodeAt(close - 1) === 47)
       i = close + 1
-      if (rawTextElements.has(name) && !voidElements.has(name) && top(b).name === name) {
+      if ((el.flags & RAW_TEXT) !== 0 && (el.flags & VOID) === 0 && top(b).name === name) {
         const re = new RegExp(`</${name}[\\s/>]`, "gi")
         re.lastIndex = i
         const m = re.exec(html)
@@ -400,8 +426,8 @@ const hasContent = (memo: Map<Node, boolean>, node: Node): boolean => {
   const known = memo.get(node)
   if (known !== undefined) return known
   let result = false
-  if (contentElements.has(node.name)) result = true
-  else if (!invisibleElements.has(node.name)) {
+  if ((node.flags & CONTENT) !== 0) result = true
+  else if ((node.flags & INVISIBLE) === 0) {
     for (const child of node.children) {
       if (hasContent(memo, child)) {
         result = true
@@ -498,7 +524,7 @@ const walk = (r: ItemReader, node: Node): void => {
     return
   }
   const name = node.name
-  if (invisibleElements.has(name)) return
+  if ((node.flags & INVISIBLE) !== 0) return
   let kind = structuralKind(node)
   if (kind === "quote" && name !== "blockquote" && isWrapperWithAnswers(r.contentMemo, node)) kind = undefined
   if (kind === undefined && name === "blockquote" && previousIsAttribution(r.items)) kind = "quote"
@@ -521,12 +547,12 @@ const walk = (r: ItemReader, node: Node): void => {
     pushItem(r, "line", "__________", false, [node])
     return
   }
-  if (contentElements.has(name)) {
+  if ((node.flags & CONTENT) !== 0) {
     r.lineNodes.push(node)
     r.lineContent = true
     return
   }
-  const block = blockElements.has(name)
+  const block = (node.flags & BLOCK) !== 0
   if (block) flush(r)
   for (const child of node.children) walk(r, child)
   if (block) flush(r)
@@ -577,14 +603,14 @@ const leadingAttribution = (quote: ElementNode): ReadonlyArray<Node> => {
   if (first === undefined) return []
   const nodes: Array<Node> = []
   let text = ""
-  if (first.type === "element" && blockElements.has(first.name)) {
+  if (first.type === "element" && (first.flags & BLOCK) !== 0) {
     nodes.push(first)
     text = textOf(first, 600)
     k++
   } else {
     for (; k < kids.length; k++) {
       const node = kids[k]
-      if (node === undefined || (node.type === "element" && blockElements.has(node.name))) break
+      if (node === undefined || (node.type === "element" && (node.flags & BLOCK) !== 0)) break
       nodes.push(node)
       if (node.type === "element" && node.name === "br") {
         k++
@@ -612,7 +638,7 @@ const textOf = (el: ElementNode, limit: number): string => {
   const visit = (node: Node): void => {
     if (out.length > limit) return
     if (node.type === "text") out += decodeEntities(node.raw)
-    else if (node.type === "element" && !invisibleElements.has(node.name)) {
+    else if (node.type === "element" && (node.flags & INVISIBLE) === 0) {
       if (node.name === "br") out += " "
       for (const child of node.children) visit(child)
     }
@@ -632,7 +658,7 @@ const findBody = (el: ElementNode): ElementNode | undefined => {
 
 /** Whether a blank element renders as vertical space (a blank line), not as nothing. */
 const breaksLine = (el: ElementNode): boolean =>
-  el.name === "br" || el.name === "hr" || blockElements.has(el.name) ||
+  el.name === "br" || el.name === "hr" || (el.flags & BLOCK) !== 0 ||
   el.children.some((c) => !c.removed && c.type === "element" && breaksLine(c))
 
 /** Blank markup at the edge of the kept part is what blank lines are in text: empty
@@ -647,12 +673,12 @@ const trimEdge = (el: ElementNode, edge: "start" | "end", contentMemo: Map<Node,
     for (let step = 0; step < kids.length; step++) {
       const child = kids[edge === "end" ? kids.length - 1 - step : step]
       if (child === undefined || child.removed || child.type === "other") continue
-      if (child.type === "element" && invisibleElements.has(child.name)) continue
+      if (child.type === "element" && (child.flags & INVISIBLE) !== 0) continue
       if (!hasContent(contentMemo, child)) {
         if (child.type === "text" || breaksLine(child)) child.removed = true
         continue
       }
-      if (child.type === "element" && !contentElements.has(child.name)) next = child
+      if (child.type === "element" && (child.flags & CONTENT) === 0) next = child
       break
     }
     if (next === undefined) return
