@@ -160,14 +160,24 @@ export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = d
 const nonEmpty = (s: string): string | undefined => (s.length > 0 ? s : undefined)
 
 // mailparser joins the HTML of a mixed message's parts with "<br/>\n" and, as textAsHtml is
-// skipped, contributes "" for each plain part: drop the joins those empty pieces leave
-const trimJoins = (html: string): string => html.replace(/^(?:<br\/>\n)+/, "").replace(/(?:<br\/>\n)+$/, "")
+// skipped, contributes "" for each plain part: drop the joins those empty pieces leave.
+// Compared in place: an end-anchored regex would scan the whole body for where to start.
+const JOIN = "<br/>\n"
+const trimJoins = (html: string): string => {
+  let start = 0
+  let end = html.length
+  while (html.startsWith(JOIN, start)) start += JOIN.length
+  while (end - JOIN.length >= start && html.endsWith(JOIN, end)) end -= JOIN.length
+  return start === 0 && end === html.length ? html : html.slice(start, end)
+}
 
 const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s)
 
 /** Whitespace collapsed, cut at a word boundary near PREVIEW_CHARS. */
 export const preview = (text: string): string => {
-  const flat = text.slice(0, PREVIEW_CHARS * 8).replace(/\s+/g, " ").trim()
+  // only runs other than a lone space are replaced: same result, without rebuilding the
+  // string at every space between words
+  const flat = text.slice(0, PREVIEW_CHARS * 8).replace(/\s{2,}|[^\S ]/g, " ").trim()
   if (flat.length <= PREVIEW_CHARS) return flat
   const head = flat.slice(0, PREVIEW_CHARS)
   const space = head.lastIndexOf(" ")
@@ -234,12 +244,15 @@ const headerMap = (lines: ParsedMail["headerLines"], maxLines: number): Record<s
 
 // mailsplit hands header bytes over as latin1; raw 8-bit headers are almost always UTF-8
 const utf8 = (binary: string): string => {
+  if (!/[^\x00-\x7f]/.test(binary)) return binary // ASCII reads the same either way
   const bytes = Buffer.from(binary, "latin1")
   const text = bytes.toString("utf8")
   return text.includes("\uFFFD") ? binary : text
 }
 
-const decodeWords = (value: string): string => attempt(() => libmime.decodeWords(value)) ?? value
+// without "=?" (an encoded word) or NUL (libmime's join marker) libmime changes nothing
+const decodeWords = (value: string): string =>
+  value.includes("=?") || value.includes("\x00") ? attempt(() => libmime.decodeWords(value)) ?? value : value
 
 const structured = (value: string): string => {
   const parsed = attempt(() => libmime.parseHeaderValue(utf8(value)))
