@@ -1,10 +1,10 @@
 /**
  * The HTML path of reply extraction. The body is read by a small forgiving tokenizer into
- * a tree whose nodes keep their source text, so whatever is not removed is serialised back
- * byte for byte: the kept part is the sender's own markup, not a re-rendering. The tree is
- * walked in document order into the items `planReply` decides on (quote containers of each
- * client, Outlook's reply dividers, and logical lines for the text markers), and the plan
- * is applied by marking nodes removed.
+ * a tree whose nodes keep their source text (tags as spans of the body), so whatever is
+ * not removed is serialised back byte for byte: the kept part is the sender's own markup,
+ * not a re-rendering. The tree is walked in document order into the items `planReply`
+ * decides on (quote containers of each client, Outlook's reply dividers, and logical lines
+ * for the text markers), and the plan is applied by marking nodes removed.
  *
  * Everything is linear in the input: the tokenizer scans with indexOf and keeps stray `<`
  * in the running text, nesting is capped (deeper start tags open no further level, which
@@ -12,10 +12,11 @@
  * test is memoised per node.
  *
  * Every character of the body passes through the tokenizer, and every node through the
- * walk, so both test characters by code (no regex per character), read an element's
- * attributes at most once, and are module-level functions over an explicit state object:
- * closures made per call are cheap in plain Node, but a transpiler that keeps function
- * names (tsx, as the benchmark runs) wraps each one in a defineProperty call.
+ * walk, so both test characters by code (no regex per character), keep tags as spans
+ * rather than sliced strings, read an element's marking attributes once, and are
+ * module-level functions over an explicit state object: closures made per call are cheap
+ * in plain Node, but a transpiler that keeps function names (tsx, as the benchmark runs)
+ * wraps each one in a defineProperty call.
  */
 import { attributionStrength, headerKind, isSpaceCode, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
@@ -37,18 +38,20 @@ interface OtherNode {
   removed: boolean
 }
 
+/** Tags are kept as spans of the source, not as strings: most are never serialised. */
 interface ElementNode {
   readonly type: "element"
   readonly name: string
-  /** the start tag as written */
-  readonly raw: string
-  readonly attrs: string
+  /** the start tag as written: html[from, to) */
+  readonly from: number
+  readonly to: number
   /** VOID, BLOCK, ... of `name` */
   readonly flags: number
-  /** the attributes the markers look at, read from `attrs` on first use */
-  markup: MarkupAttributes | undefined
-  /** the end tag as written; absent when the source left it implied */
-  end: string | undefined
+  /** the attributes the markers look at */
+  readonly markup: MarkupAttributes
+  /** the end tag as written, html[endFrom, endTo); endFrom -1 when the source left it implied */
+  endFrom: number
+  endTo: number
   readonly children: Array<Node>
   parent: ElementNode | undefined
   index: number
@@ -140,9 +143,9 @@ interface TreeBuilder {
   preDepth: number
 }
 
-const element = (name: string, raw: string, attrs: string, end: string | undefined): ElementNode => ({
-  type: "element", name, raw, attrs, flags: elementFlags.get(name) ?? 0, markup: undefined, end, children: [],
-  parent: undefined, index: 0, removed: false
+const element = (name: string, from: number, to: number, markup: MarkupAttributes): ElementNode => ({
+  type: "element", name, from, to, flags: elementFlags.get(name) ?? 0, markup, endFrom: -1, endTo: -1,
+  children: [], parent: undefined, index: 0, removed: false
 })
 
 const top = (b: TreeBuilder): ElementNode => b.stack[b.stack.length - 1] ?? b.root
@@ -190,8 +193,8 @@ const openIndex = (b: TreeBuilder, names: ReadonlyArray<string>, stops: Readonly
   return -1
 }
 
-const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, selfClosing: boolean): ElementNode => {
-  const el = element(name, raw, attrs, undefined)
+const startTag = (b: TreeBuilder, el: ElementNode, selfClosing: boolean): void => {
+  const name = el.name
   if ((el.flags & CLOSES_P) !== 0 && top(b).name === "p") popTo(b, b.stack.length - 1)
   let implied = -1
   if (name === "li") implied = openIndex(b, ["li"], ["ul", "ol", "div", "td", "blockquote"])
@@ -201,26 +204,37 @@ const startTag = (b: TreeBuilder, name: string, raw: string, attrs: string, self
   else if (name === "option") implied = openIndex(b, ["option"], ["select"])
   if (implied > 0) popTo(b, implied)
   append(b, el)
-  if ((el.flags & VOID) !== 0 || selfClosing || b.stack.length > MAX_DEPTH) return el
+  if ((el.flags & VOID) !== 0 || selfClosing || b.stack.length > MAX_DEPTH) return
   b.stack.push(el)
   if (name === "pre" || name === "listing") b.preDepth++
-  return el
 }
 
-const endTag = (b: TreeBuilder, name: string, raw: string): void => {
+/** Whether html[from, to), a tag name, is `name` in lower case; compared in place. */
+const isTagName = (html: string, from: number, to: number, name: string): boolean => {
+  if (to - from !== name.length) return false
+  for (let k = 0; k < name.length; k++) {
+    const c = html.charCodeAt(from + k)
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== name.charCodeAt(k)) return false
+  }
+  return true
+}
+
+/** The end tag html[from, to) whose name is html[nameFrom, nameTo). */
+const endTag = (b: TreeBuilder, html: string, from: number, to: number, nameFrom: number, nameTo: number): void => {
   for (let k = b.stack.length - 1; k > 0; k--) {
     const el = b.stack[k]
-    if (el !== undefined && el.name === name) {
-      el.end = raw
+    if (el !== undefined && isTagName(html, nameFrom, nameTo, el.name)) {
+      el.endFrom = from
+      el.endTo = to
       popTo(b, k)
       return
     }
   }
-  appendOther(b, raw)
+  appendOther(b, html.slice(from, to))
 }
 
 const parse = (html: string): ElementNode => {
-  const root = element("#root", "", "", "")
+  const root = element("#root", 0, 0, noMarkup)
   const b: TreeBuilder = { root, stack: [root], preDepth: 0 }
   let i = 0
   // A "<" that opens nothing stays in the running text node, so tag soup costs no nodes.
@@ -257,7 +271,7 @@ const parse = (html: string): ElementNode => {
     } else if (c === 47) {
       const nameEnd = readName(html, lt + 2)
       const close = html.indexOf(">", lt + 2)
-      endTag(b, html.slice(lt + 2, nameEnd).toLowerCase(), html.slice(lt, close + 1))
+      endTag(b, html, lt, close + 1, lt + 2, nameEnd)
       i = close + 1
     } else {
       const nameEnd = readName(html, lt + 1)
@@ -268,8 +282,8 @@ const parse = (html: string): ElementNode => {
         break
       }
       const name = html.slice(lt + 1, nameEnd).toLowerCase()
-      const raw = html.slice(lt, close + 1)
-      const el = startTag(b, name, raw, html.slice(nameEnd, close), html.charCodeAt(close - 1) === 47)
+      const el = element(name, lt, close + 1, readMarkup(html, nameEnd, close, name))
+      startTag(b, el, html.charCodeAt(close - 1) === 47)
       i = close + 1
       if ((el.flags & RAW_TEXT) !== 0 && (el.flags & VOID) === 0 && top(b).name === name) {
         const re = new RegExp(`</${name}[\\s/>]`, "gi")
@@ -311,19 +325,20 @@ const isName = (s: string, from: number, to: number, wanted: string): boolean =>
   return true
 }
 
-/** Reads the marking attributes of a start tag in one pass: `id` and `class`, `style` of
+/** Reads the marking attributes of a start tag, s[from, to), in one pass: `id` and `class`, `style` of
  * a div, `type` of a blockquote (no other element is recognised by them). Names are
  * compared in lower case and the first of a repeated attribute counts. */
-const readMarkup = (s: string, element: string): MarkupAttributes => {
-  if (s === "") return noMarkup
+const readMarkup = (s: string, from: number, to: number, element: string): MarkupAttributes => {
+  if (from === to) return noMarkup
   const wantsStyle = element === "div"
   const wantsType = element === "blockquote"
   let id: string | undefined
   let cls: string | undefined
   let style: string | undefined
   let type: string | undefined
-  const n = s.length
-  let i = 0
+  // the attributes are s[from, to); s[to] is the tag's ">"
+  const n = to
+  let i = from
   while (i < n) {
     while (i < n && isGapCode(s.charCodeAt(i))) i++
     const nameStart = i
@@ -343,7 +358,7 @@ const readMarkup = (s: string, element: string): MarkupAttributes => {
       if (q === 34 /* " */ || q === 39 /* ' */) {
         const close = s.indexOf(q === 34 ? '"' : "'", i + 1)
         valueStart = i + 1
-        valueEnd = close < 0 ? n : close
+        valueEnd = close < 0 || close > n ? n : close
         i = valueEnd + 1
       } else {
         valueStart = i
@@ -365,9 +380,7 @@ const readMarkup = (s: string, element: string): MarkupAttributes => {
   }
 }
 
-const markupOf = (el: ElementNode): MarkupAttributes => (el.markup ??= readMarkup(el.attrs, el.name))
-
-const hasClass = (el: ElementNode, name: string): boolean => markupOf(el).classes.includes(name)
+const hasClass = (el: ElementNode, name: string): boolean => el.markup.classes.includes(name)
 
 const namedEntities: Readonly<Record<string, string>> = {
   nbsp: "\u00a0", amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", eacute: "é", egrave: "è", ecirc: "ê",
@@ -392,7 +405,7 @@ const isBlankText = (raw: string): boolean => normaliseLine(decodeEntities(raw))
 
 /** Recognised by the client markup alone. */
 const structuralKind = (el: ElementNode): ItemKind | undefined => {
-  const markup = markupOf(el)
+  const markup = el.markup
   // no id, class, style or type: nothing below can match (most elements of a body)
   if (markup === noMarkup) return undefined
   const id = markup.id.toLowerCase()
@@ -590,7 +603,7 @@ export const extractHtml = (html: string): string => {
   trimEdge(body, "end", contentMemo)
   if (plan.drop.size > 0) trimEdge(body, "start", contentMemo)
   if (!hasContent(contentMemo, root)) return ""
-  return serialise(root)
+  return serialise(html, root)
 }
 
 /** Apple Mail puts the attribution inside the blockquote, as its first line; returned as
@@ -686,7 +699,7 @@ const trimEdge = (el: ElementNode, edge: "start" | "end", contentMemo: Map<Node,
   }
 }
 
-const serialise = (root: ElementNode): string => {
+const serialise = (html: string, root: ElementNode): string => {
   const out: Array<string> = []
   const emit = (node: Node): void => {
     if (node.removed) return
@@ -694,9 +707,9 @@ const serialise = (root: ElementNode): string => {
       out.push(node.raw)
       return
     }
-    out.push(node.raw)
+    out.push(html.slice(node.from, node.to))
     for (const child of node.children) emit(child)
-    if (node.end !== undefined) out.push(node.end)
+    if (node.endFrom >= 0) out.push(html.slice(node.endFrom, node.endTo))
   }
   emit(root)
   return out.join("")
