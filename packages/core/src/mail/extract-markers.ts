@@ -46,21 +46,22 @@ export const normaliseLine = (line: string): string => {
   const n = line.length
   let i = 0
   while (i < n) {
-    normalStretch.lastIndex = i
-    if (normalStretch.test(line)) {
-      const end = normalStretch.lastIndex
-      if (i === 0 && end === n) return line
-      const stretch = line.slice(i, end)
-      out = out === "" ? stretch : gap ? `${out} ${stretch}` : out + stretch
-      gap = false
-      i = end
+    const c = line.charCodeAt(i)
+    if (!isKeptCode(c)) {
+      // whitespace (a gap to write as one space) or a zero-width mark (nothing)
+      if (!isInvisibleCode(c)) gap = true
+      i++
       continue
     }
-    // whitespace and zero-width marks up to the next kept character
-    do {
-      if (!isInvisibleCode(line.charCodeAt(i))) gap = true
-      i++
-    } while (i < n && !isKeptCode(line.charCodeAt(i)))
+    normalStretch.lastIndex = i
+    // It matches, as it starts at a kept character; should `\s` and isSpaceCode ever
+    // disagree, the character is still kept and the loop still advances.
+    const end = normalStretch.test(line) ? normalStretch.lastIndex : i + 1
+    if (i === 0 && end === n) return line
+    const stretch = line.slice(i, end)
+    out = out === "" ? stretch : gap ? `${out} ${stretch}` : out + stretch
+    gap = false
+    i = end
   }
   return out
 }
