@@ -214,6 +214,13 @@ export const isSeparator = (line: string): boolean => {
  * unknown phrase: separators only when a header block follows. */
 export const isRuleLike = (line: string): boolean => {
   if (line.length > 120) return false
-  if (/^[-_=*]{5,}$/.test(line)) return true
-  return dashedPhrase(line) !== undefined && line.startsWith("---") && line.endsWith("---")
+  if (isRule(line)) return true
+  return line.startsWith("---") && line.endsWith("---") && dashedPhrase(line) !== undefined
+}
+
+/** A line of five or more of `-_=*` and nothing else: a rule drawn in text. */
+export const isRule = (line: string): boolean => {
+  // most lines fail at the first character, without a regex call
+  const c = line.charCodeAt(0)
+  return (c === 0x2d || c === 0x5f || c === 0x3d || c === 0x2a) && /^[-_=*]{5,}$/.test(line)
 }

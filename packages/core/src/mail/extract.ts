@@ -43,7 +43,7 @@
  * markup left at the edges (empty paragraphs, `<br>`, rules) is trimmed as blank lines
  * are; a body in which nothing is quoted comes back unchanged.
  */
-import { normaliseLine } from "./extract-markers.ts"
+import { isRule, normaliseLine } from "./extract-markers.ts"
 import { extractHtml } from "./extract-html.ts"
 import { planReply, type Item } from "./extract-plan.ts"
 
@@ -69,7 +69,7 @@ const extractText = (text: string): string => {
       return { kind: "quote", text: quoted, content: quoted !== "", depth: quoteDepth(markers) }
     }
     const normalised = normaliseLine(line)
-    return { kind: "line", text: normalised, content: normalised !== "" && !/^[-_=*]{5,}$/.test(normalised) }
+    return { kind: "line", text: normalised, content: normalised !== "" && !isRule(normalised) }
   })
   const plan = planReply(items)
   const kept: Array<string> = []
