@@ -318,16 +318,17 @@ const endsAttrName = (c: number): boolean => c === 61 || c === 62 || isGapCode(c
 
 /** Whether `s[from, to)` lower-cased is `wanted` (lower-case ASCII letters), without
  * allocating: only a letter and its capital map onto a letter by `| 0x20`, and no other
- * character lower-cases to one of these letters (U+0130 becomes two characters). */
+ * character lower-cases to a letter of these names (U+212A becomes "k", U+0130 two
+ * characters). */
 const isName = (s: string, from: number, to: number, wanted: string): boolean => {
   if (to - from !== wanted.length) return false
   for (let k = 0; k < wanted.length; k++) if ((s.charCodeAt(from + k) | 0x20) !== wanted.charCodeAt(k)) return false
   return true
 }
 
-/** Reads the marking attributes of a start tag, s[from, to), in one pass: `id` and `class`, `style` of
- * a div, `type` of a blockquote (no other element is recognised by them). Names are
- * compared in lower case and the first of a repeated attribute counts. */
+/** Reads the marking attributes of a start tag, s[from, to), in one pass: `id` and
+ * `class`, `style` of a div, `type` of a blockquote (no other element is recognised by
+ * them). Names are compared in lower case and the first of a repeated attribute counts. */
 const readMarkup = (s: string, from: number, to: number, element: string): MarkupAttributes => {
   if (from === to) return noMarkup
   const wantsStyle = element === "div"
@@ -366,10 +367,15 @@ const readMarkup = (s: string, from: number, to: number, element: string): Marku
         valueEnd = i
       }
     }
-    if (id === undefined && isName(s, nameStart, nameEnd, "id")) id = s.slice(valueStart, valueEnd)
-    else if (cls === undefined && isName(s, nameStart, nameEnd, "class")) cls = s.slice(valueStart, valueEnd)
-    else if (wantsStyle && style === undefined && isName(s, nameStart, nameEnd, "style")) style = s.slice(valueStart, valueEnd)
-    else if (wantsType && type === undefined && isName(s, nameStart, nameEnd, "type")) type = s.slice(valueStart, valueEnd)
+    if (id === undefined && isName(s, nameStart, nameEnd, "id")) {
+      id = s.slice(valueStart, valueEnd)
+    } else if (cls === undefined && isName(s, nameStart, nameEnd, "class")) {
+      cls = s.slice(valueStart, valueEnd)
+    } else if (wantsStyle && style === undefined && isName(s, nameStart, nameEnd, "style")) {
+      style = s.slice(valueStart, valueEnd)
+    } else if (wantsType && type === undefined && isName(s, nameStart, nameEnd, "type")) {
+      type = s.slice(valueStart, valueEnd)
+    }
   }
   if (id === undefined && cls === undefined && style === undefined && type === undefined) return noMarkup
   return {
