@@ -12,10 +12,10 @@
  * test is memoised per node.
  *
  * Every character of the body passes through the tokenizer, and every node through the
- * walk, so both test characters by code (a regex test per character cost more than the
- * rest of the work), keep tags as spans rather than sliced strings, and read an element's
- * marking attributes once, in the tokenizer. Their state is an explicit object handed to
- * module-level functions.
+ * walk, so both test characters by code (regex tests per character, repeated for every
+ * attribute looked up, were a large part of the cost), keep tags as spans rather than
+ * sliced strings, and read an element's marking attributes once, in the tokenizer. Their
+ * state is an explicit object handed to module-level functions.
  */
 import { attributionStrength, headerKind, isSpaceCode, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
