@@ -24,7 +24,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
 import { compact, Name } from "../shared/fields.ts"
-import { decodeCursor, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -198,13 +198,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       }),
       list: Effect.fn("ApiKeys.list")(function*(principal, query) {
         yield* requirePermission(principal, "api_key_read")
-        const limit = query.limit ?? 50
-        const cursor = query.page_token === undefined ? undefined : yield* decodeCursor(query.page_token)
-        const after = cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`
+        const page = yield* newestFirst(sql, query)
         const rows = yield* sql`SELECT id, organization_id, name, prefix, pod_id, inbox_id, permissions, created_at FROM api_keys
-          WHERE organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)} ${after}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.pipe(decodeRows(ApiKeyRow))
-        return toPage(rows, limit, toApiKey)
+          WHERE organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)} ${page.after}
+          ${page.orderAndLimit}`.pipe(decodeRows(ApiKeyRow))
+        return toPage(rows, page.limit, toApiKey)
       }),
       revoke: Effect.fn("ApiKeys.revoke")(function*(principal, keyId) {
         yield* requirePermission(principal, "api_key_delete")

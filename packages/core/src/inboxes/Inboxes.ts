@@ -28,7 +28,7 @@ import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
 import { ClientId, compact, Metadata, Name } from "../shared/fields.ts"
-import { decodeCursor, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, isUniqueViolation, Json } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -185,18 +185,16 @@ export class Inboxes extends Context.Service<Inboxes, {
       list: Effect.fn("Inboxes.list")(function*(principal, query, podId) {
         yield* requirePermission(principal, "inbox_read")
         if (podId !== undefined) yield* pods.find(principal, podId)
-        const limit = query.limit ?? 50
-        const cursor = query.page_token === undefined ? undefined : yield* decodeCursor(query.page_token)
+        const page = yield* newestFirst(sql, query)
         const scope = principal.scope.type === "inbox"
           ? sql`AND id = ${principal.scope.inboxId}`
           : principal.scope.type === "pod"
           ? sql`AND pod_id = ${principal.scope.podId}`
           : sql``
         const pod = podId === undefined ? sql`` : sql`AND pod_id = ${podId}`
-        const after = cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`
-        const rows = yield* sql`SELECT * FROM inboxes WHERE organization_id = ${principal.organizationId} ${scope} ${pod} ${after}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.pipe(decodeRows(InboxRow))
-        return toPage(rows, limit, toInbox)
+        const rows = yield* sql`SELECT * FROM inboxes WHERE organization_id = ${principal.organizationId} ${scope} ${pod} ${page.after}
+          ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
+        return toPage(rows, page.limit, toInbox)
       }),
       get: Effect.fn("Inboxes.get")(function*(principal, idOrEmail) {
         yield* requirePermission(principal, "inbox_read")

@@ -11,7 +11,7 @@ import { PodNotEmpty, PodProtected } from "../errors/errors.ts"
 import { canSeePod, notFound, type Principal, requirePermission, requireScope } from "../access/Principal.ts"
 import { Ids } from "../platform/Ids.ts"
 import { ClientId, compact, Name } from "../shared/fields.ts"
-import { decodeCursor, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, isUniqueViolation } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 
@@ -95,14 +95,12 @@ export class Pods extends Context.Service<Pods, {
       }),
       list: Effect.fn("Pods.list")(function*(principal, query) {
         yield* requirePermission(principal, "pod_read")
-        const limit = query.limit ?? 50
-        const cursor = query.page_token === undefined ? undefined : yield* decodeCursor(query.page_token)
-        if (principal.scope.type === "inbox") return { items: [], limit }
+        const page = yield* newestFirst(sql, query)
+        if (principal.scope.type === "inbox") return { items: [], limit: page.limit }
         const podFilter = principal.scope.type === "pod" ? sql`AND id = ${principal.scope.podId}` : sql``
-        const after = cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`
-        const rows = yield* sql`SELECT * FROM pods WHERE organization_id = ${principal.organizationId} ${podFilter} ${after}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`.pipe(decodeRows(PodRow))
-        return toPage(rows, limit, toPod)
+        const rows = yield* sql`SELECT * FROM pods WHERE organization_id = ${principal.organizationId} ${podFilter} ${page.after}
+          ${page.orderAndLimit}`.pipe(decodeRows(PodRow))
+        return toPage(rows, page.limit, toPod)
       }),
       get: Effect.fn("Pods.get")(function*(principal, podId) {
         yield* requirePermission(principal, "pod_read")

@@ -6,6 +6,7 @@
  * inserted meanwhile (new rows sort before the cursor) and never repeats or skips a row.
  */
 import { Effect, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
 import type { ValidationError } from "../errors/errors.ts"
 import { validationError } from "./validation.ts"
 
@@ -68,3 +69,26 @@ export const listBody = <A, K extends string>(plural: K, page: Page<A>) =>
     ...(page.next_page_token === undefined ? {} : { next_page_token: page.next_page_token }),
     [plural]: page.items
   }) as { count: number; limit: number; next_page_token?: string } & Record<K, ReadonlyArray<A>>
+
+export interface PageQuery {
+  readonly limit?: number
+  readonly page_token?: string
+}
+
+/**
+ * The SQL pieces of one newest-first page over a table with (created_at, id): the cursor
+ * condition to AND into the WHERE clause, and the ordering with one row more than the page
+ * so `toPage` can tell whether another page follows.
+ */
+export const newestFirst = (sql: SqlClient.SqlClient, query: PageQuery) =>
+  Effect.map(
+    query.page_token === undefined ? Effect.succeed(undefined) : decodeCursor(query.page_token),
+    (cursor) => {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return {
+        limit,
+        after: cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`,
+        orderAndLimit: sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+      }
+    }
+  )
