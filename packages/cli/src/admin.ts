@@ -3,7 +3,7 @@
  * `outbox` and `mcp` (which takes a key but speaks MCP on stdio). Each is a thin effect
  * over core (or over @inbox/http for serve) run by `runCommand`.
  */
-import { ApiKeys, decodeInput, EmailAddress, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
+import { ApiKeys, Database, decodeInput, EmailAddress, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -51,28 +51,24 @@ const describeStorage = Effect.gen(function*() {
   return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))}`
 }).pipe(Effect.orDie)
 
-const MigrationRow = Schema.Struct({ migration_id: Schema.Number, name: Schema.String, created_at: Schema.Date })
+const MigrationRow = Schema.Struct({ migration_id: Schema.Number, name: Schema.String })
 
-/**
- * Opening the database applies pending migrations (Database.layerConfig); the ones
- * recorded since this command started are the ones it applied.
- */
+/** Opening the database applies pending migrations (Database.layerConfig), and says which. */
 export const migrate = Effect.gen(function*() {
-  const started = Date.now()
   const where = yield* describeStorage
-  const rows = yield* withDatabase(Effect.gen(function*() {
+  const { applied, rows } = yield* withDatabase(Effect.gen(function*() {
+    const { applied } = yield* Database.Migrations
     const sql = yield* SqlClient.SqlClient
-    const raw = yield* sql`SELECT migration_id, name, created_at FROM inbox_migrations ORDER BY migration_id`
-    return yield* Schema.decodeUnknownEffect(Schema.Array(MigrationRow))(raw)
+    const raw = yield* sql`SELECT migration_id, name FROM inbox_migrations ORDER BY migration_id`
+    return { applied, rows: yield* Schema.decodeUnknownEffect(Schema.Array(MigrationRow))(raw) }
   }).pipe(Effect.orDie))
-  const applied = rows.filter((r) => r.created_at.getTime() >= started - 1000)
-  const name = (r: typeof MigrationRow.Type) => `${String(r.migration_id).padStart(4, "0")}_${r.name}`
+  const name = (id: number, n: string) => `${String(id).padStart(4, "0")}_${n}`
   yield* print(`database: ${where}`)
-  for (const r of applied) yield* print(`applied: ${name(r)}`)
+  for (const m of applied) yield* print(`applied: ${name(m.id, m.name)}`)
   const latest = rows.at(-1)
   yield* print(
     applied.length === 0
-      ? `up to date: ${rows.length} migration${rows.length === 1 ? "" : "s"}${latest === undefined ? "" : `, latest ${name(latest)}`}`
+      ? `up to date: ${rows.length} migration${rows.length === 1 ? "" : "s"}${latest === undefined ? "" : `, latest ${name(latest.migration_id, latest.name)}`}`
       : `done: ${applied.length} applied, ${rows.length} in total`
   )
 })

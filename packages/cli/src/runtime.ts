@@ -38,7 +38,7 @@ export const withEngine = <A, E>(use: Effect.Effect<A, E, EngineServices>): Effe
   Effect.provide(use, Engine.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
 
 /** Runs `use` on the migrated database alone. */
-export const withDatabase = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E | CliError> =>
+export const withDatabase = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | Database.Migrations>): Effect.Effect<A, E | CliError> =>
   Effect.provide(use, Database.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
 
 const isDataFolderInUse = (u: unknown): u is DataFolderInUse => u instanceof DataFolderInUse

@@ -1,7 +1,7 @@
 /** The embedded storage: its data folder lock, and reopening a folder keeps the data. */
 import { assert, describe, it } from "@effect/vitest"
 import { Database, LOCK_FILE } from "@inbox/core"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -32,6 +32,16 @@ describe("embedded storage", () => {
           return yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_migrations`
         }).pipe(Effect.provide(db)))
         assert.isAbove(count[0]?.n ?? 0, 0)
+      })), 120_000)
+
+  it.live("reports the migrations it applied: all on a new folder, none on reopening", () =>
+    withFolder((dir) =>
+      Effect.gen(function*() {
+        const applied = Effect.scoped(Effect.map(Layer.build(Database.layerPglite({ dataDir: dir })), (ctx) =>
+          Context.get(ctx, Database.Migrations).applied.map((m) => m.name)))
+        const first = yield* applied
+        assert.include(first, "foundation")
+        assert.deepStrictEqual(yield* applied, [])
       })), 120_000)
 
   it.live("takes over a lock left by a process that died", () =>

@@ -14,7 +14,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -39,9 +39,17 @@ const loadMigrations = (): Record<string, Effect.Effect<void, unknown, SqlClient
   return record
 }
 
-const migrate = PgMigrator.layer({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" }).pipe(
-  Layer.provide(NodeServices.layer)
-)
+/** What opening the database did: the migrations this layer applied, in order (empty when up to date). */
+export class Migrations extends Context.Service<Migrations, {
+  readonly applied: ReadonlyArray<{ readonly id: number; readonly name: string }>
+}>()("inbox/Migrations") {}
+
+const migrate = Layer.effect(
+  Migrations,
+  PgMigrator.run({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" }).pipe(
+    Effect.map((applied) => Migrations.of({ applied: applied.map(([id, name]) => ({ id, name })) }))
+  )
+).pipe(Layer.provide(NodeServices.layer))
 
 const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
   migrate.pipe(Layer.provideMerge(client), Layer.orDie)
