@@ -1,7 +1,7 @@
 /** The spec's shared conventions as pure code: permissions, page tokens, plan limits, ids. */
 import { assert, describe, it } from "@effect/vitest"
-import { checkLimit, Ids, parsePermissions, PERMISSIONS } from "@inbox/core"
-import { layerFixedIds } from "@inbox/testkit"
+import { checkLimit, findOperation, Ids, operations, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
+import { engineLayer, layerFixedIds, pglite } from "@inbox/testkit"
 import { Effect } from "effect"
 import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"
 
@@ -77,4 +77,18 @@ describe("ids", () => {
       assert.strictEqual(new Set(made).size, 1000)
       assert.match(yield* ids.digits(6), /^\d{6}$/)
     }).pipe(Effect.provide(Ids.layer)))
+})
+
+describe("runOperation", () => {
+  it.effect("refuses an operation that needs a key when no principal is given, with 401 unauthorized", () =>
+    Effect.gen(function*() {
+      const op = findOperation(operations, "inboxes.list")
+      assert.isDefined(op)
+      if (op === undefined) return
+      const error = yield* runOperation(op, { principal: undefined, params: {}, input: {}, context: { clientIp: "t", requestId: "t" } }).pipe(
+        Effect.flip,
+        Effect.provide(engineLayer(pglite))
+      )
+      assert.strictEqual(error.code, "unauthorized")
+    }))
 })

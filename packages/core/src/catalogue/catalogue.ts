@@ -14,7 +14,7 @@ import type { Principal } from "../access/Principal.ts"
 
 const Empty = Schema.Struct({})
 
-/** Operations with `auth: "key"` always receive a principal; this narrows the type once. */
+/** runOperation refuses `auth: "key"` operations without a principal; this narrows the type once. */
 const principalOf = (call: Call<unknown>): Principal => {
   if (call.principal === undefined) throw new Error(`operation called without a principal`)
   return call.principal

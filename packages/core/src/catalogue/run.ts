@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Principal } from "../access/Principal.ts"
 import type { EngineServices } from "../Engine.ts"
-import type { ApiError } from "../errors/errors.ts"
+import { type ApiError, Unauthorized } from "../errors/errors.ts"
 import { decodeInput } from "../shared/validation.ts"
 import type { CallContext, Operation } from "./Operation.ts"
 
@@ -19,10 +19,12 @@ export interface RawCall {
 }
 
 export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
-  Effect.flatMap(
-    decodeInput(op.input, call.input, op.routes[0]?.method === "GET" || op.routes[0]?.method === "DELETE" ? "query" : "body"),
-    (input) => op.run({ principal: call.principal, params: call.params, input, context: call.context })
-  ).pipe(Effect.withSpan(op.name))
+  op.auth === "key" && call.principal === undefined
+    ? Effect.fail(new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." }))
+    : Effect.flatMap(
+      decodeInput(op.input, call.input, op.routes[0]?.method === "GET" || op.routes[0]?.method === "DELETE" ? "query" : "body"),
+      (input) => op.run({ principal: call.principal, params: call.params, input, context: call.context })
+    ).pipe(Effect.withSpan(op.name))
 
 export const findOperation = (operations: ReadonlyArray<Operation>, name: string): Operation | undefined =>
   operations.find((op) => op.name === name)
