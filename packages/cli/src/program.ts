@@ -6,7 +6,7 @@
 import { PLAN_IDS, type PlanId } from "@inbox/core"
 import { Command, InvalidArgumentError, Option } from "commander"
 import { mcp, migrate, orgCreate, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
-import { addResourceCommands } from "./resources.ts"
+import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
 
 const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
@@ -65,7 +65,7 @@ export const buildProgram = (): Command => {
       runCommand(orgCreate(opts))
     )
 
-  addResourceCommands(program)
+  addCatalogueCommands(program)
 
   const outbox = program.command("outbox")
     .description("List the local outbox: mail kept when INBOX_SMTP_URL is unset (verification codes in development).")

@@ -1,71 +1,27 @@
 /**
- * The resource commands (`pod`, `inbox`, `key`), derived from core's operation catalogue:
- * each subcommand runs one operation through `runOperation` with the principal of
- * `--api-key`, on the engine itself (no HTTP). Required path parameters become positional
- * arguments, optional ones a flag named after the resource (`--pod`), and every input
- * field a flag named after the field (`display_name` is `--display-name`), typed from the
- * input's JSON Schema: numbers, comma-separated lists, repeatable `key=value` maps, and
- * `--no-<field>` to clear a field that accepts null. Only the presentation is written here.
+ * The commands of catalogue operations, derived from core's catalogue: every operation with
+ * a `cli` face becomes `inboxctl <group> <action>` (its `cli.command`), running the
+ * operation through `runOperation` with the principal of `--api-key`, on the engine itself
+ * (no HTTP). Required path parameters become positional arguments, optional ones a flag
+ * named after the resource (`--pod`), named headers and every input field a flag named
+ * after it (`display_name` is `--display-name`), typed from the input's JSON Schema:
+ * numbers, comma-separated lists, repeatable `key=value` maps, and `--no-<field>` to clear a
+ * field that accepts null. The output kind says how to print: a table for lists, aligned
+ * fields for one resource, a line for an empty success. Only the presentation is here.
  */
-import { findOperation, inputJsonSchema, type JsonSchema, type Operation, operations, pathParams, runOperation } from "@inbox/core"
+import { inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect } from "effect"
 import { fields, json, listing, print } from "./output.ts"
 import { apiKeyFrom, authenticate, CLI_CONTEXT, runCommand, withEngine } from "./runtime.ts"
 
-interface Action {
-  readonly name: string
-  readonly operation: string
-  /** Human output of an empty-body success, followed by the ids it acted on. */
-  readonly done?: string
+/** Descriptions of the command groups (presentation only; the commands come from the catalogue). */
+export const GROUPS: Readonly<Record<string, string>> = {
+  pod: "Pods: isolated groups of inboxes",
+  inbox: "Inboxes: email addresses that receive and send mail",
+  key: "API keys of the organization",
+  agent: "Agent accounts: attach and verify the human owner"
 }
-
-interface Resource {
-  readonly command: string
-  readonly description: string
-  readonly noun: string
-  readonly columns: ReadonlyArray<string>
-  readonly actions: ReadonlyArray<Action>
-}
-
-export const RESOURCES: ReadonlyArray<Resource> = [
-  {
-    command: "pod",
-    description: "Pods: isolated groups of inboxes",
-    noun: "pods",
-    columns: ["pod_id", "name", "client_id", "created_at"],
-    actions: [
-      { name: "create", operation: "pods.create" },
-      { name: "list", operation: "pods.list" },
-      { name: "get", operation: "pods.get" },
-      { name: "delete", operation: "pods.delete", done: "Deleted pod" }
-    ]
-  },
-  {
-    command: "inbox",
-    description: "Inboxes: email addresses that receive and send mail",
-    noun: "inboxes",
-    columns: ["inbox_id", "email", "display_name", "status", "pod_id", "created_at"],
-    actions: [
-      { name: "create", operation: "inboxes.create" },
-      { name: "list", operation: "inboxes.list" },
-      { name: "get", operation: "inboxes.get" },
-      { name: "update", operation: "inboxes.update" },
-      { name: "delete", operation: "inboxes.delete", done: "Deleted inbox" }
-    ]
-  },
-  {
-    command: "key",
-    description: "API keys of the organization",
-    noun: "API keys",
-    columns: ["api_key_id", "name", "prefix", "scope", "pod_id", "inbox_id", "permissions", "created_at"],
-    actions: [
-      { name: "create", operation: "apiKeys.create" },
-      { name: "list", operation: "apiKeys.list" },
-      { name: "revoke", operation: "apiKeys.revoke", done: "Revoked API key" }
-    ]
-  }
-]
 
 type Kind = "string" | "number" | "boolean" | "list" | "map"
 
@@ -134,21 +90,25 @@ const convert = (kind: Kind, value: unknown): unknown => {
   }
 }
 
-const addAction = (parent: Command, resource: Resource, action: Action) => {
-  const op = findOperation(operations, action.operation)
-  if (op === undefined) throw new Error(`inboxctl: no operation ${action.operation} in the catalogue`)
-  const params = pathParams(op)
-  const positional = params.filter((p) => p.required).map((p) => p.name)
-  const optional = params.filter((p) => !p.required).map((p) => ({ name: p.name, option: new Option(`--${flagOf(p.name.replace(/_id$/, ""))} <${p.name}>`, `${p.name.replaceAll("_", " ")} (path parameter)`) }))
+const addAction = (parent: Command, action: string, op: Operation) => {
+  const face = op.cli
+  if (!("command" in face)) return
+  const positional = op.params.filter((p) => p.required).map((p) => p.name)
+  const optional = op.params.filter((p) => !p.required).map((p) => ({
+    name: p.name,
+    option: new Option(`--${flagOf(p.name.replace(/_id$/, ""))} <${p.name}>`, `${p.name.replaceAll("_", " ")} (path parameter)`)
+  }))
+  const headers = Object.keys(op.headers?.fields ?? {}).map((name) => ({ name, option: new Option(`--${name} <value>`, `${name} header`) }))
   const input = inputFields(op)
-  const command = parent.command(action.name).description(op.summary)
+  const command = parent.command(action).description(op.summary)
   for (const name of positional) command.argument(`<${name}>`)
-  for (const p of optional) command.addOption(p.option)
+  for (const p of [...optional, ...headers]) command.addOption(p.option)
   for (const field of input) {
     command.addOption(field.option)
     if (field.clear !== undefined) command.addOption(field.clear)
   }
-  command.option("--api-key <key>", "API key (default: INBOX_API_KEY)").option("--json", "print the operation's JSON")
+  if (op.access.kind === "member") command.option("--api-key <key>", "API key (default: INBOX_API_KEY)")
+  command.option("--json", "print the operation's JSON")
   command.action((...args: ReadonlyArray<unknown>) => {
     const ids = args.slice(0, positional.length).map(String)
     const opts = command.opts<Record<string, unknown>>()
@@ -157,6 +117,11 @@ const addAction = (parent: Command, resource: Resource, action: Action) => {
       const value = opts[p.option.attributeName()]
       if (typeof value === "string") routeParams[p.name] = value
     }
+    const headerValues: Record<string, string> = {}
+    for (const h of headers) {
+      const value = opts[h.option.attributeName()]
+      if (typeof value === "string") headerValues[h.name] = value
+    }
     const body = Object.fromEntries(
       input.flatMap((f) => {
         const value = opts[f.option.attributeName()]
@@ -164,30 +129,50 @@ const addAction = (parent: Command, resource: Resource, action: Action) => {
       })
     )
     runCommand(Effect.gen(function*() {
-      const key = yield* apiKeyFrom(typeof opts["apiKey"] === "string" ? opts["apiKey"] : undefined)
+      const key = op.access.kind === "member" ? yield* apiKeyFrom(typeof opts["apiKey"] === "string" ? opts["apiKey"] : undefined) : undefined
       const result = yield* withEngine(Effect.gen(function*() {
-        const principal = yield* authenticate(key)
-        return yield* runOperation(op, { principal, params: routeParams, input: body, context: CLI_CONTEXT })
+        const principal = key === undefined ? undefined : yield* authenticate(key)
+        return yield* runOperation(op, { principal, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
       }))
-      if (opts["json"] === true) {
-        if (result !== undefined) yield* print(json(result))
-      } else if (result === undefined || result === null) {
-        yield* print(`${action.done ?? "Done"} ${ids.join(" ")}`.trim() + ".")
-      } else if (typeof result === "object" && Object.values(result).some(Array.isArray) && "count" in result) {
-        yield* print(listing(result as Record<string, unknown>, resource.columns, resource.noun))
-      } else if (typeof result === "object") {
-        yield* print(fields(result as Record<string, unknown>))
-        if ("api_key" in result) yield* print("\nKeep the api_key now: it is shown only once.")
-      } else {
-        yield* print(String(result))
-      }
+      yield* show(op, result, opts["json"] === true, ids)
     }))
   })
 }
 
-export const addResourceCommands = (program: Command) => {
-  for (const resource of RESOURCES) {
-    const parent = program.command(resource.command).description(resource.description)
-    for (const action of resource.actions) addAction(parent, resource, action)
+const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArray<string>) => {
+  const face = op.cli
+  const columns = "command" in face ? face.columns : undefined
+  if (asJson) return result === undefined ? Effect.void : print(json(result))
+  switch (op.output.kind) {
+    case "empty":
+      return print(`Done: ${face && "command" in face ? face.command : op.name}${ids.length > 0 ? ` ${ids.join(" ")}` : ""}.`)
+    case "list":
+      return print(listing(result as Record<string, unknown>, columns ?? [], op.output.plural.replaceAll("_", " ")))
+    default: {
+      const value = result as Record<string, unknown>
+      return Effect.andThen(
+        print(fields(value)),
+        "api_key" in value ? print("\nKeep the api_key now: it is shown only once.") : Effect.void
+      )
+    }
+  }
+}
+
+/** Adds every catalogue operation that has a CLI face, grouped by its first word. */
+export const addCatalogueCommands = (program: Command) => {
+  const groups = new Map<string, Command>()
+  for (const op of operations) {
+    if (!("command" in op.cli)) continue
+    const [group = "", ...rest] = op.cli.command.split(" ")
+    if (rest.length === 0) {
+      addAction(program, group, op)
+      continue
+    }
+    let parent = groups.get(group)
+    if (parent === undefined) {
+      parent = program.command(group).description(GROUPS[group] ?? group)
+      groups.set(group, parent)
+    }
+    addAction(parent, rest.join(" "), op)
   }
 }

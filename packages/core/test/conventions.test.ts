@@ -1,6 +1,6 @@
 /** The spec's shared conventions as pure code: permissions, page tokens, plan limits, ids. */
 import { assert, describe, it } from "@effect/vitest"
-import { checkLimit, findOperation, Ids, operations, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
+import { checkLimit, findOperation, Ids, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
 import { engineLayer, layerFixedIds, pglite } from "@inbox/testkit"
 import { Effect } from "effect"
 import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"
@@ -82,7 +82,7 @@ describe("ids", () => {
 describe("runOperation", () => {
   it.effect("refuses an operation that needs a key when no principal is given, with 401 unauthorized", () =>
     Effect.gen(function*() {
-      const op = findOperation(operations, "inboxes.list")
+      const op = findOperation("inboxes.list")
       assert.isDefined(op)
       if (op === undefined) return
       const error = yield* runOperation(op, { principal: undefined, params: {}, input: {}, context: { clientIp: "t", requestId: "t" } }).pipe(

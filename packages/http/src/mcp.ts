@@ -33,7 +33,7 @@ const post = Effect.gen(function*() {
   const principal = yield* authenticateAndLimit(request, { allowQueryKey: false })
   const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
-  const session = { principal, readOnly, context: { clientIp: clientIp(request), requestId } }
+  const session = { principal, readOnly, context: { clientIp: yield* clientIp(request), requestId } }
   const answer = yield* handlePayload(body, session)
   if (answer === undefined) {
     return HttpServerResponse.empty({ status: 202, headers: NO_STORE })

@@ -1,50 +1,93 @@
 /**
  * The OpenAPI 3.1 document of the REST API, derived from core's operation catalogue like
  * the routes themselves: one path item per route, its parameters, its JSON body or query
- * schema, and the success and error answers. Served at GET /openapi.json (no key).
+ * schema, named headers, the success answer from the operation's output Schema, and the
+ * error answers. `x-permission` names the permission each operation needs (the spec leaves
+ * the route to permission map to us). Served at GET /openapi.json (no key).
  */
-import { inputJsonSchema, type Operation, operations, pathParams, WIRE } from "@inbox/core"
+import { inputJsonSchema, type JsonSchema, type Operation, operations, outputJsonSchema, WIRE } from "@inbox/core"
 
 const hasBody = (method: string) => method === "POST" || method === "PATCH"
 
-const ErrorBody = {
+const ErrorBody: JsonSchema = {
   type: "object",
   required: ["name", "code", "message"],
   properties: {
-    name: { type: "string" },
-    code: { type: "string", enum: Object.keys(WIRE) },
+    name: { type: "string", enum: [...new Set(WIRE.map((w) => w.name)), "InternalError"] },
+    code: { type: "string", enum: [...new Set(WIRE.map((w) => w.code)), "internal_error"] },
     message: { type: "string" },
     fix: { type: "string" },
     errors: { type: "array", items: { type: "object" } }
   }
 }
 
+// Schema documents put shared definitions under `#/$defs/...`; in OpenAPI they live in components.
+const definitions: Record<string, JsonSchema> = {}
+const relocate = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(relocate)
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) =>
+    k === "$ref" && typeof v === "string" ? [k, v.replace(/^#\/\$defs\//, "#/components/schemas/")] : [k, relocate(v)]
+  ))
+}
+const collectDefinitions = (defs: Record<string, unknown> | undefined) => {
+  for (const [name, schema] of Object.entries(defs ?? {})) definitions[name] = relocate(schema) as JsonSchema
+}
+
+const errorStatuses = (op: Operation): ReadonlyArray<string> => {
+  const statuses = new Set(["400", "429", "500"])
+  if (op.access.kind === "member") ["401", "403", "404"].forEach((s) => statuses.add(s))
+  if (op.access.kind === "operator") ["401", "503"].forEach((s) => statuses.add(s))
+  if (op.params.length > 0) statuses.add("404")
+  return [...statuses].sort()
+}
+
+const success = (op: Operation) => {
+  switch (op.output.kind) {
+    case "empty":
+      return { "204": { description: "Done; no body." } }
+    case "download":
+      return { "200": { description: "The bytes.", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } }
+    default: {
+      const output = outputJsonSchema(op)
+      collectDefinitions(output?.definitions)
+      return { "200": { description: "Success.", content: { "application/json": { schema: relocate(output?.schema ?? {}) } } } }
+    }
+  }
+}
+
 const operationObject = (op: Operation, method: string, path: string) => {
   const input = inputJsonSchema(op)
-  const params = pathParams(op).filter((p) => path.includes(`:${p.name}`))
-  const query = hasBody(method)
+  collectDefinitions(input.$defs as Record<string, unknown> | undefined)
+  const { $defs: _, ...inputSchema } = input
+  const params = op.params.filter((p) => path.includes(`:${p.name}`))
+  const query = hasBody(method) && op.raw === undefined
     ? []
     : Object.entries(input.properties).map(([name, schema]) => ({
       name,
       in: "query",
       required: input.required?.includes(name) ?? false,
-      schema
+      schema: relocate(schema)
     }))
+  const headers = Object.keys(op.headers?.fields ?? {}).map((name) => ({ name, in: "header", required: false, schema: { type: "string" } }))
+  const requestBody = op.raw !== undefined
+    ? { requestBody: { required: true, content: { "message/rfc822": { schema: { type: "string", format: "binary" } } } } }
+    : hasBody(method)
+    ? { requestBody: { required: false, content: { "application/json": { schema: relocate(inputSchema) } } } }
+    : {}
+  const errors = Object.fromEntries(errorStatuses(op).map((status) => [status, { $ref: "#/components/responses/Error" }]))
   return {
     operationId: op.routes.length > 1 ? `${op.name}.${op.routes.findIndex((r) => r.path === path)}` : op.name,
     summary: op.summary,
+    ...(op.access.kind === "member" ? { "x-permission": op.access.permission } : {}),
     parameters: [
       ...params.map((p) => ({ name: p.name, in: "path", required: true, schema: { type: "string" } })),
-      ...query
+      ...query,
+      ...headers
     ],
-    ...(hasBody(method) ? { requestBody: { required: false, content: { "application/json": { schema: input } } } } : {}),
-    responses: {
-      ...(op.status === 204
-        ? { "204": { description: "Done; no body." } }
-        : { "200": { description: "Success.", content: { "application/json": { schema: { type: "object" } } } } }),
-      default: { description: "An error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }
-    },
-    ...(op.auth === "key" ? { security: [{ bearer: [] }] } : { security: [] })
+    ...requestBody,
+    responses: { ...success(op), ...errors },
+    security: op.access.kind === "member" ? [{ bearer: [] }] : []
   }
 }
 
@@ -61,7 +104,10 @@ export const openApiDocument = {
   info: { title: "inbox-engine", version: "0.1.0", description: "Email inboxes for applications and AI agents." },
   components: {
     securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key, am_..." } },
-    schemas: { Error: ErrorBody }
+    schemas: { Error: ErrorBody, ...definitions },
+    responses: {
+      Error: { description: "An error body.", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }
+    }
   },
   paths
 }

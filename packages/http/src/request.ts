@@ -6,7 +6,7 @@
  * empty body; invalid JSON; a body over the route's limit. A body-less POST with no content
  * type is `{}`.
  */
-import { ApiKeys, BadRequest, type Principal, RateLimiter, Unauthorized } from "@inbox/core"
+import { ApiKeys, BadRequest, type Principal, RateLimiter, Settings, Unauthorized } from "@inbox/core"
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
 
@@ -43,21 +43,33 @@ const isJson = (contentType: string) => {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
 }
 
+/** The body as bytes, refused (400) past `limit`; the cap also stops a chunked body without a length. */
+export const readBytes = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<Uint8Array, BadRequest> =>
+  Effect.gen(function*() {
+    const declared = Number(request.headers["content-length"] ?? "NaN")
+    const tooLarge = new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
+    if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
+    const bytes = new Uint8Array(yield* request.arrayBuffer.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + 1)),
+      Effect.mapError(() => tooLarge)
+    ))
+    if (bytes.byteLength > limit) return yield* tooLarge
+    return bytes
+  })
+
+const charsetOf = (contentType: string): string | undefined =>
+  /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)?.[1]?.toLowerCase()
+
 export const readJsonBody = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<unknown, BadRequest> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
-    const declared = Number(request.headers["content-length"] ?? "NaN")
-    const tooLarge = new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
-    if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
-    // The cap also stops a chunked body without content-length from being read whole.
-    const bytes = new Uint8Array(yield* request.arrayBuffer.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + 1)),
-      Effect.mapError(() => tooLarge)
-    ))
-    if (bytes.byteLength > limit) return yield* tooLarge
+    const bytes = yield* readBytes(request, limit)
     if (contentType === undefined || contentType.trim() === "") {
       if (bytes.byteLength === 0) return {}
       return yield* new BadRequest({ message: "A request body needs Content-Type: application/json." })
@@ -68,7 +80,15 @@ export const readJsonBody = (
         fix: "Send JSON with Content-Type: application/json."
       })
     }
-    const text = new TextDecoder().decode(bytes)
+    const charset = charsetOf(contentType)
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+      return yield* new BadRequest({ message: `Unsupported charset ${charset}.`, fix: "Send JSON in UTF-8." })
+    }
+    // fatal: bytes that are not UTF-8 are a malformed body, not text with replacement characters.
+    const text = yield* Effect.try({
+      try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
+      catch: () => new BadRequest({ message: "The request body is not valid UTF-8." })
+    })
     if (text.trim() === "") {
       return yield* new BadRequest({ message: "The body is empty but the content type is JSON.", fix: "Send {} for an empty body." })
     }
@@ -85,8 +105,24 @@ export const queryObject = (request: HttpServerRequest.HttpServerRequest, omit: 
   return result
 }
 
-export const clientIp = (request: HttpServerRequest.HttpServerRequest): string =>
-  request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "local"
+const normaliseIp = (ip: string): string => ip.trim().toLowerCase().replace(/^::ffff:(?=\d+\.)/, "")
+
+/**
+ * The client's address for limits: the socket's peer, unless that peer is one of
+ * INBOX_TRUSTED_PROXIES; then the nearest address in X-Forwarded-For that is not itself a
+ * trusted proxy. A client cannot choose its own address by sending the header directly.
+ */
+export const clientIp = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, never, Settings> =>
+  Settings.useSync((settings) => {
+    const peer = request.remoteAddress._tag === "Some" ? normaliseIp(request.remoteAddress.value) : "local"
+    if (settings.trustedProxies.length === 0 || !settings.trustedProxies.includes(peer)) return peer
+    const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map(normaliseIp).filter((s) => s.length > 0)
+    for (let i = forwarded.length - 1; i >= 0; i--) {
+      const hop = forwarded[i] ?? ""
+      if (!settings.trustedProxies.includes(hop)) return hop
+    }
+    return peer
+  })
 
 /** Counts the request against its key's limit, or its IP's when no key authenticated it. */
 export const limitRequest = (principal: Principal | undefined, ip: string) =>
@@ -100,9 +136,9 @@ export const authenticateAndLimit = (
   request: HttpServerRequest.HttpServerRequest,
   options: { readonly allowQueryKey: boolean }
 ) => {
-  const ip = clientIp(request)
-  return authenticate(request, options).pipe(
-    Effect.catchTag("Unauthorized", (e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
-    Effect.tap((principal) => limitRequest(principal, ip))
-  )
+  return Effect.flatMap(clientIp(request), (ip) =>
+    authenticate(request, options).pipe(
+      Effect.catchTag("Unauthorized", (e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
+      Effect.tap((principal) => limitRequest(principal, ip))
+    ))
 }

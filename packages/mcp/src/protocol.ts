@@ -92,13 +92,11 @@ const toolSuccess = (result: unknown) => {
 const toolFailure = (body: unknown) => ({ content: [{ type: "text", text: JSON.stringify(body) }], isError: true })
 
 /** Path parameters travel in the URL on REST, so they are strings; anything else is a validation error. */
-const pathParamIssues = (entry: ToolEntry, params: Json): ReadonlyArray<FieldIssue> =>
-  entry.pathParams.flatMap((name) => {
-    const value = params[name]
-    const required = entry.tool.inputSchema.required?.includes(name) ?? false
-    if (value === undefined) return required ? [{ path: [name], message: "Missing key" }] : []
-    return typeof value === "string" && value.length > 0 ? [] : [{ path: [name], message: "Expected a non-empty string" }]
-  })
+/** Path parameters and headers travel as text on REST, so anything but a string is a validation error. */
+const textIssues = (values: Json): ReadonlyArray<FieldIssue> =>
+  Object.entries(values).flatMap(([name, value]) =>
+    typeof value === "string" ? [] : [{ path: [name.replaceAll("-", "_")], message: "Expected a string" }]
+  )
 
 const callTool = (id: JsonRpcId, params: Json, session: Session) =>
   Effect.gen(function*() {
@@ -108,12 +106,13 @@ const callTool = (id: JsonRpcId, params: Json, session: Session) =>
     const entry = findTool(name, session.readOnly)
     if (entry === undefined) return rpcError(id, ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     if (!isRecord(args)) return rpcError(id, ErrorCode.InvalidParams, "tools/call arguments must be an object")
-    const { params: routeParams, input } = splitArguments(entry, args)
-    const issues = pathParamIssues(entry, routeParams)
+    const { params: routeParams, headers, input } = splitArguments(entry, args)
+    const issues = [...textIssues(routeParams), ...textIssues(headers)]
     if (issues.length > 0) return rpcResult(id, toolFailure(errorBody(validationError(issues))))
     const result = yield* runOperation(entry.operation, {
       principal: session.principal,
-      params: Object.fromEntries(Object.entries(routeParams).map(([k, v]) => [k, String(v)])),
+      params: routeParams as Record<string, string>,
+      headers: headers as Record<string, string>,
       input,
       context: session.context
     }).pipe(

@@ -1,12 +1,12 @@
 /**
  * The principal: who is calling, resolved by an adapter (API key, dashboard session, or the
- * operator's CLI) and passed to every operation.
+ * operator's CLI) and passed to every operation that needs an organization member.
  *
- * Scope rules of the spec live here once: a resource outside the scope is `not_found`; an
- * action the scope never allows (an inbox key creating inboxes) is `missing_permission`;
- * a permission list, when present, must name the permission an operation needs.
+ * Scope rules of the spec live here and in visibility.ts, once: a resource outside the
+ * scope is `not_found`; an action the scope never allows (an inbox key creating inboxes) is
+ * `missing_permission`; a permission list, when present, must name the permission an
+ * operation needs. `runOperation` applies the last two before an operation runs.
  */
-import { Effect } from "effect"
 import { MissingPermission, NotFound } from "../errors/errors.ts"
 import type { Permission } from "./permissions.ts"
 
@@ -24,36 +24,27 @@ export interface Principal {
   readonly keyId?: string
 }
 
-export const requirePermission = (principal: Principal, permission: Permission): Effect.Effect<void, MissingPermission> =>
-  principal.permissions === undefined || principal.permissions.has(permission)
-    ? Effect.void
-    : Effect.fail(new MissingPermission({
-      message: `This API key lacks the "${permission}" permission.`,
-      fix: `Use a key that has "${permission}", or create one with it.`
-    }))
+/**
+ * Whether the principal holds `permission`. billing_read and billing_manage cannot be
+ * granted in a list: only an organization-level principal without a list holds them.
+ */
+export const holds = (principal: Principal, permission: Permission | "billing_read" | "billing_manage"): boolean =>
+  permission === "billing_read" || permission === "billing_manage"
+    ? principal.permissions === undefined && principal.scope.type === "organization"
+    : principal.permissions === undefined || principal.permissions.has(permission)
 
-/** Scopes narrower than `allowed` may never do this action (for example an inbox key creating a pod). */
-export const requireScope = (
-  principal: Principal,
-  allowed: ReadonlyArray<Scope["type"]>,
-  action: string
-): Effect.Effect<void, MissingPermission> =>
-  allowed.includes(principal.scope.type)
-    ? Effect.void
-    : Effect.fail(new MissingPermission({
-      message: `A ${principal.scope.type}-scoped key cannot ${action}.`,
-      fix: "Use a key with a wider scope."
-    }))
+export const missingPermission = (permission: string) =>
+  new MissingPermission({
+    message: `This API key lacks the "${permission}" permission.`,
+    fix: permission.startsWith("billing_")
+      ? "Billing needs an organization-level key without a permission list."
+      : `Use a key that has "${permission}", or create one with it.`
+  })
 
-export const canSeePod = (principal: Principal, podId: string): boolean =>
-  principal.scope.type === "organization" || principal.scope.podId === podId
+export const scopeTooNarrow = (principal: Principal, allowed: ReadonlyArray<Scope["type"]>) =>
+  new MissingPermission({
+    message: `This operation needs a key scoped to ${allowed.map((s) => s === "organization" ? "the organization" : `a ${s}`).join(" or ")}; this key is ${principal.scope.type}-scoped.`,
+    fix: "Use a key with a wider scope."
+  })
 
-export const canSeeInbox = (principal: Principal, inbox: { readonly id: string; readonly pod_id: string }): boolean =>
-  principal.scope.type === "organization" ||
-  (principal.scope.type === "pod" ? principal.scope.podId === inbox.pod_id : principal.scope.inboxId === inbox.id)
-
-export const notFound = (what: string, id: string) =>
-  new NotFound({ message: `${what} ${id} was not found.` })
-
-export const ensureVisible = <A>(visible: boolean, value: A, what: string, id: string): Effect.Effect<A, NotFound> =>
-  visible ? Effect.succeed(value) : Effect.fail(notFound(what, id))
+export const notFound = (what: string, id: string) => new NotFound({ message: `${what} ${id} was not found.` })

@@ -10,31 +10,35 @@
  * the human can be replaced at most twice (409 human_replacement_limit; re-sending to the
  * same human is not a replacement); verifying twice is 409 already_verified; agent routes
  * on an organization that was not created by sign-up are 409 not_an_agent_organization.
+ * At most five codes an hour go to one human address, from sign-up and attach-human alike.
+ *
+ * An attempt is counted by one conditional UPDATE (`code_attempts < 10 ... RETURNING`), so
+ * parallel guesses on several connections cannot pass the limit.
  */
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, timingSafeEqual } from "node:crypto"
-import MailComposer from "nodemailer/lib/mail-composer/index.js"
-import { type Principal, requirePermission } from "../access/Principal.ts"
+import type { Principal } from "../access/Principal.ts"
 import { ApiKeys } from "../apikeys/ApiKeys.ts"
 import {
-  AlreadyExists,
   AlreadyVerified,
   type DomainNotVerified,
   HumanReplacementLimit,
-  type MissingPermission,
   NotAnAgentOrganization,
   type RateLimited,
   type ReservedUsername,
   TooManyAttempts,
+  UsernameTaken,
   type ValidationError
 } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
+import { Egress } from "../egress/Egress.ts"
+import { compose } from "../mail/compose.ts"
 import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { RATE_POLICIES, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { Settings } from "../settings/Settings.ts"
-import { EmailAddress } from "../shared/fields.ts"
+import { EmailAddress, Username } from "../shared/fields.ts"
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -43,18 +47,19 @@ import { MailTransport } from "../transport/MailTransport.ts"
 export const CODE_TTL = Duration.hours(24)
 export const CODE_MAX_ATTEMPTS = 10
 export const MAX_HUMAN_REPLACEMENTS = 2
+/** Retry-After of a spent or expired code: a retry only helps after attach-human sent a new one. */
+export const EXHAUSTED_RETRY_AFTER_SECONDS = 60
 
-export const SignUpInput = Schema.Struct({ username: Schema.String, human_email: EmailAddress })
+export const SignUpInput = Schema.Struct({ username: Username, human_email: EmailAddress })
 export const AttachHumanInput = Schema.Struct({ human_email: EmailAddress })
 export const VerifyInput = Schema.Struct({
   otp_code: Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "otp_code is 6 digits" }))
 })
 
-export interface SignUpResult {
-  readonly organization_id: string
-  readonly inbox_id: string
-  readonly api_key: string
-}
+export const SignUpResult = Schema.Struct({ organization_id: Schema.String, inbox_id: Schema.String, api_key: Schema.String })
+export type SignUpResult = typeof SignUpResult.Type
+export const AttachHumanResult = Schema.Struct({ human_email: Schema.String, instructions: Schema.String })
+export const VerifyResult = Schema.Struct({ verified: Schema.Literal(true) })
 
 const HumanRow = Schema.Struct({
   organization_id: Schema.String,
@@ -71,15 +76,15 @@ const hashCode = (organizationId: string, code: string) => createHash("sha256").
 export class Agents extends Context.Service<Agents, {
   signUp(input: typeof SignUpInput.Type, clientIp: string): Effect.Effect<
     SignUpResult,
-    RateLimited | ValidationError | ReservedUsername | DomainNotVerified | AlreadyExists
+    RateLimited | ValidationError | ReservedUsername | DomainNotVerified | UsernameTaken
   >
   attachHuman(principal: Principal, input: typeof AttachHumanInput.Type): Effect.Effect<
-    { readonly human_email: string; readonly instructions: string },
-    MissingPermission | NotAnAgentOrganization | AlreadyVerified | HumanReplacementLimit | RateLimited
+    typeof AttachHumanResult.Type,
+    NotAnAgentOrganization | AlreadyVerified | HumanReplacementLimit | RateLimited
   >
   verify(principal: Principal, input: typeof VerifyInput.Type): Effect.Effect<
-    { readonly verified: true },
-    MissingPermission | NotAnAgentOrganization | AlreadyVerified | TooManyAttempts | ValidationError
+    typeof VerifyResult.Type,
+    NotAnAgentOrganization | AlreadyVerified | TooManyAttempts | ValidationError
   >
 }>()("inbox/Agents") {
   static readonly layer = Layer.effect(Agents, Effect.gen(function*() {
@@ -91,6 +96,7 @@ export class Agents extends Context.Service<Agents, {
     const apiKeys = yield* ApiKeys
     const transport = yield* MailTransport
     const limiter = yield* RateLimiter
+    const egress = yield* Egress
 
     const newCode = Effect.gen(function*() {
       const code = yield* ids.digits(6)
@@ -99,9 +105,6 @@ export class Agents extends Context.Service<Agents, {
     })
 
     const mailCode = Effect.fn("Agents.mailCode")(function*(to: string, code: string, inbox: string) {
-      const at = yield* now
-      const messageId = `<${yield* ids.secret(12)}@${settings.baseDomain}>`
-      const subject = `Your verification code: ${code}`
       const text = [
         `An AI agent using the inbox ${inbox} named you as its human owner.`,
         ``,
@@ -110,10 +113,10 @@ export class Agents extends Context.Service<Agents, {
         `Give this code to the agent, or submit it as otp_code to POST /v0/agent/verify.`,
         `If you did not expect this, ignore this message.`
       ].join("\n")
-      const raw = yield* Effect.promise(() =>
-        new MailComposer({ from: settings.systemFrom, to, subject, text, date: at, messageId }).compile().build()
-      )
-      yield* transport.send({ envelope: { from: settings.systemFrom, to: [to] }, raw, subject }).pipe(
+      const mail = yield* compose("send", { to, subject: `Your verification code: ${code}`, text }, {
+        inbox: { email: settings.systemFrom, display_name: "Inbox verification" }
+      }).pipe(Effect.orDie, Effect.provideService(Egress, egress), Effect.provideService(Ids, ids))
+      yield* transport.send({ envelope: mail.envelope, raw: mail.raw, subject: mail.subject }).pipe(
         // The relay refusing the human's address is not the agent's request failing: the
         // code can be re-sent with attach-human.
         Effect.catchTag("MessageRejected", (e) => Effect.logWarning(`verification mail to ${to} refused: ${e.message}`))
@@ -138,13 +141,15 @@ export class Agents extends Context.Service<Agents, {
 
     return Agents.of({
       signUp: Effect.fn("Agents.signUp")(function*(input, clientIp) {
+        const address = yield* inboxes.address({ username: input.username })
         yield* limiter.take(clientIp, RATE_POLICIES.agentSignUpPerIp)
+        yield* limiter.take(input.human_email.toLowerCase(), RATE_POLICIES.verificationMailPerAddress)
         const humanEmail = input.human_email.toLowerCase()
         const { code, at, expiresAt } = yield* newCode
         const result = yield* sql.withTransaction(Effect.gen(function*() {
           const { organization, defaultPodId } = yield* organizations.create({ ownerEmail: humanEmail, name: input.username, isAgent: true })
-          const inbox = yield* inboxes.insert(organization.id, defaultPodId, { username: input.username }).pipe(
-            Effect.catchTag("AlreadyExists", (e) => Effect.fail(new AlreadyExists({ message: e.message, status: 409, fix: "Choose another username." })))
+          const inbox = yield* inboxes.insert(organization.id, defaultPodId, {}, address).pipe(
+            Effect.catchTag("AlreadyExists", (e) => Effect.fail(new UsernameTaken({ message: e.message, fix: "Choose another username." })))
           )
           yield* sql`INSERT INTO agent_humans (organization_id, human_email, code_hash, code_expires_at, updated_at)
             VALUES (${organization.id}, ${humanEmail}, ${hashCode(organization.id, code)}, ${expiresAt}, ${at})`
@@ -155,7 +160,6 @@ export class Agents extends Context.Service<Agents, {
         return { organization_id: result.organization_id, inbox_id: result.inbox_id, api_key: result.api_key }
       }),
       attachHuman: Effect.fn("Agents.attachHuman")(function*(principal, input) {
-        yield* requirePermission(principal, "account_update")
         const current = yield* agentOrg(principal)
         const humanEmail = input.human_email.toLowerCase()
         const replacing = humanEmail !== current.human_email
@@ -177,21 +181,29 @@ export class Agents extends Context.Service<Agents, {
         }
       }),
       verify: Effect.fn("Agents.verify")(function*(principal, input) {
-        yield* requirePermission(principal, "account_update")
         const row = yield* agentOrg(principal)
         const at = yield* now
-        const expired = row.code_expires_at === null || at.getTime() > row.code_expires_at.getTime()
-        if (row.code_hash === null || expired || row.code_attempts >= CODE_MAX_ATTEMPTS) {
-          return yield* new TooManyAttempts({
+        const exhausted = (expired: boolean) =>
+          new TooManyAttempts({
             message: expired ? "The verification code has expired." : "Too many wrong verification codes.",
-            fix: "Request a new code with POST /v0/agent/attach-human."
+            fix: "Request a new code with POST /v0/agent/attach-human.",
+            retryAfterSeconds: EXHAUSTED_RETRY_AFTER_SECONDS
           })
+        // Counting the attempt first, in one conditional statement, is what keeps parallel
+        // guesses under the limit: each guess needs a row this UPDATE returns.
+        const counted = yield* sql<{ code_attempts: number; code_hash: string }>`UPDATE agent_humans
+          SET code_attempts = code_attempts + 1, updated_at = ${at}
+          WHERE organization_id = ${principal.organizationId} AND verified_at IS NULL AND code_hash IS NOT NULL
+            AND code_expires_at >= ${at} AND code_attempts < ${CODE_MAX_ATTEMPTS}
+          RETURNING code_attempts, code_hash`.pipe(Effect.orDie)
+        const attempt = counted[0]
+        if (attempt === undefined) {
+          const expired = row.code_expires_at === null || at.getTime() > row.code_expires_at.getTime()
+          return yield* exhausted(expired)
         }
         const given = Buffer.from(hashCode(principal.organizationId, input.otp_code))
-        if (!timingSafeEqual(given, Buffer.from(row.code_hash))) {
-          yield* sql`UPDATE agent_humans SET code_attempts = code_attempts + 1, updated_at = ${at}
-            WHERE organization_id = ${principal.organizationId}`.pipe(Effect.orDie)
-          const left = CODE_MAX_ATTEMPTS - row.code_attempts - 1
+        if (!timingSafeEqual(given, Buffer.from(attempt.code_hash))) {
+          const left = CODE_MAX_ATTEMPTS - attempt.code_attempts
           return yield* validationError(
             [{ path: ["otp_code"], message: "Wrong verification code" }],
             `Wrong verification code; ${left} attempt${left === 1 ? "" : "s"} left.`

@@ -16,17 +16,18 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { PERMISSIONS, type Permission, parsePermissions, PermissionsInput } from "../access/permissions.ts"
-import { notFound, type Principal, requirePermission, type Scope } from "../access/Principal.ts"
+import { notFound, type Principal, type Scope } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
 import type { EmailUnverified, NotFound, ValidationError } from "../errors/errors.ts"
 import { MissingPermission, Unauthorized } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
-import { compact, Name } from "../shared/fields.ts"
+import { compact, Id, Name } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
-import { iso, now } from "../shared/time.ts"
+import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 
 export const KEY_PREFIX = "am_"
@@ -45,10 +46,27 @@ const ApiKeyRow = Schema.Struct({
 })
 type ApiKeyRow = typeof ApiKeyRow.Type
 
-const scopeName = (row: { pod_id: string | null; inbox_id: string | null }) =>
+const scopeName = (row: { pod_id: string | null; inbox_id: string | null }): ApiKey["scope"] =>
   row.inbox_id !== null ? "inbox" : row.pod_id !== null ? "pod" : "organization"
 
-export const toApiKey = (row: ApiKeyRow) =>
+/** A key as lists show it (no secret). */
+export const ApiKey = Schema.Struct({
+  api_key_id: Schema.String,
+  prefix: Schema.String,
+  name: Schema.String,
+  scope: Schema.Literals(["organization", "pod", "inbox"]),
+  pod_id: Schema.optionalKey(Schema.String),
+  inbox_id: Schema.optionalKey(Schema.String),
+  permissions: Schema.Array(Schema.String),
+  created_at: Timestamp
+})
+export type ApiKey = typeof ApiKey.Type
+
+/** A key as its creation answers it: with the secret, shown once. */
+export const CreatedApiKey = Schema.Struct({ ...ApiKey.fields, api_key: Schema.String })
+export type CreatedApiKey = typeof CreatedApiKey.Type
+
+export const toApiKey = (row: ApiKeyRow): ApiKey =>
   compact({
     api_key_id: row.id,
     prefix: row.prefix,
@@ -60,13 +78,11 @@ export const toApiKey = (row: ApiKeyRow) =>
     permissions: row.permissions ?? [...PERMISSIONS],
     created_at: iso(row.created_at)
   })
-export type ApiKey = ReturnType<typeof toApiKey>
-export type CreatedApiKey = ApiKey & { readonly api_key: string }
 
 export const CreateApiKeyInput = Schema.Struct({
   name: Name,
-  pod_id: Schema.optionalKey(Schema.String),
-  inbox_id: Schema.optionalKey(Schema.String),
+  pod_id: Schema.optionalKey(Id),
+  inbox_id: Schema.optionalKey(Id),
   permissions: Schema.optionalKey(PermissionsInput)
 })
 export type CreateApiKeyInput = typeof CreateApiKeyInput.Type
@@ -129,16 +145,13 @@ export class ApiKeys extends Context.Service<ApiKeys, {
 
     /** The scope of the new key, checked against the creator's. */
     const resolveScope = Effect.fn("ApiKeys.resolveScope")(function*(principal: Principal, input: CreateApiKeyInput) {
-      if (input.pod_id !== undefined && input.inbox_id !== undefined) {
-        return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])
-      }
       if (input.inbox_id !== undefined) {
         const inbox = yield* inboxes.find(principal, input.inbox_id)
         return { inboxId: inbox.id, podId: inbox.pod_id }
       }
       if (input.pod_id !== undefined) {
-        const pod = yield* pods.find(principal, input.pod_id)
         if (principal.scope.type === "inbox") return yield* narrower("An inbox-scoped key cannot create a pod-scoped key.")
+        const pod = yield* pods.find(principal, input.pod_id)
         return { podId: pod.id }
       }
       if (principal.scope.type !== "organization") {
@@ -147,12 +160,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       return {}
     })
 
-    const visibleKeys = (scope: Scope) =>
-      scope.type === "organization"
-        ? sql``
-        : scope.type === "pod"
-        ? sql`AND (pod_id = ${scope.podId} OR inbox_id IN (SELECT id FROM inboxes WHERE pod_id = ${scope.podId}))`
-        : sql`AND inbox_id = ${scope.inboxId}`
+    // An inbox-scoped key's row carries its inbox's pod too, so a pod sees its inboxes' keys.
+    const visibleKeys = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
 
     return ApiKeys.of({
       issue,
@@ -180,11 +189,13 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         }
       }),
       create: Effect.fn("ApiKeys.create")(function*(principal, input) {
-        yield* requirePermission(principal, "api_key_create")
+        if (input.pod_id !== undefined && input.inbox_id !== undefined) {
+          return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])
+        }
+        const requested = input.permissions === undefined ? undefined : yield* parsePermissions(input.permissions)
         yield* organizations.requireVerifiedEmail(principal.organizationId).pipe(
           Effect.catchTag("NotFound", Effect.die)
         )
-        const requested = input.permissions === undefined ? undefined : yield* parsePermissions(input.permissions)
         const creator = principal.permissions
         const permissions = creator === undefined
           ? requested
@@ -197,18 +208,16 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         })
       }),
       list: Effect.fn("ApiKeys.list")(function*(principal, query) {
-        yield* requirePermission(principal, "api_key_read")
         const page = yield* newestFirst(sql, query)
         const rows = yield* sql`SELECT id, organization_id, name, prefix, pod_id, inbox_id, permissions, created_at FROM api_keys
-          WHERE organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)} ${page.after}
+          WHERE revoked_at IS NULL AND ${visibleKeys(principal)} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(ApiKeyRow))
         return toPage(rows, page.limit, toApiKey)
       }),
       revoke: Effect.fn("ApiKeys.revoke")(function*(principal, keyId) {
-        yield* requirePermission(principal, "api_key_delete")
         const at = yield* now
         const rows = yield* sql`UPDATE api_keys SET revoked_at = ${at}
-          WHERE id = ${keyId} AND organization_id = ${principal.organizationId} AND revoked_at IS NULL ${visibleKeys(principal.scope)}
+          WHERE id = ${keyId} AND revoked_at IS NULL AND ${visibleKeys(principal)}
           RETURNING id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound("API key", keyId)
       })

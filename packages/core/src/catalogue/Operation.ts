@@ -1,63 +1,254 @@
 /**
- * One catalogue of operations. Each operation is declared once: its name, the routes that
- * reach it, where its input comes from, the permission-free facts adapters need (does it
- * change data? does it need a key?), and the function that runs it on the engine. The REST
- * routes and the MCP tools are derived from this list, so they cannot drift apart.
+ * The shape of one operation of the catalogue, and the typed builder every domain uses to
+ * declare its operations (`pods/operations.ts`, `inboxes/operations.ts`, ...).
  *
- * Operations answer with the JSON body the spec shows (or nothing, for empty-body
- * successes); every rule, including permissions and scope, runs inside `run`.
+ * An entry says everything an adapter needs, so REST routes, the OpenAPI document, MCP
+ * tools and CLI commands are derived from it and never written again:
+ * - `routes`: method and path; path parameters are typed from the path text, so `run`
+ *   sees `params.pod_id` as `string` when every route has it and `string | undefined` when
+ *   only some do, and a misspelled name does not compile;
+ * - where the input comes from: a `body` or `query` Struct, named `headers`, `raw` bytes;
+ * - `output`: a JSON Schema (`json`), a list envelope of items (`list`), bytes with headers
+ *   (`download`), or nothing (`empty`, 204 on REST);
+ * - `access`: who may call it (an organization member: API key or session; the operator,
+ *   by a shared secret; anyone) and the permission it needs. `runOperation` enforces both
+ *   once, before `run`, and hands `run` a principal of the matching type;
+ * - `mutates`, and how it appears as an MCP tool and a CLI command, or why it does not.
  */
-import type { Effect, Schema } from "effect"
-import type { Principal } from "../access/Principal.ts"
+import { type Effect, Schema, type Stream } from "effect"
+import type { Permission } from "../access/permissions.ts"
+import type { Principal, Scope } from "../access/Principal.ts"
 import type { EngineServices } from "../Engine.ts"
 import type { ApiError } from "../errors/errors.ts"
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE"
 
-export interface Route {
+export interface Route<P extends string = string> {
   readonly method: Method
   /** Path with `:name` parameters, e.g. `/v0/pods/:pod_id/inboxes`. */
-  readonly path: string
+  readonly path: P
 }
+
+export const route = {
+  get: <const P extends string>(path: P): Route<P> => ({ method: "GET", path }),
+  post: <const P extends string>(path: P): Route<P> => ({ method: "POST", path }),
+  patch: <const P extends string>(path: P): Route<P> => ({ method: "PATCH", path }),
+  delete: <const P extends string>(path: P): Route<P> => ({ method: "DELETE", path })
+}
+
+type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}` ? Name | ParamNames<`/${Rest}`>
+  : P extends `${string}:${infer Name}` ? Name
+  : never
+
+type InEvery<K extends string, R> = false extends (R extends Route<infer P> ? (K extends ParamNames<P> ? true : false) : never) ? false
+  : true
+
+/** Path parameters of a set of routes: required when every route has one, optional otherwise. */
+export type ParamsOf<R extends Route> = {
+  readonly [K in ParamNames<R["path"]>]: InEvery<K, R> extends true ? string : string | undefined
+}
+
+/** Permissions an operation can require: the 43 grantable ones, and billing's two implicit ones. */
+export type RequiredPermission = Permission | "billing_read" | "billing_manage"
+
+/** The operator's shared secrets that admit a caller to an operator route. */
+export type OperatorCredential = "inbound_secret" | "provider_signature"
+
+export type Access =
+  /** No credentials: `run` gets the anonymous caller. */
+  | { readonly kind: "public" }
+  /** A member of an organization (API key or dashboard session), holding `permission`, in one of `scopes`. */
+  | {
+    readonly kind: "member"
+    readonly permission: RequiredPermission
+    /** Key scopes that may ever do this; a narrower one is 403 missing_permission. Default: all. */
+    readonly scopes?: ReadonlyArray<Scope["type"]>
+  }
+  /** The operator's forwarder or mail provider, proved by a shared secret or signature. */
+  | { readonly kind: "operator"; readonly credential: OperatorCredential }
+
+export interface Anonymous {
+  readonly kind: "anonymous"
+}
+export interface Operator {
+  readonly kind: "operator"
+  readonly credential: OperatorCredential
+}
+
+export type PrincipalOf<A extends Access> = A extends { readonly kind: "member" } ? Principal
+  : A extends { readonly kind: "operator" } ? Operator
+  : Anonymous
+
+/** A Struct of input fields (body or query). */
+export type InputSchema = Schema.Top & { readonly fields: Schema.Struct.Fields; readonly DecodingServices: never }
+
+/** Bytes answered as a download: streamed, never held whole in memory by the adapter. */
+export interface Download {
+  readonly contentType: string
+  readonly size?: number
+  /** Extra response headers (Content-Disposition and the like). */
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body: Stream.Stream<Uint8Array>
+}
+
+export type Output =
+  | { readonly kind: "json"; readonly schema: Schema.Top }
+  | { readonly kind: "list"; readonly plural: string; readonly item: Schema.Top; readonly schema: Schema.Top }
+  | { readonly kind: "empty" }
+  | { readonly kind: "download" }
+
+type OutputType<O extends Output> = O extends { readonly kind: "json" | "list"; readonly schema: infer S extends Schema.Top } ? S["Type"]
+  : O extends { readonly kind: "download" } ? Download
+  : void
+
+/** How the operation appears to MCP clients and to `inboxctl`, or why it does not. */
+export type ToolFace = { readonly tool: string } | { readonly exclude: string }
+export type CliFace = {
+  /** Words after `inboxctl`, e.g. `inbox create`. */
+  readonly command: string
+  /** Table columns of a list or of one resource, for the human-readable output. */
+  readonly columns?: ReadonlyArray<string>
+} | { readonly exclude: string }
 
 export interface CallContext {
   readonly clientIp: string
   readonly requestId: string
 }
 
-export interface Call<I> {
-  /** Present for every operation with `auth: "key"`. */
-  readonly principal: Principal | undefined
-  readonly params: Readonly<Record<string, string | undefined>>
+export interface Call<P, I, H, Pr> {
+  readonly principal: Pr
+  readonly params: P
+  /** The decoded body (POST, PATCH) or query (GET, DELETE); `{}` when the operation has none. */
   readonly input: I
+  readonly headers: H
+  /** The request body as bytes, for operations with `raw`. */
+  readonly raw: Uint8Array
   readonly context: CallContext
 }
 
-export type InputSchema = Schema.Top & { readonly fields: Schema.Struct.Fields; readonly DecodingServices: never }
-
-export interface Operation<S extends InputSchema = InputSchema> {
+export interface OperationSpec<
+  R extends Route,
+  A extends Access,
+  B extends InputSchema | undefined,
+  Q extends InputSchema | undefined,
+  H extends InputSchema | undefined,
+  O extends Output
+> {
   readonly name: string
   readonly summary: string
-  readonly auth: "key" | "none"
-  readonly routes: ReadonlyArray<Route>
-  /** Body fields for POST and PATCH; query fields for GET and DELETE. */
-  readonly input: S
-  /** True when the operation sends or changes data (hidden from read-only MCP). */
-  readonly mutates: boolean
-  /** The MCP tool name, when the operation is offered as a tool. */
-  readonly tool?: string
+  readonly routes: ReadonlyArray<R>
+  readonly access: A
+  readonly body?: B
+  readonly query?: Q
+  /** Named request headers (lower-case names), decoded like fields. */
+  readonly headers?: H
+  /** The body is bytes (a raw message), not JSON. */
+  readonly raw?: { readonly maxBytes: number }
   /** Largest accepted JSON body in bytes (default 1 MiB). */
   readonly bodyLimit?: number
-  /** Successful status; 204 answers with no body. */
-  readonly status?: 200 | 204
-  readonly run: (call: Call<S["Type"]>) => Effect.Effect<unknown, ApiError, EngineServices>
+  readonly output: O
+  /** True when the operation sends or changes data (hidden from read-only MCP sessions). */
+  readonly mutates: boolean
+  readonly mcp: ToolFace
+  readonly cli: CliFace
+  readonly run: (
+    call: Call<
+      ParamsOf<R>,
+      B extends InputSchema ? B["Type"] : Q extends InputSchema ? Q["Type"] : Record<string, never>,
+      H extends InputSchema ? H["Type"] : Record<string, never>,
+      PrincipalOf<A>
+    >
+  ) => Effect.Effect<OutputType<O>, ApiError, EngineServices>
 }
 
-export const operation = <S extends InputSchema>(op: Operation<S>): Operation => op as unknown as Operation
-
-/** Path parameter names across all of an operation's routes, with whether every route has them. */
-export const pathParams = (op: Operation): ReadonlyArray<{ readonly name: string; readonly required: boolean }> => {
-  const perRoute = op.routes.map((r) => new Set([...r.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] ?? "")))
-  const all = new Set(perRoute.flatMap((s) => [...s]))
-  return [...all].map((name) => ({ name, required: perRoute.every((s) => s.has(name)) }))
+/** An operation as adapters see it: the spec with its types erased. */
+export interface Operation {
+  readonly name: string
+  readonly summary: string
+  readonly routes: ReadonlyArray<Route>
+  readonly access: Access
+  readonly body?: InputSchema
+  readonly query?: InputSchema
+  readonly headers?: InputSchema
+  readonly raw?: { readonly maxBytes: number }
+  readonly bodyLimit?: number
+  readonly output: Output
+  readonly mutates: boolean
+  readonly mcp: ToolFace
+  readonly cli: CliFace
+  readonly run: (call: Call<Record<string, string | undefined>, unknown, unknown, unknown>) => Effect.Effect<unknown, ApiError, EngineServices>
+  /** The input fields (body or query), or an empty Struct. */
+  readonly input: InputSchema
+  /** Path parameter names across all routes, with whether every route has them. */
+  readonly params: ReadonlyArray<{ readonly name: string; readonly required: boolean }>
 }
+
+/** A typed operation: an `Operation` that remembers what its callers send and get. */
+export interface TypedOperation<Params, Input, Output> extends Operation {
+  readonly "~types"?: { readonly params: Params; readonly input: Input; readonly output: Output }
+}
+
+const paramNames = (path: string): ReadonlyArray<string> => [...path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] ?? "")
+
+const EmptyFields = Schema.Struct({})
+
+/**
+ * Declares an operation. Structural mistakes (a body on a GET, a raw body with a JSON body,
+ * a route without a leading slash) throw here, when the catalogue module loads: a startup
+ * defect, never a request that silently misbehaves.
+ */
+export const operation = <
+  const R extends Route,
+  const A extends Access,
+  B extends InputSchema | undefined = undefined,
+  Q extends InputSchema | undefined = undefined,
+  H extends InputSchema | undefined = undefined,
+  const O extends Output = Output
+>(
+  spec: OperationSpec<R, A, B, Q, H, O>
+): TypedOperation<
+  ParamsOf<R>,
+  B extends InputSchema ? B["Encoded"] : Q extends InputSchema ? Q["Encoded"] : Record<string, never>,
+  OutputType<O>
+> => {
+  const fail = (why: string) => {
+    throw new Error(`operation ${spec.name}: ${why}`)
+  }
+  if (spec.routes.length === 0) fail("has no route")
+  const methods = new Set(spec.routes.map((r) => r.method))
+  if (methods.size > 1) fail("routes of one operation share one method")
+  const method = spec.routes[0]?.method
+  for (const r of spec.routes) if (!r.path.startsWith("/")) fail(`route ${r.path} does not start with /`)
+  if (spec.body !== undefined && (method === "GET" || method === "DELETE")) fail("a GET or DELETE cannot have a body")
+  if (spec.body !== undefined && spec.query !== undefined) fail("give a body or a query, not both")
+  if (spec.raw !== undefined && spec.body !== undefined) fail("a raw body and a JSON body exclude each other")
+  const perRoute = spec.routes.map((r) => new Set(paramNames(r.path)))
+  const all = [...new Set(perRoute.flatMap((s) => [...s]))]
+  const params = all.map((name) => ({ name, required: perRoute.every((s) => s.has(name)) }))
+  const input = (spec.body ?? spec.query ?? EmptyFields) as InputSchema
+  for (const p of all) if (Object.hasOwn(input.fields, p)) fail(`path parameter ${p} is also an input field`)
+  return { ...(spec as unknown as Operation), input, params }
+}
+
+/** Outputs: a JSON resource, a list envelope, a download, or nothing. */
+export const Output = {
+  json: <S extends Schema.Top>(schema: S) => ({ kind: "json" as const, schema }),
+  /** The spec's list envelope, `{ count, limit, next_page_token?, <plural>: [] }`. */
+  list: <const K extends string, S extends Schema.Top>(plural: K, item: S) => ({
+    kind: "list" as const,
+    plural,
+    item,
+    schema: Schema.Struct({
+      count: Schema.Int,
+      limit: Schema.Int,
+      next_page_token: Schema.optionalKey(Schema.String),
+      [plural]: Schema.Array(item)
+    }) as unknown as Schema.Codec<ListEnvelope<K, S["Type"]>, ListEnvelope<K, S["Encoded"]>>
+  }),
+  empty: { kind: "empty" as const },
+  download: { kind: "download" as const }
+}
+
+export type ListEnvelope<K extends string, A> =
+  & { readonly count: number; readonly limit: number; readonly next_page_token?: string }
+  & { readonly [P in K]: ReadonlyArray<A> }

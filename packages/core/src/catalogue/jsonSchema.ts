@@ -1,7 +1,7 @@
 /**
- * The JSON Schema of an operation's input, for every description derived from the
+ * JSON Schemas of an operation's input and output, for every description derived from the
  * catalogue (MCP tool schemas, the OpenAPI document, CLI flags). Core's decoder refuses
- * unknown fields, so the schema says `additionalProperties: false`.
+ * unknown fields, so an input schema says `additionalProperties: false`.
  */
 import { Schema } from "effect"
 import type { Operation } from "./Operation.ts"
@@ -39,5 +39,21 @@ export const inputJsonSchema = (op: Operation): ObjectJsonSchema => {
     ...(Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {})
   }
   cache.set(op, result)
+  return result
+}
+
+const outputCache = new WeakMap<Operation, { readonly schema: JsonSchema; readonly definitions: Record<string, JsonSchema> } | undefined>()
+
+/** The JSON Schema of a JSON or list output (with its definitions), or undefined for empty and download outputs. */
+export const outputJsonSchema = (op: Operation) => {
+  if (outputCache.has(op)) return outputCache.get(op)
+  const output = op.output
+  const result = output.kind === "json" || output.kind === "list"
+    ? (() => {
+      const document = Schema.toJsonSchemaDocument(output.schema)
+      return { schema: document.schema as JsonSchema, definitions: document.definitions as Record<string, JsonSchema> }
+    })()
+    : undefined
+  outputCache.set(op, result)
   return result
 }

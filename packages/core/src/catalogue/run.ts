@@ -1,30 +1,95 @@
 /**
- * Running a catalogue operation from untrusted input: decode the input with the spec's
- * bad_request / validation_error rules, then run it. Every adapter goes through here, so a
- * tool call over MCP, a REST request and a CLI command refuse and answer alike.
+ * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI)
+ * and every embedding application goes through here, so they admit, refuse and answer
+ * alike. The order is fixed and is the README's:
+ * 1. access: a member operation without a principal is 401; a scope that may never do it,
+ *    or a missing permission, is 403 missing_permission; an operator route checks its
+ *    secret or signature (503 not_configured when the server has none, 401 when wrong);
+ * 2. validation: path parameters, named headers and the body or query are decoded, and any
+ *    request that can never succeed is 400 before anything is read or written;
+ * 3. the operation runs; conflicts, limits and not-found come from there.
  */
-import { Effect } from "effect"
-import type { Principal } from "../access/Principal.ts"
+import { Effect, Schema } from "effect"
+import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
 import type { EngineServices } from "../Engine.ts"
 import { type ApiError, Unauthorized } from "../errors/errors.ts"
-import { decodeInput } from "../shared/validation.ts"
-import type { CallContext, Operation } from "./Operation.ts"
+import { Id } from "../shared/fields.ts"
+import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
+import { verifyOperatorCredential } from "./operator.ts"
+import type { Anonymous, CallContext, Operation } from "./Operation.ts"
 
 export interface RawCall {
-  readonly principal: Principal | undefined
-  readonly params: Readonly<Record<string, string | undefined>>
+  /** The organization member calling, for member operations (absent: 401). */
+  readonly principal?: Principal | undefined
+  readonly params?: Readonly<Record<string, string | undefined>>
   /** Parsed JSON body or query object. */
-  readonly input: unknown
+  readonly input?: unknown
+  /** Request headers, lower-case names. */
+  readonly headers?: Readonly<Record<string, string | undefined>>
+  /** The body as bytes, for operations that take it raw. */
+  readonly raw?: Uint8Array
   readonly context: CallContext
 }
 
-export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
-  op.auth === "key" && call.principal === undefined
-    ? Effect.fail(new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." }))
-    : Effect.flatMap(
-      decodeInput(op.input, call.input, op.routes[0]?.method === "GET" || op.routes[0]?.method === "DELETE" ? "query" : "body"),
-      (input) => op.run({ principal: call.principal, params: call.params, input, context: call.context })
-    ).pipe(Effect.withSpan(op.name))
+const ANONYMOUS: Anonymous = { kind: "anonymous" }
 
-export const findOperation = (operations: ReadonlyArray<Operation>, name: string): Operation | undefined =>
-  operations.find((op) => op.name === name)
+const decodeId = Schema.decodeUnknownEffect(Id)
+
+const admit = (op: Operation, call: RawCall) => {
+  const access = op.access
+  switch (access.kind) {
+    case "public":
+      return Effect.succeed<unknown>(ANONYMOUS)
+    case "operator":
+      return Effect.as(
+        verifyOperatorCredential(access.credential, call.headers ?? {}, call.raw ?? new Uint8Array()),
+        { kind: "operator", credential: access.credential } as unknown
+      )
+    case "member": {
+      const principal = call.principal
+      if (principal === undefined) {
+        return Effect.fail(new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." }))
+      }
+      if (access.scopes !== undefined && !access.scopes.includes(principal.scope.type)) {
+        return Effect.fail(scopeTooNarrow(principal, access.scopes))
+      }
+      if (!holds(principal, access.permission)) return Effect.fail(missingPermission(access.permission))
+      return Effect.succeed<unknown>(principal)
+    }
+  }
+}
+
+const decodeParams = (op: Operation, given: Readonly<Record<string, string | undefined>>) =>
+  Effect.gen(function*() {
+    const params: Record<string, string | undefined> = {}
+    for (const p of op.params) {
+      const value = given[p.name]
+      if (value === undefined) {
+        if (p.required) return yield* validationError([{ path: [p.name], message: "Missing key" }])
+        continue
+      }
+      params[p.name] = yield* decodeId(value).pipe(Effect.mapError((e) => validationError(issuesOf(e.issue).map((i) => ({ ...i, path: [p.name] })))))
+    }
+    return params
+  })
+
+const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | undefined>>) => {
+  const schema = op.headers
+  if (schema === undefined) return Effect.succeed({})
+  const picked: Record<string, string> = {}
+  for (const name of Object.keys(schema.fields)) {
+    const value = headers[name]
+    if (value !== undefined) picked[name] = value
+  }
+  return decodeInput(schema, picked, "headers")
+}
+
+export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
+  Effect.gen(function*() {
+    const principal = yield* admit(op, call)
+    const params = yield* decodeParams(op, call.params ?? {})
+    const headers = yield* decodeHeaders(op, call.headers ?? {})
+    const method = op.routes[0]?.method
+    const input = yield* decodeInput(op.input, call.input, method === "GET" || method === "DELETE" ? "query" : "body")
+    return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
+  }).pipe(Effect.withSpan(op.name))

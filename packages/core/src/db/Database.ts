@@ -17,23 +17,25 @@ import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
+import { splitStatements } from "./statements.ts"
 
 const migrationsDir = fileURLToPath(new URL("./migrations/", import.meta.url))
 
-/** Statements are separated by a semicolon at the end of a line; the extended protocol runs one at a time. */
-const statements = (text: string): ReadonlyArray<string> =>
-  text.split(/;\s*$/m).map((s) => s.replace(/^\s*--.*$/gm, "").trim()).filter((s) => s.length > 0)
-
-const loadMigrations = (): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> => {
+/**
+ * The migrations of a folder, read when the storage layer is built (not when this module
+ * is imported). Each file runs in one transaction (PgMigrator's), statement by statement.
+ */
+export const loadMigrations = (dir: string = migrationsDir): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> => {
   const record: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {}
-  for (const file of readdirSync(migrationsDir).filter((f) => f.endsWith(".sql")).sort()) {
-    const text = readFileSync(migrationsDir + file, "utf8")
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+    const text = readFileSync(join(dir, file), "utf8")
     record[file.replace(/\.sql$/, "")] = Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      for (const statement of statements(text)) yield* sql.unsafe(statement)
+      for (const statement of splitStatements(text)) yield* sql.unsafe(statement)
     })
   }
   return record
@@ -46,7 +48,7 @@ export class Migrations extends Context.Service<Migrations, {
 
 const migrate = Layer.effect(
   Migrations,
-  PgMigrator.run({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" }).pipe(
+  Effect.suspend(() => PgMigrator.run({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" })).pipe(
     Effect.map((applied) => Migrations.of({ applied: applied.map(([id, name]) => ({ id, name })) }))
   )
 ).pipe(Layer.provide(NodeServices.layer))

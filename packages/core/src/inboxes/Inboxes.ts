@@ -12,11 +12,11 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { canSeeInbox, notFound, type Principal, requirePermission, requireScope } from "../access/Principal.ts"
+import { notFound, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
 import {
   AlreadyExists,
   DomainNotVerified,
-  type MissingPermission,
   type NotFound,
   type PlanLimitExceeded,
   ReservedUsername,
@@ -27,12 +27,13 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
-import { ClientId, compact, Metadata, Name } from "../shared/fields.ts"
+import { ClientId, compact, Line, Metadata, Name, normaliseDomain, Username } from "../shared/fields.ts"
+import { idempotentInsert } from "../shared/idempotency.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
-import { decodeRows, isUniqueViolation, Json } from "../shared/sql.ts"
-import { iso, now } from "../shared/time.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
-import { RESERVED_USERNAMES, usernameProblem } from "./usernames.ts"
+import { RESERVED_USERNAMES } from "../shared/usernames.ts"
 
 export const InboxRow = Schema.Struct({
   id: Schema.String,
@@ -50,7 +51,21 @@ export const InboxRow = Schema.Struct({
 })
 export type InboxRow = typeof InboxRow.Type
 
-export const toInbox = (row: InboxRow) =>
+/** An inbox as the API shows it. */
+export const Inbox = Schema.Struct({
+  pod_id: Schema.String,
+  inbox_id: Schema.String,
+  email: Schema.String,
+  display_name: Schema.optionalKey(Schema.String),
+  client_id: Schema.optionalKey(Schema.String),
+  status: Schema.Literals(["active", "paused"]),
+  metadata: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type Inbox = typeof Inbox.Type
+
+export const toInbox = (row: InboxRow): Inbox =>
   compact({
     pod_id: row.pod_id,
     inbox_id: row.id,
@@ -62,11 +77,10 @@ export const toInbox = (row: InboxRow) =>
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)
   })
-export type Inbox = ReturnType<typeof toInbox>
 
 export const CreateInboxInput = Schema.Struct({
-  username: Schema.optionalKey(Schema.String),
-  domain: Schema.optionalKey(Schema.String),
+  username: Schema.optionalKey(Username),
+  domain: Schema.optionalKey(Line(253)),
   display_name: Schema.optionalKey(Name),
   client_id: Schema.optionalKey(ClientId),
   metadata: Schema.optionalKey(Metadata)
@@ -82,18 +96,23 @@ export type UpdateInboxInput = typeof UpdateInboxInput.Type
 
 export const ListInboxesQuery = Schema.Struct(PageQueryFields)
 
-type CreateError = MissingPermission | NotFound | ValidationError | ReservedUsername | DomainNotVerified | AlreadyExists | PlanLimitExceeded
+type Refusal = ValidationError | ReservedUsername | DomainNotVerified
 
 export class Inboxes extends Context.Service<Inboxes, {
-  create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, CreateError>
-  list(principal: Principal, query: typeof ListInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, MissingPermission | NotFound | ValidationError>
-  get(principal: Principal, idOrEmail: string): Effect.Effect<Inbox, MissingPermission | NotFound>
-  update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, MissingPermission | NotFound>
-  delete(principal: Principal, idOrEmail: string, podId?: string): Effect.Effect<void, MissingPermission | NotFound>
+  create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, Refusal | NotFound | AlreadyExists | PlanLimitExceeded>
+  list(principal: Principal, query: typeof ListInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
+  get(principal: Principal, idOrEmail: string): Effect.Effect<Inbox, NotFound>
+  update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, NotFound>
+  delete(principal: Principal, idOrEmail: string, podId?: string): Effect.Effect<void, NotFound>
   /** The inbox row by id or email if it exists and is visible to the principal. */
   find(principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, NotFound>
+  /**
+   * The checks a new inbox must pass before any state is read (username, reserved names,
+   * domain), giving the address it will have.
+   */
+  address(input: CreateInboxInput): Effect.Effect<{ readonly username: string; readonly domain: string }, Refusal>
   /** Creates an inbox with no principal checks: for agent sign-up, inside its transaction. */
-  insert(organizationId: string, podId: string, input: CreateInboxInput): Effect.Effect<InboxRow, ValidationError | ReservedUsername | DomainNotVerified | AlreadyExists>
+  insert(organizationId: string, podId: string, input: CreateInboxInput, address: { readonly username: string; readonly domain: string }): Effect.Effect<InboxRow, AlreadyExists>
 }>()("inbox/Inboxes") {
   static readonly layer = Layer.effect(Inboxes, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -102,106 +121,104 @@ export class Inboxes extends Context.Service<Inboxes, {
     const organizations = yield* Organizations
     const pods = yield* Pods
 
+    const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "id" })
+
     const find = Effect.fn("Inboxes.find")(function*(principal: Principal, idOrEmail: string) {
       const key = idOrEmail.includes("@") ? sql`email = ${idOrEmail.toLowerCase()}` : sql`id = ${idOrEmail}`
-      const rows = yield* sql`SELECT * FROM inboxes WHERE ${key} AND organization_id = ${principal.organizationId}`.pipe(
-        decodeRows(InboxRow)
-      )
+      const rows = yield* sql`SELECT * FROM inboxes WHERE ${key} AND ${visible(principal)}`.pipe(decodeRows(InboxRow))
       const row = rows[0]
-      if (row === undefined || !canSeeInbox(principal, row)) return yield* notFound("Inbox", idOrEmail)
+      if (row === undefined) return yield* notFound("Inbox", idOrEmail)
       return row
     })
 
-    const byClientId = (organizationId: string, clientId: string) =>
-      sql`SELECT * FROM inboxes WHERE organization_id = ${organizationId} AND client_id = ${clientId}`.pipe(decodeRows(InboxRow))
-
-    const insert = Effect.fn("Inboxes.insert")(function*(organizationId: string, podId: string, input: CreateInboxInput) {
-      const username = input.username === undefined ? yield* ids.secret(5) : input.username.trim().toLowerCase()
-      const problem = usernameProblem(username)
-      if (problem !== undefined) return yield* validationError([{ path: ["username"], message: problem }])
+    const address = Effect.fn("Inboxes.address")(function*(input: CreateInboxInput) {
+      const username = input.username ?? (yield* ids.secret(5))
       if (RESERVED_USERNAMES.has(username)) {
         return yield* new ReservedUsername({ message: `The username "${username}" is reserved.`, fix: "Choose another username." })
       }
-      const domain = (input.domain ?? settings.baseDomain).trim().toLowerCase()
+      const domain = input.domain === undefined ? settings.baseDomain : normaliseDomain(input.domain)
+      if (domain === undefined) return yield* validationError([{ path: ["domain"], message: "Expected a domain name" }])
       if (domain !== settings.baseDomain) {
         return yield* new DomainNotVerified({
           message: `The domain ${domain} is not a verified domain of this organization.`,
           fix: `Omit domain to use ${settings.baseDomain}, or add and verify ${domain} first.`
         })
       }
-      const at = yield* now
-      const row: InboxRow = {
-        id: yield* ids.make("inbox"),
-        organization_id: organizationId,
-        pod_id: podId,
-        username,
-        domain,
-        email: `${username}@${domain}`,
-        display_name: input.display_name ?? null,
-        client_id: input.client_id ?? null,
-        status: "active",
-        metadata: input.metadata ?? null,
-        created_at: at,
-        updated_at: at
-      }
-      yield* sql`INSERT INTO inboxes ${sql.insert({ ...row, metadata: row.metadata === null ? null : JSON.stringify(row.metadata) })}`.pipe(
-        Effect.catchIf(isUniqueViolation, () =>
-          Effect.fail(new AlreadyExists({ message: `The address ${row.email} is already taken.`, fix: "Choose another username." }))),
-        Effect.catchTag("SqlError", Effect.die)
-      )
-      return row
+      return { username, domain }
     })
 
-    const resolvePod = (principal: Principal, podId: string | undefined) =>
+    const newRow = (organizationId: string, podId: string, input: CreateInboxInput, at: Date, id: string, addr: { readonly username: string; readonly domain: string }): InboxRow => ({
+      id,
+      organization_id: organizationId,
+      pod_id: podId,
+      username: addr.username,
+      domain: addr.domain,
+      email: `${addr.username}@${addr.domain}`,
+      display_name: input.display_name ?? null,
+      client_id: input.client_id ?? null,
+      status: "active",
+      metadata: input.metadata ?? null,
+      created_at: at,
+      updated_at: at
+    })
+
+    const columns = (row: InboxRow) => ({ ...row, metadata: row.metadata === null ? null : JSON.stringify(row.metadata) })
+    const taken = (email: string) => () => new AlreadyExists({ message: `The address ${email} is already taken.`, fix: "Choose another username." })
+
+    const insert = Effect.fn("Inboxes.insert")(function*(organizationId: string, podId: string, input: CreateInboxInput, addr: { readonly username: string; readonly domain: string }) {
+      const row = newRow(organizationId, podId, input, yield* now, yield* ids.make("inbox"), addr)
+      return yield* idempotentInsert(sql, { table: "inboxes", row, organizationId, clientId: undefined, decode: InboxRow, columns, conflict: taken(row.email) })
+    })
+
+    const targetPod = (principal: Principal, podId: string | undefined) =>
       podId !== undefined
-        ? Effect.map(pods.find(principal, podId), (p) => p.id)
+        ? Effect.map(pods.lock(principal, podId), (p) => p.id)
         : principal.scope.type === "pod"
-        ? Effect.succeed(principal.scope.podId)
+        ? Effect.map(pods.lock(principal, principal.scope.podId), (p) => p.id)
         : pods.defaultPodId(principal.organizationId)
 
     return Inboxes.of({
       find,
+      address,
       insert,
       create: Effect.fn("Inboxes.create")(function*(principal, input, podId) {
-        yield* requirePermission(principal, "inbox_create")
-        yield* requireScope(principal, ["organization", "pod"], "create inboxes")
-        const targetPod = yield* resolvePod(principal, podId)
+        const addr = yield* address(input)
         return yield* sql.withTransaction(Effect.gen(function*() {
           // The organization row lock serialises creates: the count below cannot go stale
-          // and two creates with one client_id make one inbox.
+          // and two creates with one client_id make one inbox. The pod row lock keeps the
+          // pod from being deleted under the new inbox.
           const org = yield* organizations.lock(principal.organizationId).pipe(Effect.orDie)
-          if (input.client_id !== undefined) {
-            const existing = (yield* byClientId(org.id, input.client_id))[0]
-            if (existing !== undefined) {
-              if (canSeeInbox(principal, existing)) return toInbox(existing)
-              return yield* new AlreadyExists({ message: `client_id ${input.client_id} is already used by another inbox.` })
-            }
-          }
-          const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE organization_id = ${org.id}`
-          yield* checkLimit(planOf(org), "inboxes", count[0]?.n ?? 0)
-          return toInbox(yield* insert(org.id, targetPod, input))
+          const pod = yield* targetPod(principal, podId)
+          const row = newRow(org.id, pod, input, yield* now, yield* ids.make("inbox"), addr)
+          const stored = yield* idempotentInsert(sql, {
+            table: "inboxes",
+            row,
+            organizationId: org.id,
+            clientId: input.client_id,
+            decode: InboxRow,
+            visible: visible(principal),
+            columns,
+            conflict: taken(row.email),
+            before: Effect.gen(function*() {
+              const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE organization_id = ${org.id}`.pipe(Effect.orDie)
+              yield* checkLimit(planOf(org), "inboxes", count[0]?.n ?? 0)
+            })
+          })
+          return toInbox(stored)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
       list: Effect.fn("Inboxes.list")(function*(principal, query, podId) {
-        yield* requirePermission(principal, "inbox_read")
         if (podId !== undefined) yield* pods.find(principal, podId)
         const page = yield* newestFirst(sql, query)
-        const scope = principal.scope.type === "inbox"
-          ? sql`AND id = ${principal.scope.inboxId}`
-          : principal.scope.type === "pod"
-          ? sql`AND pod_id = ${principal.scope.podId}`
-          : sql``
         const pod = podId === undefined ? sql`` : sql`AND pod_id = ${podId}`
-        const rows = yield* sql`SELECT * FROM inboxes WHERE organization_id = ${principal.organizationId} ${scope} ${pod} ${page.after}
+        const rows = yield* sql`SELECT * FROM inboxes WHERE ${visible(principal)} ${pod} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
         return toPage(rows, page.limit, toInbox)
       }),
       get: Effect.fn("Inboxes.get")(function*(principal, idOrEmail) {
-        yield* requirePermission(principal, "inbox_read")
         return toInbox(yield* find(principal, idOrEmail))
       }),
       update: Effect.fn("Inboxes.update")(function*(principal, idOrEmail, input) {
-        yield* requirePermission(principal, "inbox_update")
         const row = yield* find(principal, idOrEmail)
         const at = yield* now
         const next: InboxRow = {
@@ -217,7 +234,6 @@ export class Inboxes extends Context.Service<Inboxes, {
         return toInbox(next)
       }),
       delete: Effect.fn("Inboxes.delete")(function*(principal, idOrEmail, podId) {
-        yield* requirePermission(principal, "inbox_delete")
         const row = yield* find(principal, idOrEmail)
         if (podId !== undefined && row.pod_id !== podId) return yield* notFound("Inbox", idOrEmail)
         yield* sql`DELETE FROM inboxes WHERE id = ${row.id}`.pipe(Effect.orDie)

@@ -2,7 +2,7 @@
  * Plans and their limits. Free is as the spec records it; Pro and Scale are our choice
  * (the spec does not show them) and are listed in the README.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { PlanLimitExceeded } from "../errors/errors.ts"
 
 export type PlanId = "free" | "pro" | "scale"
@@ -68,3 +68,19 @@ export const checkLimit = (
     errors: [{ limit, current, max, plan: planId, ...(upgrade === undefined ? {} : { upgrade_to: upgrade }) }]
   }))
 }
+
+const Prices = Schema.Struct({ monthly: Schema.Number, yearly: Schema.Number })
+
+/** A plan as `/public/plans` shows it. */
+export const PlanSchema = Schema.Struct({
+  id: Schema.Literals(["free", "pro", "scale"]),
+  name: Schema.String,
+  prices: Schema.Struct({ usd: Prices, inr: Prices }),
+  limits: Schema.Struct({
+    inboxes: Schema.Number,
+    sends_per_month: Schema.Number,
+    sends_per_day: Schema.NullOr(Schema.Number),
+    domains: Schema.Number,
+    webhooks: Schema.Number
+  })
+})

@@ -3,17 +3,22 @@
  * cannot be deleted (403 pod_protected); a pod with inboxes cannot be deleted
  * (409 pod_not_empty). `client_id` makes creation idempotent: the same client_id in the
  * same organization returns the existing pod.
+ *
+ * Deleting a pod and creating an inbox in it are serialised by a lock on the pod row (taken
+ * by both), so a concurrent create either lands first (and the delete answers
+ * pod_not_empty) or sees the pod gone (404): never a foreign-key failure.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
-import { PodNotEmpty, PodProtected } from "../errors/errors.ts"
-import { canSeePod, notFound, type Principal, requirePermission, requireScope } from "../access/Principal.ts"
+import { notFound, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import { type AlreadyExists, type NotFound, PodNotEmpty, PodProtected, type ValidationError } from "../errors/errors.ts"
 import { Ids } from "../platform/Ids.ts"
 import { ClientId, compact, Name } from "../shared/fields.ts"
+import { idempotentInsert } from "../shared/idempotency.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
-import { decodeRows, isUniqueViolation } from "../shared/sql.ts"
-import { iso, now } from "../shared/time.ts"
+import { decodeRows } from "../shared/sql.ts"
+import { iso, now, Timestamp } from "../shared/time.ts"
 
 export const PodRow = Schema.Struct({
   id: Schema.String,
@@ -26,7 +31,17 @@ export const PodRow = Schema.Struct({
 })
 export type PodRow = typeof PodRow.Type
 
-export const toPod = (row: PodRow) =>
+/** A pod as the API shows it. */
+export const Pod = Schema.Struct({
+  pod_id: Schema.String,
+  name: Schema.String,
+  client_id: Schema.optionalKey(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type Pod = typeof Pod.Type
+
+export const toPod = (row: PodRow): Pod =>
   compact({
     pod_id: row.id,
     name: row.name,
@@ -34,45 +49,38 @@ export const toPod = (row: PodRow) =>
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)
   })
-export type Pod = ReturnType<typeof toPod>
 
 export const CreatePodInput = Schema.Struct({ name: Name, client_id: Schema.optionalKey(ClientId) })
-export const ListQuery = Schema.Struct(PageQueryFields)
+export const ListPodsQuery = Schema.Struct(PageQueryFields)
 
 export class Pods extends Context.Service<Pods, {
-  create(principal: Principal, input: typeof CreatePodInput.Type): Effect.Effect<Pod, MissingPermission>
-  list(principal: Principal, query: typeof ListQuery.Type): Effect.Effect<Page<Pod>, MissingPermission | ValidationError>
-  get(principal: Principal, podId: string): Effect.Effect<Pod, MissingPermission | NotFound>
-  delete(principal: Principal, podId: string): Effect.Effect<void, MissingPermission | NotFound | PodProtected | PodNotEmpty>
+  create(principal: Principal, input: typeof CreatePodInput.Type): Effect.Effect<Pod, AlreadyExists>
+  list(principal: Principal, query: typeof ListPodsQuery.Type): Effect.Effect<Page<Pod>, ValidationError>
+  get(principal: Principal, podId: string): Effect.Effect<Pod, NotFound>
+  delete(principal: Principal, podId: string): Effect.Effect<void, NotFound | PodProtected | PodNotEmpty>
   /** The pod row if it exists in the organization and the principal may see it. */
   find(principal: Principal, podId: string): Effect.Effect<PodRow, NotFound>
+  /** Like find, and locks the row until the surrounding transaction ends. */
+  lock(principal: Principal, podId: string): Effect.Effect<PodRow, NotFound>
   defaultPodId(organizationId: string): Effect.Effect<string>
 }>()("inbox/Pods") {
   static readonly layer = Layer.effect(Pods, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
 
-    const find = Effect.fn("Pods.find")(function*(principal: Principal, podId: string) {
-      const rows = yield* sql`SELECT * FROM pods WHERE id = ${podId} AND organization_id = ${principal.organizationId}`.pipe(
-        decodeRows(PodRow)
-      )
-      const row = rows[0]
-      if (row === undefined || !canSeePod(principal, row.id)) return yield* notFound("Pod", podId)
-      return row
-    })
-
-    const byClientId = (organizationId: string, clientId: string) =>
-      sql`SELECT * FROM pods WHERE organization_id = ${organizationId} AND client_id = ${clientId}`.pipe(decodeRows(PodRow))
+    const select = (principal: Principal, podId: string, forUpdate: boolean) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`SELECT * FROM pods WHERE id = ${podId} AND ${visibleTo(sql, principal, { pod: "id" })}
+          ${forUpdate ? sql`FOR UPDATE` : sql``}`.pipe(decodeRows(PodRow))
+        const row = rows[0]
+        if (row === undefined) return yield* notFound("Pod", podId)
+        return row
+      })
 
     return Pods.of({
-      find,
+      find: (principal, podId) => select(principal, podId, false),
+      lock: (principal, podId) => select(principal, podId, true),
       create: Effect.fn("Pods.create")(function*(principal, input) {
-        yield* requirePermission(principal, "pod_create")
-        yield* requireScope(principal, ["organization"], "create pods")
-        if (input.client_id !== undefined) {
-          const existing = (yield* byClientId(principal.organizationId, input.client_id))[0]
-          if (existing !== undefined) return toPod(existing)
-        }
         const at = yield* now
         const row: PodRow = {
           id: yield* ids.make("pod"),
@@ -83,44 +91,42 @@ export class Pods extends Context.Service<Pods, {
           created_at: at,
           updated_at: at
         }
-        return yield* sql`INSERT INTO pods ${sql.insert(row)}`.pipe(
-          Effect.as(toPod(row)),
-          // A concurrent create with the same client_id won the race: answer with its pod.
-          Effect.catchIf(isUniqueViolation, () =>
-            byClientId(principal.organizationId, input.client_id ?? "").pipe(
-              Effect.flatMap((rows) => rows[0] === undefined ? Effect.die("pod client_id conflict without a row") : Effect.succeed(toPod(rows[0])))
-            )),
-          Effect.orDie
-        )
+        const stored = yield* idempotentInsert(sql, {
+          table: "pods",
+          row,
+          organizationId: principal.organizationId,
+          clientId: input.client_id,
+          decode: PodRow
+        })
+        return toPod(stored)
       }),
       list: Effect.fn("Pods.list")(function*(principal, query) {
-        yield* requirePermission(principal, "pod_read")
         const page = yield* newestFirst(sql, query)
-        if (principal.scope.type === "inbox") return { items: [], limit: page.limit }
-        const podFilter = principal.scope.type === "pod" ? sql`AND id = ${principal.scope.podId}` : sql``
-        const rows = yield* sql`SELECT * FROM pods WHERE organization_id = ${principal.organizationId} ${podFilter} ${page.after}
+        const rows = yield* sql`SELECT * FROM pods WHERE ${visibleTo(sql, principal, { pod: "id" })} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(PodRow))
         return toPage(rows, page.limit, toPod)
       }),
       get: Effect.fn("Pods.get")(function*(principal, podId) {
-        yield* requirePermission(principal, "pod_read")
-        return toPod(yield* find(principal, podId))
+        return toPod(yield* select(principal, podId, false))
       }),
       delete: Effect.fn("Pods.delete")(function*(principal, podId) {
-        yield* requirePermission(principal, "pod_delete")
-        const pod = yield* find(principal, podId)
-        yield* requireScope(principal, ["organization"], "delete pods")
-        if (pod.is_default) return yield* new PodProtected({ message: "The default pod cannot be deleted." })
-        const inboxes = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE pod_id = ${podId}`.pipe(Effect.orDie)
-        if ((inboxes[0]?.n ?? 0) > 0) {
-          return yield* new PodNotEmpty({ message: `Pod ${podId} still has inboxes.`, fix: "Delete its inboxes first." })
-        }
-        yield* sql`DELETE FROM pods WHERE id = ${podId}`.pipe(Effect.orDie)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          // The lock makes the emptiness check and the delete one step against inbox creation.
+          const pod = yield* select(principal, podId, true)
+          if (pod.is_default) return yield* new PodProtected({ message: "The default pod cannot be deleted." })
+          const inboxes = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE pod_id = ${pod.id}`
+          if ((inboxes[0]?.n ?? 0) > 0) {
+            return yield* new PodNotEmpty({ message: `Pod ${podId} still has inboxes.`, fix: "Delete its inboxes first." })
+          }
+          yield* sql`DELETE FROM pods WHERE id = ${pod.id}`
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
       defaultPodId: (organizationId) =>
         sql<{ id: string }>`SELECT id FROM pods WHERE organization_id = ${organizationId} AND is_default`.pipe(
           Effect.orDie,
-          Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(`organization ${organizationId} has no default pod`) : Effect.succeed(rows[0].id))
+          Effect.flatMap((rows) =>
+            rows[0] === undefined ? Effect.die(`organization ${organizationId} has no default pod`) : Effect.succeed(rows[0].id)
+          )
         )
     })
   }))

@@ -2,7 +2,8 @@
  * Settings: the operator's choices that core needs, read once from Config in the layer.
  *
  * Core modules never read the environment; they ask this service. Each field maps to an
- * INBOX_* variable documented in the README (and a flag of `inboxctl serve`).
+ * INBOX_* variable documented in the README (and a flag of `inboxctl serve`). `make` builds
+ * settings in code, for tests and embedding applications.
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
 
@@ -17,33 +18,70 @@ export interface SettingsShape {
   readonly systemFrom: string
   /** Requests per minute per API key, and per client IP for requests without a key. */
   readonly requestsPerMinute: number
+  /** INBOX_INBOUND_SECRET: admits the forwarder on /inbound/raw; unset, the route is 503. */
+  readonly inboundSecret?: string
+  /** INBOX_PROVIDER_EVENTS_SECRET (`whsec_...`): verifies the mail provider's events. */
+  readonly providerEventsSecret?: string
+  /**
+   * Host names the server answers to: the host of the public URL, the listen address,
+   * localhost and its loopback addresses, and INBOX_ALLOWED_HOSTS. Other Host headers are
+   * refused, so a DNS-rebinding page cannot reach the API through a victim's browser.
+   */
+  readonly allowedHosts: ReadonlyArray<string>
+  /** INBOX_TRUSTED_PROXIES: addresses whose X-Forwarded-For names the client. */
+  readonly trustedProxies: ReadonlyArray<string>
 }
+
+const list = (value: string): ReadonlyArray<string> =>
+  value.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
+
+const hostOf = (url: string): string | undefined => {
+  const parsed = URL.parse(url)
+  return parsed === null ? undefined : parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase()
+}
+
+const LOCAL_HOSTS = ["localhost", "127.0.0.1", "::1"]
+
+export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(hostOf(publicUrl) ?? []), ...extra])]
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
     const port = yield* Config.Int("INBOX_PORT").pipe(Config.withDefault(3000))
     const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
-    const publicUrl = yield* Config.option(Config.String("INBOX_PUBLIC_URL"))
+    const publicUrl = Option.getOrElse(yield* Config.option(Config.String("INBOX_PUBLIC_URL")), () => `http://${host.includes(":") ? `[${host}]` : host}:${port}`)
+      .replace(/\/+$/, "")
     const rateLimits = yield* Config.String("INBOX_RATE_LIMITS").pipe(Config.withDefault("on"))
     const requestsPerMinute = yield* Config.Int("INBOX_REQUESTS_PER_MINUTE").pipe(Config.withDefault(6000))
+    const inboundSecret = yield* Config.option(Config.String("INBOX_INBOUND_SECRET"))
+    const providerEventsSecret = yield* Config.option(Config.String("INBOX_PROVIDER_EVENTS_SECRET"))
+    const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
+    const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
     return Settings.of({
       baseDomain,
-      publicUrl: Option.getOrElse(publicUrl, () => `http://${host}:${port}`).replace(/\/+$/, ""),
+      publicUrl,
       rateLimits: rateLimits.toLowerCase() !== "off",
       systemFrom: `no-reply@${baseDomain}`,
-      requestsPerMinute
+      requestsPerMinute,
+      ...(Option.isSome(inboundSecret) && inboundSecret.value !== "" ? { inboundSecret: inboundSecret.value } : {}),
+      ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
+      allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
+      trustedProxies
     })
   }).pipe(Effect.orDie))
 
   static readonly make = (overrides: Partial<SettingsShape> = {}): SettingsShape => {
     const baseDomain = overrides.baseDomain ?? "inbox.localhost"
+    const publicUrl = overrides.publicUrl ?? "http://127.0.0.1:3000"
     return {
       baseDomain,
-      publicUrl: "http://127.0.0.1:3000",
+      publicUrl,
       rateLimits: false,
       systemFrom: `no-reply@${baseDomain}`,
       requestsPerMinute: 6000,
+      allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", ["inbox.test"]),
+      trustedProxies: [],
       ...overrides
     }
   }

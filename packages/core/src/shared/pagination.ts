@@ -5,9 +5,10 @@
  * the opaque base64url of the last row's key, so a page boundary never shifts when rows are
  * inserted meanwhile (new rows sort before the cursor) and never repeats or skips a row.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, SchemaGetter } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { ValidationError } from "../errors/errors.ts"
+import { Line } from "./fields.ts"
 import { validationError } from "./validation.ts"
 
 export const DEFAULT_LIMIT = 50
@@ -15,10 +16,20 @@ export const MAX_LIMIT = 100
 
 const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_LIMIT }))
 
+// Plain decimal digits only: Number() would read "0x10" as 16 and "1e2" as 100.
+const DecimalString = Schema.String.check(Schema.isPattern(/^[0-9]{1,6}$/, { message: "Expected a whole number in decimal digits" }))
+
+/** An integer field of a query string or a body: a number, or decimal digits in a string. */
+export const IntegerParam = <S extends Schema.Codec<number, number>>(schema: S) =>
+  Schema.Union([schema, DecimalString.pipe(Schema.decodeTo(schema, {
+    decode: SchemaGetter.transform((s: string) => Number(s)),
+    encode: SchemaGetter.transform((n: number) => String(n))
+  }))])
+
 /** Query fields of every list: `limit` (1..100, also as a numeric string) and `page_token`. */
 export const PageQueryFields = {
-  limit: Schema.optionalKey(Schema.Union([Limit, Schema.FiniteFromString.pipe(Schema.decodeTo(Limit))])),
-  page_token: Schema.optionalKey(Schema.String)
+  limit: Schema.optionalKey(IntegerParam(Limit)),
+  page_token: Schema.optionalKey(Line(1024))
 }
 
 export interface Cursor {

@@ -4,42 +4,86 @@
  * The spec separates two failures: a field the route does not allow is 400 `bad_request`
  * (the request is malformed), a field with a wrong type or value is 400 `validation_error`
  * with `errors[].path` naming it. `decodeInput` applies both rules for any Struct schema, so
- * REST, MCP and the CLI refuse the same inputs the same way.
+ * REST, MCP, the CLI and embedding applications refuse the same inputs the same way.
+ *
+ * The work per request is bounded whatever a client sends: unknown fields are found with
+ * own-property checks (so `constructor` or `__proto__` is unknown like any other name) and
+ * the scan stops after a few; a NUL character anywhere (a key or a value, at any depth) is
+ * refused before the schema runs, since no field can hold one; at most a few issues are
+ * reported.
  */
 import { Effect, Schema, SchemaIssue } from "effect"
 import { BadRequest, type FieldIssue, ValidationError } from "../errors/errors.ts"
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
+/** At most this many offending fields are named in one answer. */
+export const MAX_REPORTED_ISSUES = 10
+
 export const issuesOf = (issue: SchemaIssue.Issue): ReadonlyArray<FieldIssue> =>
-  formatter(issue).issues.map((i) => ({
+  formatter(issue).issues.slice(0, MAX_REPORTED_ISSUES).map((i) => ({
     path: (i.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)),
     message: i.message
   }))
 
 export const validationError = (errors: ReadonlyArray<FieldIssue>, message?: string) =>
   new ValidationError({
-    message: message ?? (errors.length === 1 && errors[0] ? `${errors[0].path.join(".") || "body"}: ${errors[0].message}` : "The request failed validation."),
+    message: message ??
+      (errors.length === 1 && errors[0] ? `${errors[0].path.join(".") || "body"}: ${errors[0].message}` : "The request failed validation."),
     errors
   })
+
+/** The path of the first NUL character in a JSON value (in a key or a string), if any. */
+export const findNul = (value: unknown, path: ReadonlyArray<string> = [], budget = { nodes: 100_000 }): ReadonlyArray<string> | undefined => {
+  if (--budget.nodes < 0) return undefined
+  if (typeof value === "string") return value.includes("\u0000") ? path : undefined
+  if (typeof value !== "object" || value === null) return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...path, String(i)], budget)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes("\u0000")) return [...path, key.replaceAll("\u0000", "\\u0000")]
+    const found = findNul((value as Record<string, unknown>)[key], [...path, key], budget)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const nulIssue = (path: ReadonlyArray<string>) => validationError([{ path: [...path], message: "NUL characters are not allowed" }])
+
+const MAX_NAMED_UNKNOWN = 5
 
 export const decodeInput = <S extends Schema.Top & { readonly fields: Schema.Struct.Fields }>(
   schema: S,
   input: unknown,
-  where: "body" | "query" = "body"
+  where: "body" | "query" | "headers" = "body"
 ): Effect.Effect<S["Type"], BadRequest | ValidationError, S["DecodingServices"]> =>
   Effect.gen(function*() {
     const value = input ?? {}
     if (typeof value !== "object" || Array.isArray(value)) {
       return yield* validationError([{ path: [], message: `Expected a JSON object ${where}` }])
     }
-    const unknown = Object.keys(value).filter((k) => !(k in schema.fields))
+    const unknown: Array<string> = []
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue
+      if (!Object.hasOwn(schema.fields, key)) {
+        unknown.push(key.length > 64 ? `${key.slice(0, 64)}...` : key)
+        if (unknown.length >= MAX_NAMED_UNKNOWN) break
+      }
+    }
     if (unknown.length > 0) {
+      const shown = unknown.map((k) => JSON.stringify(k)).join(", ")
       return yield* new BadRequest({
-        message: `Unknown field${unknown.length > 1 ? "s" : ""} in ${where}: ${unknown.join(", ")}`,
-        fix: `Allowed fields: ${Object.keys(schema.fields).join(", ")}`
+        message: `Unknown field${unknown.length > 1 ? "s" : ""} in ${where}: ${shown}${unknown.length >= MAX_NAMED_UNKNOWN ? ", ..." : ""}`,
+        fix: `Allowed fields: ${Object.keys(schema.fields).join(", ") || "none"}`
       })
     }
+    const nul = findNul(value)
+    if (nul !== undefined) return yield* nulIssue(nul)
     return yield* Schema.decodeUnknownEffect(schema)(value, { errors: "all" }).pipe(
       Effect.mapError((e) => validationError(issuesOf(e.issue)))
     )
