@@ -1,11 +1,12 @@
 /**
  * Embedding the engine in another Node application: no HTTP server, no environment
- * variables. Build the engine on embedded storage, then call operations directly with a
- * principal, exactly as the REST API does for a request.
+ * variables. Build the engine on embedded storage, then run catalogue operations with
+ * `Engine.call(operation, principal, request)`: the same decoding, permissions, scope and
+ * limits as the REST API, and the same answers.
  *
  *   node --import tsx examples/embed.ts [data-dir]
  */
-import { ApiKeys, Engine, Inboxes, Organizations, type Principal } from "@inbox/core"
+import { ApiKeyOperations, ApiKeys, Engine, InboxOperations, Organizations, type Principal } from "@inbox/core"
 import { Effect } from "effect"
 
 export const program = Effect.gen(function*() {
@@ -13,16 +14,25 @@ export const program = Effect.gen(function*() {
   const { organization } = yield* (yield* Organizations).create({ ownerEmail: "ops@example.com", verified: true })
   const owner: Principal = { organizationId: organization.id, scope: { type: "organization" } }
 
-  const inboxes = yield* Inboxes
-  const support = yield* inboxes.create(owner, { username: "support", display_name: "Support" })
-  yield* inboxes.create(owner, { username: "billing" })
+  const support = yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "support", display_name: "Support" } })
+  yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "billing" } })
+
+  // Refused exactly as REST refuses it: 400 validation_error naming the field.
+  const refused = yield* Engine.call(InboxOperations.createInbox, owner, { input: { display_name: "x".repeat(5000) } }).pipe(Effect.flip)
 
   // A key limited to the support inbox sees only that inbox, as over HTTP.
-  const key = yield* (yield* ApiKeys).create(owner, { name: "support-bot", inbox_id: support.inbox_id, permissions: ["inbox_read"] })
+  const key = yield* Engine.call(ApiKeyOperations.createApiKey, owner, {
+    input: { name: "support-bot", inbox_id: support.inbox_id, permissions: ["inbox_read"] }
+  })
   const scoped = yield* (yield* ApiKeys).authenticate(key.api_key)
-  const visible = yield* inboxes.list(scoped, {})
+  const visible = yield* Engine.call(InboxOperations.listInboxes, scoped)
+  const all = yield* Engine.call(InboxOperations.listInboxes, owner)
 
-  return { all: (yield* inboxes.list(owner, {})).items.map((i) => i.email), visibleToKey: visible.items.map((i) => i.email) }
+  return {
+    all: all.inboxes.map((i) => i.email),
+    visibleToKey: visible.inboxes.map((i) => i.email),
+    refused: { code: refused.code, path: refused._tag === "ValidationError" ? refused.errors[0]?.path : undefined }
+  }
 })
 
 export const runEmbedded = (dataDir?: string) =>

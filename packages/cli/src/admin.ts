@@ -109,6 +109,23 @@ export const orgCreate = (options: OrgCreateOptions) =>
     yield* print("\nKeep the api_key now: it is shown only once.")
   })
 
+/**
+ * Issues a new organization-level key with every permission to an existing organization:
+ * how an operator recovers an organization whose last full key was revoked.
+ */
+export const orgKey = (options: { readonly organizationId: string; readonly name: string; readonly json?: boolean }) =>
+  Effect.gen(function*() {
+    const key = yield* withEngine(Effect.gen(function*() {
+      const organization = yield* (yield* Organizations).get(options.organizationId)
+      return yield* (yield* ApiKeys).issue(organization.id, { name: options.name })
+    }))
+    if (options.json === true) {
+      return yield* print(`{"organization_id": ${JSON.stringify(options.organizationId)}, "api_key": ${JSON.stringify(key.api_key)}}`)
+    }
+    yield* print(fields({ organization_id: options.organizationId, api_key_id: key.api_key_id, api_key: key.api_key }))
+    yield* print("\nKeep the api_key now: it is shown only once.")
+  })
+
 const outboxRows = (limit: number) =>
   withDatabase(readLocalOutbox(limit)).pipe(
     Effect.map((rows) =>

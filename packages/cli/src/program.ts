@@ -5,7 +5,7 @@
  */
 import { PLAN_IDS, type PlanId } from "@inbox/core"
 import { Command, InvalidArgumentError, Option } from "commander"
-import { mcp, migrate, orgCreate, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
+import { mcp, migrate, orgCreate, orgKey, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
 
@@ -63,6 +63,15 @@ export const buildProgram = (): Command => {
     .option("--json", "print {\"organization_id\", \"api_key\"}")
     .action((opts: { ownerEmail: string; name?: string; verified?: boolean; plan: PlanId; json?: boolean }) =>
       runCommand(orgCreate(opts))
+    )
+
+  org.command("key")
+    .description("Issue a new organization-level key with every permission (recovery when an organization revoked its last full key).")
+    .argument("<organization_id>")
+    .option("--name <name>", "key name", "operator recovery")
+    .option("--json", "print {\"organization_id\", \"api_key\"}")
+    .action((organizationId: string, opts: { name: string; json?: boolean }) =>
+      runCommand(orgKey({ organizationId, name: opts.name, ...(opts.json === true ? { json: true } : {}) }))
     )
 
   addCatalogueCommands(program)

@@ -166,6 +166,21 @@ for (const storage of storages()) {
       assert.deepStrictEqual(inboxes.map((i) => i.inbox_id), [alice.inbox_id])
     })
 
+    it("an organization that revoked its only full key is recovered by the operator with org key", async () => {
+      const created = await inboxctl(["org", "create", "--owner-email", "lockout@example.com", "--verified", "--json"], env)
+      const { organization_id, api_key } = JSON.parse(created.stdout) as { organization_id: string; api_key: string }
+      const keys = JSON.parse((await inboxctl(["key", "list", "--api-key", api_key, "--json"], env)).stdout) as { api_keys: ReadonlyArray<{ api_key_id: string }> }
+      const revoked = await inboxctl(["key", "revoke", keys.api_keys[0]?.api_key_id ?? "", "--api-key", api_key], env)
+      assert.strictEqual(revoked.code, 0, revoked.stderr)
+      assert.strictEqual((await inboxctl(["pod", "list", "--api-key", api_key], env)).code, 1)
+      const recovered = await inboxctl(["org", "key", organization_id, "--json"], env)
+      assert.strictEqual(recovered.code, 0, recovered.stderr)
+      const fresh = (JSON.parse(recovered.stdout) as { api_key: string }).api_key
+      const pods = await inboxctl(["pod", "list", "--api-key", fresh, "--json"], env)
+      assert.strictEqual(pods.code, 0, pods.stderr)
+      assert.strictEqual((JSON.parse(pods.stdout) as { count: number }).count, 1)
+    })
+
     it("a reserved username prints error: reserved_username and exits 1", async () => {
       const run = await inboxctl(["inbox", "create", "--username", "admin"], { ...env, INBOX_API_KEY: orgKey })
       assert.strictEqual(run.code, 1)

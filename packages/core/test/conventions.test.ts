@@ -1,6 +1,6 @@
 /** The spec's shared conventions as pure code: permissions, page tokens, plan limits, ids. */
 import { assert, describe, it } from "@effect/vitest"
-import { checkLimit, findOperation, Ids, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
+import { checkLimit, findOperation, Ids, Mail, normaliseAddress, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
 import { engineLayer, layerFixedIds, pglite } from "@inbox/testkit"
 import { Effect } from "effect"
 import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"
@@ -91,4 +91,19 @@ describe("runOperation", () => {
       )
       assert.strictEqual(error.code, "unauthorized")
     }))
+})
+
+describe("email addresses", () => {
+  it("one rule everywhere: a one-letter top-level domain is refused; an internationalised domain is accepted in its ASCII form", () => {
+    assert.isUndefined(normaliseAddress("a@b.c"))
+    assert.strictEqual(normaliseAddress("a@bücher.de"), "a@xn--bcher-kva.de")
+    assert.strictEqual(normaliseAddress("Ann.Lee@Example.COM"), "Ann.Lee@example.com")
+    assert.strictEqual(normaliseAddress("a@x.org."), "a@x.org")
+    for (const bad of ["", "@x.org", "a@", "a b@x.org", "a@x..org", "a@-x.org", "a\u0000@x.org", ".a@x.org"]) {
+      assert.isUndefined(normaliseAddress(bad), JSON.stringify(bad))
+    }
+    // The mail engine reads recipients with the same rule.
+    assert.isUndefined(Mail.parseMailbox("a@b.c"))
+    assert.deepStrictEqual(Mail.parseMailbox("Ann <a@bücher.de>"), { name: "Ann", address: "a@xn--bcher-kva.de" })
+  })
 })

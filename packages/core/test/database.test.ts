@@ -1,6 +1,7 @@
 /** The embedded storage: its data folder lock, and reopening a folder keeps the data. */
 import { assert, describe, it } from "@effect/vitest"
 import { Database, LOCK_FILE } from "@inbox/core"
+import { storages } from "@inbox/testkit"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -52,3 +53,51 @@ describe("embedded storage", () => {
         yield* Effect.scoped(Layer.build(Database.layerPglite({ dataDir: dir })))
       })), 120_000)
 })
+
+describe("migration files", () => {
+  it("split into statements at top-level semicolons only: strings, comments and dollar-quoted bodies stay whole", () => {
+    const text = [
+      "-- a comment; with a semicolon",
+      "CREATE TABLE t (a text DEFAULT 'x;y');",
+      "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$",
+      "BEGIN NEW.a := 'b'; RETURN NEW; END;",
+      "$$;",
+      "/* block; comment */ CREATE FUNCTION g() RETURNS int LANGUAGE sql AS $body$ SELECT 1; $body$",
+      ";"
+    ].join("\n")
+    const statements = Database.splitStatements(text)
+    assert.strictEqual(statements.length, 3)
+    assert.include(statements[0], "'x;y'")
+    assert.include(statements[1], "NEW.a := 'b'; RETURN NEW; END;")
+    assert.include(statements[2], "SELECT 1;")
+  })
+})
+
+for (const storage of storages()) {
+  describe(`migrations on ${storage.name}`, () => {
+    it.live("a migration that defines a plpgsql trigger function runs whole, and the trigger works", () =>
+      Effect.gen(function*() {
+        const dir = mkdtempSync(join(tmpdir(), "inbox-migrations-"))
+        writeFileSync(join(dir, "0001_trigger.sql"), [
+          "CREATE TABLE notes (body text NOT NULL, shouted text);",
+          "-- uppercases the body on insert; the function body holds semicolons",
+          "CREATE FUNCTION shout() RETURNS trigger LANGUAGE plpgsql AS $$",
+          "BEGIN",
+          "  NEW.shouted := upper(NEW.body);",
+          "  RETURN NEW;",
+          "END;",
+          "$$;",
+          "CREATE TRIGGER notes_shout BEFORE INSERT ON notes FOR EACH ROW EXECUTE FUNCTION shout();"
+        ].join("\n"))
+        const migrations = Database.loadMigrations(dir)
+        rmSync(dir, { recursive: true, force: true })
+        const rows = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          for (const name of Object.keys(migrations).sort()) yield* (migrations[name] ?? Effect.void)
+          yield* sql`INSERT INTO notes (body) VALUES ('quiet; please')`
+          return yield* sql<{ shouted: string }>`SELECT shouted FROM notes`
+        }).pipe(Effect.provide(storage.layer), Effect.orDie)
+        assert.deepStrictEqual(rows.map((r) => r.shouted), ["QUIET; PLEASE"])
+      }), 120_000)
+  })
+}

@@ -2,6 +2,9 @@
 import { assert, it, layer } from "@effect/vitest"
 import { operations } from "@inbox/core"
 import { engineLayer, newOrganization, pglite, TestApp } from "@inbox/testkit"
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { readFileSync } from "node:fs"
+import { permissionTable } from "../src/permission-table.ts"
 import { Effect, Layer } from "effect"
 
 layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "120 seconds" })("OpenAPI document", (it) => {
@@ -17,6 +20,35 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       const ids = Object.values(res.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap((item) => Object.values(item).map((o) => o.operationId))
       assert.strictEqual(new Set(ids).size, ids.length)
     }))
+
+  it.effect("is a valid OpenAPI 3.1 document by a maintained validator, resolving every $ref", () =>
+    Effect.gen(function*() {
+      const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body
+      const validated = yield* Effect.promise(() => SwaggerParser.validate(structuredClone(doc)))
+      assert.strictEqual((validated as { openapi?: string }).openapi, "3.1.0")
+      // A broken document is refused: the validator is not a formality.
+      const broken = structuredClone(doc)
+      broken.paths["/v0/pods"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Nope" }
+      const refused = yield* Effect.promise(() => SwaggerParser.validate(broken).then(() => false, () => true))
+      assert.isTrue(refused)
+    }))
+
+  it.effect("names the permission of every member operation as x-permission", () =>
+    Effect.gen(function*() {
+      const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body
+      for (const op of operations) {
+        for (const route of op.routes) {
+          const entry = doc.paths[route.path.replace(/:([a-z_]+)/g, "{$1}")][route.method.toLowerCase()]
+          assert.strictEqual(entry["x-permission"], op.access.kind === "member" ? op.access.permission : undefined, op.name)
+        }
+      }
+    }))
+
+  it("the README's permission table is the catalogue's (regenerate with pnpm permissions)", () => {
+    const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+    const table = /<!-- permissions:start -->\n([\s\S]*?)\n<!-- permissions:end -->/.exec(readme)?.[1]
+    assert.strictEqual(table, permissionTable())
+  })
 
   it.effect("gives path parameters, query fields for lists and JSON bodies for creates", () =>
     Effect.gen(function*() {

@@ -23,6 +23,8 @@ import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
 import { splitStatements } from "./statements.ts"
 
+export { splitStatements }
+
 const migrationsDir = fileURLToPath(new URL("./migrations/", import.meta.url))
 
 /**

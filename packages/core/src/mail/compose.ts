@@ -31,6 +31,7 @@ import MailComposer from "nodemailer/lib/mail-composer"
 import { Egress, type EgressError } from "../egress/Egress.ts"
 import { type FieldIssue, HtmlRequired, PayloadTooLarge, TooManyRecipients, ValidationError } from "../errors/errors.ts"
 import { Ids } from "../platform/Ids.ts"
+import { normaliseAddress } from "../shared/fields.ts"
 import type { AttachmentMeta, ParsedAttachment, ParsedMessage } from "./model.ts"
 import { formatAddress } from "./parse-core.ts"
 import { isForwardSubject } from "./thread.ts"
@@ -126,18 +127,18 @@ interface Mailbox {
   readonly address: string
 }
 
-const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]{2,}$/u
-
-const isAddress = (address: string): boolean =>
-  address.length <= 254 && ADDRESS.test(address) && !address.includes("..") && !/\.@|@\.|@-|-\./.test(address)
-
-/** One mailbox from `a@b` or `Name <a@b>`; undefined when the string is not exactly one. */
+/**
+ * One mailbox from `a@b` or `Name <a@b>`; undefined when the string is not exactly one.
+ * The address is checked and normalised by the engine's one address rule (shared/fields.ts),
+ * so a send accepts exactly the addresses sign-up and lists accept.
+ */
 export const parseMailbox = (value: string): Mailbox | undefined => {
   if (value.length > 998 || /[\r\n]/.test(value)) return undefined
   const parsed = addressparser(value, { flatten: true })
   const only = parsed.length === 1 ? parsed[0] : undefined
-  if (only === undefined || !isAddress(only.address)) return undefined
-  return { name: only.name, address: only.address }
+  const address = only === undefined ? undefined : normaliseAddress(only.address)
+  if (only === undefined || address === undefined) return undefined
+  return { name: only.name, address }
 }
 
 const display = (m: Mailbox): string => formatAddress(m.name, m.address)

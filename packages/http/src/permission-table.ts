@@ -1,0 +1,22 @@
+/**
+ * Prints the README's "Permissions by route" table from the operation catalogue:
+ *   pnpm -s permissions   (node --import tsx packages/http/src/permission-table.ts)
+ * A test (packages/http/test/openapi.test.ts) checks the README holds exactly this table.
+ */
+import { operations } from "@inbox/core"
+
+export const permissionTable = (): string =>
+  [
+    "| method | path | permission | MCP tool |",
+    "|---|---|---|---|",
+    ...operations.flatMap((op) =>
+      op.routes.map((r) => {
+        const permission = op.access.kind === "member"
+          ? `\`${op.access.permission}\`${op.access.scopes === undefined ? "" : ` (${op.access.scopes.join(" or ")} keys)`}`
+          : op.access.kind === "operator" ? "operator" : "none"
+        return `| ${r.method} | \`${r.path}\` | ${permission} | ${"tool" in op.mcp ? `\`${op.mcp.tool}\`` : "-"} |`
+      })
+    )
+  ].join("\n")
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(permissionTable())

@@ -1,0 +1,85 @@
+/**
+ * Races, run on PostgreSQL only: PGlite is one connection, which serialises every request,
+ * so a race there could never fail. These run when INBOX_TEST_DATABASE_URL is set (CI sets
+ * it); the storage layer's pool has several connections, and the requests below are fired
+ * together.
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { engineLayer, lastCode, newOrganization, postgresSchema, POSTGRES_ENV, TestApp } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+
+const url = process.env[POSTGRES_ENV]
+
+if (url !== undefined && url !== "") {
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(postgresSchema(url)))), { timeout: "300 seconds" })(
+    "races on PostgreSQL",
+    (it) => {
+      it.effect("deleting a pod while an inbox is created in it: the create wins and the delete is 409 pod_not_empty, or the delete wins and the create is 404; never a 500", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization({ plan: "scale" })
+          const outcomes = new Set<string>()
+          for (let round = 0; round < 20; round++) {
+            const pod = (yield* app.request("POST", "/v0/pods", { key, json: { name: `race ${round}` } })).body.pod_id as string
+            const [created, deleted] = yield* Effect.all([
+              app.request("POST", `/v0/pods/${pod}/inboxes`, { key, json: {} }),
+              app.request("DELETE", `/v0/pods/${pod}`, { key })
+            ], { concurrency: "unbounded" })
+            const outcome = `${created.status}/${deleted.status}`
+            assert.include(["200/409", "404/204"], outcome, `${created.text} ${deleted.text}`)
+            outcomes.add(outcome)
+          }
+          assert.isAbove(outcomes.size, 0)
+        }))
+
+      it.effect("parallel guesses of the agent code cannot pass the limit of 10 attempts", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const agent = (yield* app.request("POST", "/v0/agent/sign-up", { json: { username: "racer", human_email: "racer@example.org" } })).body
+          const code = yield* lastCode("racer@example.org")
+          const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, "0")
+          const answers = yield* Effect.all(
+            Array.from({ length: 30 }, () => app.request("POST", "/v0/agent/verify", { key: agent.api_key, json: { otp_code: wrong } })),
+            { concurrency: "unbounded" }
+          )
+          const counted = answers.filter((r) => r.body.code === "validation_error").length
+          assert.strictEqual(counted, 10)
+          assert.strictEqual(answers.filter((r) => r.status === 429).length, 20)
+          for (const r of answers.filter((r) => r.status === 429)) assert.isNotNull(r.headers.get("retry-after"))
+          // The limit holds for the right code too.
+          const right = yield* app.request("POST", "/v0/agent/verify", { key: agent.api_key, json: { otp_code: code } })
+          assert.strictEqual(right.status, 429)
+        }))
+
+      it.effect("concurrent creates with one client_id make one pod and one inbox", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization({ plan: "scale" })
+          const pods = yield* Effect.all(
+            Array.from({ length: 8 }, () => app.request("POST", "/v0/pods", { key, json: { name: "same", client_id: "pod-once" } })),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual([...new Set(pods.map((r) => r.status))], [200])
+          assert.strictEqual(new Set(pods.map((r) => r.body.pod_id)).size, 1)
+          const inboxes = yield* Effect.all(
+            Array.from({ length: 8 }, () => app.request("POST", "/v0/inboxes", { key, json: { client_id: "inbox-once" } })),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual([...new Set(inboxes.map((r) => r.status))], [200])
+          assert.strictEqual(new Set(inboxes.map((r) => r.body.inbox_id)).size, 1)
+        }))
+
+      it.effect("concurrent inbox creates cannot pass the plan's limit", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const answers = yield* Effect.all(
+            Array.from({ length: 8 }, () => app.request("POST", "/v0/inboxes", { key, json: {} })),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(answers.filter((r) => r.status === 200).length, 3)
+          assert.strictEqual(answers.filter((r) => r.status === 402).length, 5)
+        }))
+    }
+  )
+}

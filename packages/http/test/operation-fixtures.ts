@@ -1,0 +1,90 @@
+/**
+ * One request per catalogue operation, against a world of two organizations, for the
+ * tests that walk the whole catalogue (access.test.ts). A new operation adds its entry
+ * here; the walk fails for an operation without one.
+ *
+ * Organization A has a pod P with two inboxes (I and J) and keys of every scope; B is
+ * another organization. A fixture aims at A's resources in P (inbox I where it needs an
+ * inbox), creating what it consumes (a delete gets a fresh resource each time).
+ */
+import { newOrganization, TestApp } from "@inbox/testkit"
+import { Effect } from "effect"
+
+export interface World {
+  readonly a: {
+    readonly organizationId: string
+    readonly key: string
+    readonly podId: string
+    readonly inboxId: string
+    /** A key scoped to P, and one scoped to another pod Q of A. */
+    readonly podKey: string
+    readonly otherPodKey: string
+    /** A key scoped to inbox J (in P, not I). */
+    readonly otherInboxKey: string
+  }
+  readonly b: { readonly key: string }
+}
+
+export interface FixtureRequest {
+  readonly params?: Readonly<Record<string, string>>
+  readonly input?: Readonly<Record<string, unknown>>
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: string
+}
+
+const post = (key: string, path: string, json: unknown) =>
+  TestApp.use((app) => app.request("POST", path, { key, json }))
+
+const created = (key: string, path: string, json: unknown, field: string) =>
+  Effect.map(post(key, path, json), (res) => {
+    const id = res.body?.[field]
+    if (typeof id !== "string") throw new Error(`fixture: POST ${path} answered ${res.status} ${res.text}`)
+    return id
+  })
+
+export const buildWorld = Effect.gen(function*() {
+  const a = yield* newOrganization({ plan: "scale" })
+  const b = yield* newOrganization({ plan: "scale" })
+  const podId = yield* created(a.key, "/v0/pods", { name: "P" }, "pod_id")
+  const otherPod = yield* created(a.key, "/v0/pods", { name: "Q" }, "pod_id")
+  const inboxId = yield* created(a.key, `/v0/pods/${podId}/inboxes`, {}, "inbox_id")
+  const otherInbox = yield* created(a.key, `/v0/pods/${podId}/inboxes`, {}, "inbox_id")
+  const key = (json: unknown) => created(a.key, "/v0/api-keys", json, "api_key")
+  return {
+    a: {
+      organizationId: a.organizationId,
+      key: a.key,
+      podId,
+      inboxId,
+      podKey: yield* key({ name: "pod", pod_id: podId }),
+      otherPodKey: yield* key({ name: "other pod", pod_id: otherPod }),
+      otherInboxKey: yield* key({ name: "other inbox", inbox_id: otherInbox })
+    },
+    b: { key: b.key }
+  } satisfies World
+})
+
+type Fixture = (world: World) => Effect.Effect<FixtureRequest, never, any>
+
+const fixed = (request: FixtureRequest): Fixture => () => Effect.succeed(request)
+
+export const FIXTURES: Readonly<Record<string, Fixture>> = {
+  "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
+  "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
+  "agent.verify": fixed({ input: { otp_code: "123456" } }),
+  "pods.create": fixed({ input: { name: "new pod" } }),
+  "pods.list": fixed({}),
+  "pods.get": (w) => Effect.succeed({ params: { pod_id: w.a.podId } }),
+  "pods.delete": (w) => Effect.map(created(w.a.key, "/v0/pods", { name: "doomed" }, "pod_id"), (id) => ({ params: { pod_id: id } })),
+  "inboxes.create": fixed({ input: {} }),
+  "inboxes.list": fixed({}),
+  "inboxes.get": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "inboxes.update": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { display_name: "Renamed" } }),
+  "inboxes.delete": (w) =>
+    Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/inboxes`, {}, "inbox_id"), (id) => ({ params: { inbox_id: id } })),
+  "apiKeys.create": fixed({ input: { name: "made by the walk" } }),
+  "apiKeys.list": fixed({}),
+  "apiKeys.revoke": (w) =>
+    Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
+  "plans.list": fixed({})
+}
