@@ -21,15 +21,58 @@ import { Pods } from "./pods/Pods.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Settings } from "./settings/Settings.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
+import { Blobs } from "./blobs/Blobs.ts"
+import { BlobStore } from "./blobs/BlobStore.ts"
+import * as BlobStores from "./blobs/stores.ts"
+import { Events } from "./events/Events.ts"
+import { Inbound } from "./inbound/Inbound.ts"
+import { ListsScratch, SuppressionsScratch } from "./lists/scratch.ts"
+import { Lists } from "./lists/Lists.ts"
+import { MailParser } from "./mail/parse.ts"
+import { Messages } from "./messages/Messages.ts"
+import { MessageStore } from "./messages/MessageStore.ts"
+import { Idempotency } from "./sending/Idempotency.ts"
+import { Sending } from "./sending/Sending.ts"
+import { Suppressions } from "./suppressions/Suppressions.ts"
+import { Threads } from "./threads/Threads.ts"
 
-export type EngineServices = Organizations | Pods | Inboxes | ApiKeys | Agents | RateLimiter | Settings | Ids | MailTransport | Egress
+export type EngineServices =
+  | Organizations
+  | Pods
+  | Inboxes
+  | ApiKeys
+  | Agents
+  | RateLimiter
+  | MailParser
+  | Blobs
+  | Events
+  | Lists
+  | Suppressions
+  | MessageStore
+  | Messages
+  | Threads
+  | Inbound
+  | Idempotency
+  | Sending
+  | Settings
+  | Ids
+  | MailTransport
+  | Egress
+  | BlobStore
 
-const services = Agents.layer.pipe(
+const messaging = Sending.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
+  Layer.provideMerge(MessageStore.layer),
+  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, ListsScratch, SuppressionsScratch))
+)
+
+const services = messaging.pipe(
+  Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Inboxes.layer),
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),
-  Layer.provideMerge(RateLimiter.layer)
+  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer))
 )
 
 /** The services over given ports. */
@@ -37,7 +80,7 @@ export const layer = services
 
 /** The services over live ports configured from INBOX_* variables. */
 export const layerConfig = services.pipe(
-  Layer.provideMerge(Egress.layer),
+  Layer.provideMerge(Layer.mergeAll(Egress.layer, BlobStores.layerPostgres)),
   Layer.provideMerge(MailTransport.layerConfig),
   Layer.provideMerge(Layer.mergeAll(Ids.layer, Settings.layer)),
   Layer.provideMerge(Database.layerConfig)
@@ -54,7 +97,7 @@ export const layerEmbedded = (options: {
   readonly smtpUrl?: string
 } = {}) =>
   services.pipe(
-    Layer.provideMerge(Egress.layer),
+    Layer.provideMerge(Layer.mergeAll(Egress.layer, BlobStores.layerPostgres)),
     Layer.provideMerge(options.smtpUrl === undefined ? MailTransport.layerLocalOutbox : MailTransport.layerSmtp(options.smtpUrl)),
     Layer.provideMerge(Layer.mergeAll(
       Ids.layer,

@@ -7,6 +7,7 @@ import { type EngineServices } from "@inbox/core"
 import { AppRoutes } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import { buildMail, type TestMail } from "./mail-builder.ts"
 
 export interface TestResponse {
   readonly status: number
@@ -63,3 +64,21 @@ export class TestApp extends Context.Service<TestApp, {
     })
   }))
 }
+
+/** The inbound secret the testkit's tests configure (engineLayer settings `inboundSecret`). */
+export const TEST_INBOUND_SECRET = "forwarder-secret"
+
+/** POST /inbound/raw as the operator's forwarder does, with a message built by `buildMail`. */
+export const deliverMail = (
+  to: string | ReadonlyArray<string>,
+  mail: TestMail = {},
+  headers: Record<string, string> = {}
+) =>
+  Effect.gen(function*() {
+    const app = yield* TestApp
+    const raw = yield* Effect.promise(() => buildMail({ to, ...mail }))
+    return yield* app.request("POST", `/inbound/raw?to=${encodeURIComponent(typeof to === "string" ? to : to.join(","))}`, {
+      body: Buffer.from(raw).toString("latin1"),
+      headers: { "x-inbound-secret": TEST_INBOUND_SECRET, "content-type": "message/rfc822", ...headers }
+    })
+  })

@@ -3,7 +3,7 @@
  * that answers only the URLs a test gives it, real random Ids (tests that need predictable
  * ids use layerFixedIds) and test Settings with rate limits off unless asked for.
  */
-import { Egress, Engine, Ids, Settings, type SettingsShape } from "@inbox/core"
+import { BlobStores, Egress, Engine, Ids, Settings, type SettingsShape } from "@inbox/core"
 import { Layer } from "effect"
 import type { EgressTestResponse as TestResponse } from "@inbox/core"
 import { CapturedMail } from "./transport.ts"
@@ -17,6 +17,6 @@ export const engineLayer = <E, R>(
 ) =>
   Engine.layer.pipe(
     Layer.provideMerge(CapturedMail.layer),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress))),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress), BlobStores.layerPostgres)),
     Layer.provideMerge(storage)
   )

@@ -8,7 +8,11 @@
  */
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
+import { inboundOperations } from "../inbound/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
+import { messageOperations } from "../messages/operations.ts"
+import { sendingOperations } from "../sending/operations.ts"
+import { threadOperations } from "../threads/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
 import type { Operation } from "./Operation.ts"
@@ -34,7 +38,11 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...podOperations,
   ...inboxOperations,
   ...apiKeyOperations,
-  ...planOperations
+  ...planOperations,
+  ...sendingOperations,
+  ...messageOperations,
+  ...threadOperations,
+  ...inboundOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

@@ -90,6 +90,6 @@ export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknow
     const params = yield* decodeParams(op, call.params ?? {})
     const headers = yield* decodeHeaders(op, call.headers ?? {})
     const method = op.routes[0]?.method
-    const input = yield* decodeInput(op.input, call.input, method === "GET" || method === "DELETE" ? "query" : "body")
+    const input = yield* decodeInput(op.input, call.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
     return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
   }).pipe(Effect.withSpan(op.name))

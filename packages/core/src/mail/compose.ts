@@ -356,9 +356,14 @@ const forwardBlock = (parent: ParentMessage) => {
   return { text, html }
 }
 
-/** Rules 1 to 3 of the module comment, without fetching or composing (drafts can use it). */
+/**
+ * Rules 1 to 3 of the module comment, without fetching or composing (drafts can use it);
+ * answers the envelope's recipient addresses, so the caller can check its lists first.
+ */
 export const validateSend = (kind: ComposeKind, input: SendInput, inbox: Sender, parent?: ParentMessage) =>
-  Effect.asVoid(check(kind, input, inbox, parent))
+  Effect.map(check(kind, input, inbox, parent), ({ recipients }) => ({
+    addresses: [...recipients.to, ...recipients.cc, ...recipients.bcc].map((m) => m.address)
+  }))
 
 const check = Effect.fnUntraced(function*(kind: ComposeKind, input: SendInput, inbox: Sender, parent: ParentMessage | undefined) {
   const issues: Array<FieldIssue> = []

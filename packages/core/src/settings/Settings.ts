@@ -30,6 +30,8 @@ export interface SettingsShape {
   readonly allowedHosts: ReadonlyArray<string>
   /** INBOX_TRUSTED_PROXIES: addresses whose X-Forwarded-For names the client. */
   readonly trustedProxies: ReadonlyArray<string>
+  /** INBOX_OPEN_TRACKING=off: `track_opens` is refused with 422 tracking_disabled. */
+  readonly openTracking: boolean
 }
 
 const list = (value: string): ReadonlyArray<string> =>
@@ -58,6 +60,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const providerEventsSecret = yield* Config.option(Config.String("INBOX_PROVIDER_EVENTS_SECRET"))
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
+    const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -67,7 +70,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       ...(Option.isSome(inboundSecret) && inboundSecret.value !== "" ? { inboundSecret: inboundSecret.value } : {}),
       ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
-      trustedProxies
+      trustedProxies,
+      openTracking
     })
   }).pipe(Effect.orDie))
 
@@ -82,6 +86,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       requestsPerMinute: 6000,
       allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", ["inbox.test"]),
       trustedProxies: [],
+      openTracking: true,
       ...overrides
     }
   }

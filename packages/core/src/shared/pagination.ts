@@ -65,11 +65,19 @@ export const toPage = <Row extends { readonly created_at: Date; readonly id: str
   rows: ReadonlyArray<Row>,
   limit: number,
   map: (row: Row) => A
+): Page<A> => toPageBy(rows, limit, map, (row) => ({ at: row.created_at, id: row.id }))
+
+/** `toPage` for rows ordered by another key (a message's timestamp, a thread's last activity). */
+export const toPageBy = <Row, A>(
+  rows: ReadonlyArray<Row>,
+  limit: number,
+  map: (row: Row) => A,
+  keyOf: (row: Row) => Cursor
 ): Page<A> => {
   const pageRows = rows.slice(0, limit)
   const last = pageRows[pageRows.length - 1]
   return rows.length > limit && last !== undefined
-    ? { items: pageRows.map(map), limit, next_page_token: encodeCursor({ at: last.created_at, id: last.id }) }
+    ? { items: pageRows.map(map), limit, next_page_token: encodeCursor(keyOf(last)) }
     : { items: pageRows.map(map), limit }
 }
 
@@ -91,15 +99,35 @@ export interface PageQuery {
  * condition to AND into the WHERE clause, and the ordering with one row more than the page
  * so `toPage` can tell whether another page follows.
  */
-export const newestFirst = (sql: SqlClient.SqlClient, query: PageQuery) =>
+export const newestFirst = (sql: SqlClient.SqlClient, query: PageQuery) => keyset(sql, query, { column: "created_at" })
+
+/**
+ * `newestFirst` over any (time column, id column) key, in either direction. Columns are
+ * identifiers (possibly `table.column`); the page is stable under inserts in both
+ * directions because the key is unique.
+ */
+export const keyset = (
+  sql: SqlClient.SqlClient,
+  query: PageQuery,
+  options: { readonly column: string; readonly id?: string; readonly ascending?: boolean }
+) =>
   Effect.map(
     query.page_token === undefined ? Effect.succeed(undefined) : decodeCursor(query.page_token),
     (cursor) => {
       const limit = query.limit ?? DEFAULT_LIMIT
+      const at = sql(options.column)
+      const id = sql(options.id ?? "id")
+      const ascending = options.ascending === true
       return {
         limit,
-        after: cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.at}, ${cursor.id})`,
-        orderAndLimit: sql`ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+        after: cursor === undefined
+          ? sql``
+          : ascending
+          ? sql`AND (${at}, ${id}) > (${cursor.at}, ${cursor.id})`
+          : sql`AND (${at}, ${id}) < (${cursor.at}, ${cursor.id})`,
+        orderAndLimit: ascending
+          ? sql`ORDER BY ${at} ASC, ${id} ASC LIMIT ${limit + 1}`
+          : sql`ORDER BY ${at} DESC, ${id} DESC LIMIT ${limit + 1}`
       }
     }
   )

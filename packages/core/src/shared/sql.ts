@@ -3,7 +3,7 @@
  * failure or an unexpected row shape is a defect, never a domain error) and recognise a
  * unique-constraint conflict so a service can turn it into its domain error.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, SchemaGetter } from "effect"
 import type { SqlError } from "effect/sql"
 
 // Decoders are compiled once per row schema: building one per query showed up in profiles.
@@ -25,3 +25,11 @@ export const isUniqueViolation = (error: SqlError.SqlError): boolean => error.re
 /** jsonb decodes to a value; text fallback covers drivers that hand back the JSON text. */
 export const Json = <S extends Schema.Top>(schema: S) =>
   Schema.Union([schema, Schema.fromJsonString(schema)])
+
+/** An int8 column (`bigint`, `count(*)`): the driver gives a bigint or its text; the engine uses numbers. */
+export const Int8 = Schema.Union([Schema.Number, Schema.BigInt, Schema.String]).pipe(
+  Schema.decodeTo(Schema.Number, {
+    decode: SchemaGetter.transform((v: number | bigint | string) => Number(v)),
+    encode: SchemaGetter.transform((n: number) => n)
+  })
+)

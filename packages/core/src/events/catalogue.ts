@@ -1,0 +1,34 @@
+/**
+ * The one catalogue of event types, shared by the events list, the WebSocket, webhooks,
+ * metrics and MCP. The eight default types are what a webhook receives when it names none;
+ * the three `message.received.*` types are opt-in, and a scoped key needs the matching
+ * `label_*_read` permission to see them.
+ */
+import type { Permission } from "../access/permissions.ts"
+
+export const DEFAULT_EVENT_TYPES = [
+  "message.received",
+  "message.sent",
+  "message.delivered",
+  "message.bounced",
+  "message.complained",
+  "message.rejected",
+  "message.opened",
+  "domain.verified"
+] as const
+
+export const OPT_IN_EVENT_TYPES = [
+  "message.received.spam",
+  "message.received.blocked",
+  "message.received.unauthenticated"
+] as const
+
+export const EVENT_TYPES = [...DEFAULT_EVENT_TYPES, ...OPT_IN_EVENT_TYPES] as const
+export type EventType = typeof EVENT_TYPES[number]
+
+/** The permission a scoped key needs to see an opt-in type. */
+export const OPT_IN_PERMISSION: Readonly<Record<typeof OPT_IN_EVENT_TYPES[number], Permission>> = {
+  "message.received.spam": "label_spam_read",
+  "message.received.blocked": "label_blocked_read",
+  "message.received.unauthenticated": "label_unauthenticated_read"
+}

@@ -1,0 +1,262 @@
+/**
+ * Messages of an inbox: list, get, label, delete, the raw message and attachments.
+ *
+ * Rules (spec: Message, Messages; README, "Messages"):
+ * - lists are newest first (`ascending` for oldest first), keyset-paged on (timestamp, id);
+ *   filters combine: `labels` (all must match), `from` (the sender's address, or `@domain`),
+ *   `to` (a recipient's address), `subject` (contains, case-insensitive), `before` and
+ *   `after` (timestamps);
+ * - messages labelled spam, blocked, unauthenticated or trash appear only when that label
+ *   is requested, and a key with a permission list needs the matching `label_*_read` to
+ *   request it (403 missing_permission);
+ * - labels change only by the label operations here (and by arrival or sending): `received`,
+ *   `sent`, `draft` and `scheduled` are the service's own and cannot be added or removed
+ *   (400 validation_error); a label both added and removed is 400 too; the thread's labels
+ *   follow;
+ * - batch operations take 1 to 100 ids and answer the messages found, in the order given.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { holds, missingPermission, notFound, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import { Blobs, type SignedDownload } from "../blobs/Blobs.ts"
+import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
+import type { Download } from "../catalogue/Operation.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { compact, Id, Line } from "../shared/fields.ts"
+import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
+import { decodeRows } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
+import { downloadOf } from "./downloads.ts"
+import { MessageStore } from "./MessageStore.ts"
+import {
+  type AttachmentMeta,
+  FullMessageRow,
+  HIDDEN_LABELS,
+  type HiddenLabel,
+  Label,
+  type Message,
+  MessageRow,
+  type MessageSummary,
+  SUMMARY_COLUMNS,
+  SYSTEM_LABELS,
+  toAttachmentMeta,
+  toMessage,
+  toSummary
+} from "./model.ts"
+
+export const TimeParam = Line(64).check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || "Expected an ISO 8601 timestamp"))
+export const BooleanParam = Schema.Union([Schema.Boolean, Schema.Literals(["true", "false"])])
+
+const MAX_BATCH = 100
+
+export const ListMessagesQuery = Schema.Struct({
+  ...PageQueryFields,
+  labels: Schema.optionalKey(Schema.Union([Schema.Array(Label), Line(1024)])),
+  from: Schema.optionalKey(Line(320)),
+  to: Schema.optionalKey(Line(320)),
+  subject: Schema.optionalKey(Line(998)),
+  before: Schema.optionalKey(TimeParam),
+  after: Schema.optionalKey(TimeParam),
+  ascending: Schema.optionalKey(BooleanParam)
+})
+export type ListMessagesQuery = typeof ListMessagesQuery.Type
+
+export const LabelChanges = {
+  add_labels: Schema.optionalKey(Schema.Array(Label)),
+  remove_labels: Schema.optionalKey(Schema.Array(Label))
+}
+export const UpdateLabelsInput = Schema.Struct(LabelChanges)
+export type UpdateLabelsInput = typeof UpdateLabelsInput.Type
+
+const MessageIds = Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(MAX_BATCH))
+export const BatchGetInput = Schema.Struct({ message_ids: MessageIds })
+export const BatchUpdateInput = Schema.Struct({ message_ids: MessageIds, ...LabelChanges })
+
+export const BatchResult = Schema.Struct({ count: Schema.Number, messages: Schema.Array(Schema.Unknown) })
+
+export const RawInfo = Schema.Struct({
+  message_id: Schema.String,
+  size: Schema.Number,
+  expires_at: Schema.String,
+  download_url: Schema.String
+})
+
+export const AttachmentInfo = Schema.Struct({
+  attachment_id: Schema.String,
+  filename: Schema.optionalKey(Schema.String),
+  content_type: Schema.String,
+  content_disposition: Schema.Literals(["inline", "attachment"]),
+  size: Schema.Number,
+  content_id: Schema.optionalKey(Schema.String),
+  download_url: Schema.String,
+  expires_at: Schema.String
+})
+
+/** The labels as a list, whichever form they came in; lower-cased and unique. */
+export const labelsOf = (value: ReadonlyArray<string> | string | undefined): ReadonlyArray<string> =>
+  value === undefined
+    ? []
+    : [...new Set((typeof value === "string" ? value.split(",") : value).map((l) => l.trim()).filter((l) => l.length > 0))]
+
+const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, "label_spam_read" | "label_blocked_read" | "label_unauthenticated_read" | "label_trash_read">> = {
+  spam: "label_spam_read",
+  blocked: "label_blocked_read",
+  unauthenticated: "label_unauthenticated_read",
+  trash: "label_trash_read"
+}
+
+/** Requesting a hidden label needs its label_*_read permission. */
+export const checkHiddenLabels = (principal: Principal, labels: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<HiddenLabel>, MissingPermission> => {
+  const hidden = labels.filter((l): l is HiddenLabel => (HIDDEN_LABELS as ReadonlyArray<string>).includes(l))
+  const lacking = hidden.find((l) => !holds(principal, HIDDEN_PERMISSION[l]))
+  return lacking === undefined ? Effect.succeed(hidden) : Effect.fail(missingPermission(HIDDEN_PERMISSION[lacking]))
+}
+
+/** Checks a label change: no system label, nothing both added and removed. */
+export const checkLabelChanges = (input: UpdateLabelsInput): Effect.Effect<{ readonly add: ReadonlyArray<string>; readonly remove: ReadonlyArray<string> }, ValidationError> => {
+  const add = labelsOf(input.add_labels)
+  const remove = labelsOf(input.remove_labels)
+  const issues = [
+    ...add.filter((l) => (SYSTEM_LABELS as ReadonlyArray<string>).includes(l)).map((l) => ({ path: ["add_labels"], message: `"${l}" is set by the service and cannot be added` })),
+    ...remove.filter((l) => (SYSTEM_LABELS as ReadonlyArray<string>).includes(l)).map((l) => ({ path: ["remove_labels"], message: `"${l}" is set by the service and cannot be removed` })),
+    ...add.filter((l) => remove.includes(l)).map((l) => ({ path: ["add_labels"], message: `"${l}" is both added and removed` }))
+  ]
+  return issues.length > 0 ? Effect.fail(validationError(issues)) : Effect.succeed({ add, remove })
+}
+
+/** The condition that hides messages with hidden labels the request did not ask for. */
+export const hiddenCondition = (sql: SqlClient.SqlClient, requested: ReadonlyArray<HiddenLabel>) => {
+  const notRequested = HIDDEN_LABELS.filter((l) => !requested.includes(l))
+  return requested.length === 0 ? sql`AND NOT hidden` : sql`AND NOT (labels && ${notRequested}::text[])`
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+export class Messages extends Context.Service<Messages, {
+  list(principal: Principal, inboxId: string, query: ListMessagesQuery): Effect.Effect<Page<MessageSummary>, NotFound | ValidationError | MissingPermission>
+  get(principal: Principal, inboxId: string, messageId: string): Effect.Effect<Message, NotFound>
+  /** The stored row of a visible message (full form), for replies, forwards and downloads. */
+  find(principal: Principal, inboxId: string, messageId: string): Effect.Effect<FullMessageRow, NotFound>
+  update(principal: Principal, inboxId: string, messageId: string, input: UpdateLabelsInput): Effect.Effect<Message, NotFound | ValidationError>
+  delete(principal: Principal, inboxId: string, messageId: string): Effect.Effect<void, NotFound>
+  batchGet(principal: Principal, inboxId: string, ids: ReadonlyArray<string>): Effect.Effect<{ readonly count: number; readonly messages: ReadonlyArray<MessageSummary> }, NotFound>
+  batchUpdate(principal: Principal, inboxId: string, ids: ReadonlyArray<string>, input: UpdateLabelsInput): Effect.Effect<{ readonly count: number; readonly messages: ReadonlyArray<MessageSummary> }, NotFound | ValidationError>
+  raw(principal: Principal, inboxId: string, messageId: string): Effect.Effect<{ readonly message_id: string; readonly size: number } & SignedDownload, NotFound>
+  rawDownload(principal: Principal, inboxId: string, messageId: string): Effect.Effect<Download, NotFound>
+  attachment(principal: Principal, inboxId: string, messageId: string, attachmentId: string): Effect.Effect<AttachmentMeta & SignedDownload, NotFound>
+  attachmentDownload(principal: Principal, inboxId: string, messageId: string, attachmentId: string): Effect.Effect<Download, NotFound>
+}>()("inbox/Messages") {
+  static readonly layer = Layer.effect(Messages, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inboxes = yield* Inboxes
+    const store = yield* MessageStore
+    const blobs = yield* Blobs
+
+    const summaryColumns = sql.literal(SUMMARY_COLUMNS.map((c) => `"${c}"`).join(", "))
+    const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
+
+    const find = Effect.fn("Messages.find")(function*(principal: Principal, inboxId: string, messageId: string) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const rows = yield* sql`SELECT * FROM messages WHERE id = ${messageId} AND inbox_id = ${inbox.id} AND ${visible(principal)}`.pipe(
+        decodeRows(FullMessageRow)
+      )
+      if (rows[0] === undefined) return yield* notFound("Message", messageId)
+      return rows[0]
+    })
+
+    const summaries = (inboxId: string, ids: ReadonlyArray<string>) =>
+      sql`SELECT ${summaryColumns} FROM messages WHERE inbox_id = ${inboxId} AND id = ANY(${ids}::text[])`.pipe(
+        decodeRows(MessageRow),
+        Effect.map((rows) => {
+          const byId = new Map(rows.map((r) => [r.id, r]))
+          return ids.flatMap((id) => {
+            const row = byId.get(id)
+            return row === undefined ? [] : [toSummary(row)]
+          })
+        })
+      )
+
+    const attachmentOf = (row: FullMessageRow, attachmentId: string) => {
+      const found = row.attachments.find((a) => a.attachment_id === attachmentId)
+      return found === undefined ? Effect.fail(notFound("Attachment", attachmentId)) : Effect.succeed(found)
+    }
+
+    return Messages.of({
+      find,
+      list: Effect.fn("Messages.list")(function*(principal, inboxId, query) {
+        const inbox = yield* inboxes.find(principal, inboxId)
+        const labels = labelsOf(query.labels)
+        const requested = yield* checkHiddenLabels(principal, labels)
+        const ascending = query.ascending === true || query.ascending === "true"
+        const page = yield* keyset(sql, query, { column: "timestamp", ascending })
+        const from = query.from === undefined
+          ? sql``
+          : query.from.startsWith("@")
+          ? sql`AND sender_address LIKE ${`%${escapeLike(query.from.toLowerCase())}`}`
+          : sql`AND sender_address = ${query.from.trim().toLowerCase()}`
+        const rows = yield* sql`SELECT ${summaryColumns} FROM messages WHERE inbox_id = ${inbox.id}
+          ${hiddenCondition(sql, requested)}
+          ${labels.length === 0 ? sql`` : sql`AND labels @> ${labels}::text[]`}
+          ${from}
+          ${query.to === undefined ? sql`` : sql`AND recipient_addresses @> ARRAY[${query.to.trim().toLowerCase()}]::text[]`}
+          ${query.subject === undefined ? sql`` : sql`AND subject ILIKE ${`%${escapeLike(query.subject)}%`}`}
+          ${query.before === undefined ? sql`` : sql`AND "timestamp" < ${new Date(query.before)}`}
+          ${query.after === undefined ? sql`` : sql`AND "timestamp" > ${new Date(query.after)}`}
+          ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(MessageRow))
+        return toPageBy(rows, page.limit, toSummary, (r) => ({ at: r.timestamp, id: r.id }))
+      }),
+      get: Effect.fn("Messages.get")(function*(principal, inboxId, messageId) {
+        return toMessage(yield* find(principal, inboxId, messageId))
+      }),
+      update: Effect.fn("Messages.update")(function*(principal, inboxId, messageId, input) {
+        const { add, remove } = yield* checkLabelChanges(input)
+        const row = yield* find(principal, inboxId, messageId)
+        yield* store.relabel(row.inbox_id, [row.id], add, remove)
+        return toMessage(yield* find(principal, inboxId, messageId))
+      }),
+      delete: Effect.fn("Messages.delete")(function*(principal, inboxId, messageId) {
+        const row = yield* find(principal, inboxId, messageId)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* store.lockThread(row.thread_id)
+          yield* sql`DELETE FROM messages WHERE id = ${row.id}`
+          yield* store.refreshThread(row.thread_id)
+        })).pipe(Effect.orDie)
+      }),
+      batchGet: Effect.fn("Messages.batchGet")(function*(principal, inboxId, ids) {
+        const inbox = yield* inboxes.find(principal, inboxId)
+        const messages = yield* summaries(inbox.id, ids)
+        return { count: messages.length, messages }
+      }),
+      batchUpdate: Effect.fn("Messages.batchUpdate")(function*(principal, inboxId, ids, input) {
+        const { add, remove } = yield* checkLabelChanges(input)
+        const inbox = yield* inboxes.find(principal, inboxId)
+        yield* store.relabel(inbox.id, ids, add, remove)
+        const messages = yield* summaries(inbox.id, ids)
+        return { count: messages.length, messages }
+      }),
+      raw: Effect.fn("Messages.raw")(function*(principal, inboxId, messageId) {
+        const row = yield* find(principal, inboxId, messageId)
+        const signed = yield* blobs.downloadUrl({ sha256: row.raw_sha256, contentType: "message/rfc822", filename: `${row.id}.eml` })
+        return { message_id: row.id, size: row.size, ...signed }
+      }),
+      rawDownload: Effect.fn("Messages.rawDownload")(function*(principal, inboxId, messageId) {
+        const row = yield* find(principal, inboxId, messageId)
+        return downloadOf(blobs, { sha256: row.raw_sha256, contentType: "message/rfc822", filename: `${row.id}.eml`, size: row.size })
+      }),
+      attachment: Effect.fn("Messages.attachment")(function*(principal, inboxId, messageId, attachmentId) {
+        const row = yield* find(principal, inboxId, messageId)
+        const a = yield* attachmentOf(row, attachmentId)
+        const signed = yield* blobs.downloadUrl({ sha256: a.sha256, contentType: a.content_type, ...(a.filename === undefined ? {} : { filename: a.filename }) })
+        return compact({ ...toAttachmentMeta(a), ...signed }) as AttachmentMeta & SignedDownload
+      }),
+      attachmentDownload: Effect.fn("Messages.attachmentDownload")(function*(principal, inboxId, messageId, attachmentId) {
+        const row = yield* find(principal, inboxId, messageId)
+        const a = yield* attachmentOf(row, attachmentId)
+        return downloadOf(blobs, { sha256: a.sha256, contentType: a.content_type, size: a.size, ...(a.filename === undefined ? {} : { filename: a.filename }) })
+      })
+    })
+  }))
+}
+

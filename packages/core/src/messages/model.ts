@@ -1,0 +1,230 @@
+/**
+ * Messages and threads as stored (rows) and as the API shows them (wire schemas), with the
+ * mapping between the two. Every read path maps rows here, so the summary and full forms
+ * (spec: Message, Thread, Attachment) are written once.
+ */
+import { Schema } from "effect"
+import { compact, Line } from "../shared/fields.ts"
+import { Int8, Json } from "../shared/sql.ts"
+import { iso, Timestamp } from "../shared/time.ts"
+
+/** Labels that hide a message (and a thread of only such messages) from lists unless asked for. */
+export const HIDDEN_LABELS = ["spam", "blocked", "unauthenticated", "trash"] as const
+export type HiddenLabel = typeof HIDDEN_LABELS[number]
+
+/** Labels only the service sets: by arrival, by sending, and by drafts. */
+export const SYSTEM_LABELS = ["received", "sent", "draft", "scheduled"] as const
+
+/** A caller-defined or system label: one line, lower case, at most 64 characters. */
+export const Label = Line(64).check(Schema.isPattern(/^[^A-Z]*$/, { message: "Labels are lower case" }))
+
+export const StoredAttachment = Schema.Struct({
+  attachment_id: Schema.String,
+  filename: Schema.optionalKey(Schema.String),
+  content_type: Schema.String,
+  content_disposition: Schema.Literals(["inline", "attachment"]),
+  size: Schema.Number,
+  content_id: Schema.optionalKey(Schema.String),
+  sha256: Schema.String
+})
+export type StoredAttachment = typeof StoredAttachment.Type
+
+export const MessageRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  pod_id: Schema.String,
+  inbox_id: Schema.String,
+  thread_id: Schema.String,
+  direction: Schema.Literals(["received", "sent"]),
+  state: Schema.String,
+  rfc_message_id: Schema.String,
+  in_reply_to: Schema.NullOr(Schema.String),
+  references: Schema.NullOr(Schema.Array(Schema.String)),
+  labels: Schema.Array(Schema.String),
+  timestamp: Schema.Date,
+  sender: Schema.String,
+  recipients: Schema.Array(Schema.String),
+  cc: Schema.NullOr(Schema.Array(Schema.String)),
+  bcc: Schema.NullOr(Schema.Array(Schema.String)),
+  subject: Schema.String,
+  preview: Schema.String,
+  size: Schema.Number,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type MessageRow = typeof MessageRow.Type
+
+/** The columns a summary needs (lists read only these). */
+export const SUMMARY_COLUMNS = [
+  "id", "organization_id", "pod_id", "inbox_id", "thread_id", "direction", "state", "rfc_message_id", "in_reply_to",
+  "references", "labels", "timestamp", "sender", "recipients", "cc", "bcc", "subject", "preview", "size", "created_at",
+  "updated_at"
+] as const
+
+export const FullMessageRow = Schema.Struct({
+  ...MessageRow.fields,
+  text: Schema.NullOr(Schema.String),
+  html: Schema.NullOr(Schema.String),
+  extracted_text: Schema.NullOr(Schema.String),
+  extracted_html: Schema.NullOr(Schema.String),
+  headers: Json(Schema.Record(Schema.String, Schema.String)),
+  attachments: Json(Schema.Array(StoredAttachment)),
+  raw_sha256: Schema.String
+})
+export type FullMessageRow = typeof FullMessageRow.Type
+
+export const AttachmentMeta = Schema.Struct({
+  attachment_id: Schema.String,
+  filename: Schema.optionalKey(Schema.String),
+  content_type: Schema.String,
+  content_disposition: Schema.Literals(["inline", "attachment"]),
+  size: Schema.Number,
+  content_id: Schema.optionalKey(Schema.String)
+})
+export type AttachmentMeta = typeof AttachmentMeta.Type
+
+export const MessageSummary = Schema.Struct({
+  inbox_id: Schema.String,
+  thread_id: Schema.String,
+  message_id: Schema.String,
+  rfc_message_id: Schema.String,
+  labels: Schema.Array(Schema.String),
+  timestamp: Timestamp,
+  from: Schema.String,
+  to: Schema.Array(Schema.String),
+  cc: Schema.optionalKey(Schema.Array(Schema.String)),
+  bcc: Schema.optionalKey(Schema.Array(Schema.String)),
+  size: Schema.Number,
+  subject: Schema.String,
+  preview: Schema.String,
+  in_reply_to: Schema.optionalKey(Schema.String),
+  references: Schema.optionalKey(Schema.Array(Schema.String)),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type MessageSummary = typeof MessageSummary.Type
+
+export const Message = Schema.Struct({
+  ...MessageSummary.fields,
+  text: Schema.optionalKey(Schema.String),
+  html: Schema.optionalKey(Schema.String),
+  extracted_text: Schema.optionalKey(Schema.String),
+  extracted_html: Schema.optionalKey(Schema.String),
+  headers: Schema.Record(Schema.String, Schema.String),
+  attachments: Schema.Array(AttachmentMeta)
+})
+export type Message = typeof Message.Type
+
+const nonEmpty = <A>(list: ReadonlyArray<A> | null): ReadonlyArray<A> | undefined =>
+  list === null || list.length === 0 ? undefined : list
+
+export const toSummary = (row: MessageRow): MessageSummary =>
+  compact({
+    inbox_id: row.inbox_id,
+    thread_id: row.thread_id,
+    message_id: row.id,
+    rfc_message_id: row.rfc_message_id,
+    labels: row.labels,
+    timestamp: iso(row.timestamp),
+    from: row.sender,
+    to: row.recipients,
+    cc: nonEmpty(row.cc),
+    bcc: nonEmpty(row.bcc),
+    size: row.size,
+    subject: row.subject,
+    preview: row.preview,
+    in_reply_to: row.in_reply_to,
+    references: nonEmpty(row.references),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at)
+  })
+
+export const toAttachmentMeta = (a: StoredAttachment): AttachmentMeta =>
+  compact({
+    attachment_id: a.attachment_id,
+    filename: a.filename,
+    content_type: a.content_type,
+    content_disposition: a.content_disposition,
+    size: a.size,
+    content_id: a.content_id
+  })
+
+export const toMessage = (row: FullMessageRow): Message =>
+  compact({
+    ...toSummary(row),
+    text: row.text,
+    html: row.html,
+    extracted_text: row.extracted_text,
+    extracted_html: row.extracted_html,
+    headers: row.headers,
+    attachments: row.attachments.map(toAttachmentMeta)
+  })
+
+export const ThreadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  pod_id: Schema.String,
+  inbox_id: Schema.String,
+  subject: Schema.String,
+  preview: Schema.String,
+  senders: Schema.Array(Schema.String),
+  recipients: Schema.Array(Schema.String),
+  labels: Schema.Array(Schema.String),
+  last_message_id: Schema.String,
+  message_count: Schema.Number,
+  size: Int8,
+  received_at: Schema.NullOr(Schema.Date),
+  sent_at: Schema.NullOr(Schema.Date),
+  last_at: Schema.Date,
+  hidden: Schema.Boolean,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+export type ThreadRow = typeof ThreadRow.Type
+
+export const ThreadSummary = Schema.Struct({
+  inbox_id: Schema.String,
+  thread_id: Schema.String,
+  labels: Schema.Array(Schema.String),
+  timestamp: Timestamp,
+  senders: Schema.Array(Schema.String),
+  recipients: Schema.Array(Schema.String),
+  last_message_id: Schema.String,
+  message_count: Schema.Number,
+  size: Schema.Number,
+  received_timestamp: Schema.optionalKey(Timestamp),
+  sent_timestamp: Schema.optionalKey(Timestamp),
+  subject: Schema.String,
+  preview: Schema.String,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type ThreadSummary = typeof ThreadSummary.Type
+
+export const Thread = Schema.Struct({
+  ...ThreadSummary.fields,
+  attachments: Schema.Array(AttachmentMeta),
+  count: Schema.Number,
+  limit: Schema.Number,
+  messages: Schema.Array(Message)
+})
+export type Thread = typeof Thread.Type
+
+export const toThreadSummary = (row: ThreadRow): ThreadSummary =>
+  compact({
+    inbox_id: row.inbox_id,
+    thread_id: row.id,
+    labels: row.labels,
+    timestamp: iso(row.last_at),
+    senders: row.senders,
+    recipients: row.recipients,
+    last_message_id: row.last_message_id,
+    message_count: row.message_count,
+    size: row.size,
+    received_timestamp: row.received_at === null ? undefined : iso(row.received_at),
+    sent_timestamp: row.sent_at === null ? undefined : iso(row.sent_at),
+    subject: row.subject,
+    preview: row.preview,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at)
+  })

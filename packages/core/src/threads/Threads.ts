@@ -1,0 +1,126 @@
+/**
+ * Threads at organization, pod and inbox level (spec: Thread, Threads).
+ *
+ * Lists are ordered by newest activity (the newest message's time), keyset-paged; a thread
+ * whose every message carries a hidden label (spam, blocked, unauthenticated, trash) is left
+ * out unless the request asks for that label (`labels`, all of which the thread's labels
+ * must hold), with the same `label_*_read` rule as message lists. The detail holds every
+ * message, oldest first, in full form (`count` and `limit` equal their number, so
+ * `messages.length == message_count`), and the attachments of all of them. A label change
+ * applies to every message of the thread; deleting a thread deletes its messages.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { notFound, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { checkHiddenLabels, checkLabelChanges, labelsOf, type UpdateLabelsInput } from "../messages/Messages.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
+import {
+  FullMessageRow,
+  Label,
+  type Thread,
+  ThreadRow,
+  type ThreadSummary,
+  toAttachmentMeta,
+  toMessage,
+  toThreadSummary
+} from "../messages/model.ts"
+import { Pods } from "../pods/Pods.ts"
+import { Line } from "../shared/fields.ts"
+import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
+import { decodeRows } from "../shared/sql.ts"
+
+export const ListThreadsQuery = Schema.Struct({
+  ...PageQueryFields,
+  labels: Schema.optionalKey(Schema.Union([Schema.Array(Label), Line(1024)]))
+})
+export type ListThreadsQuery = typeof ListThreadsQuery.Type
+
+/** Where a thread route points: the whole organization, one pod, or one inbox (id or email). */
+export interface ThreadPlace {
+  readonly podId?: string | undefined
+  readonly inboxId?: string | undefined
+}
+
+export class Threads extends Context.Service<Threads, {
+  list(principal: Principal, place: ThreadPlace, query: ListThreadsQuery): Effect.Effect<Page<ThreadSummary>, NotFound | ValidationError | MissingPermission>
+  get(principal: Principal, place: ThreadPlace, threadId: string): Effect.Effect<Thread, NotFound>
+  update(principal: Principal, place: ThreadPlace, threadId: string, input: UpdateLabelsInput): Effect.Effect<ThreadSummary, NotFound | ValidationError>
+  delete(principal: Principal, place: ThreadPlace, threadId: string): Effect.Effect<void, NotFound>
+}>()("inbox/Threads") {
+  static readonly layer = Layer.effect(Threads, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inboxes = yield* Inboxes
+    const pods = yield* Pods
+    const store = yield* MessageStore
+
+    const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
+
+    /** The SQL condition for the place, after checking the pod or inbox is visible (404 otherwise). */
+    const placeCondition = Effect.fn("Threads.place")(function*(principal: Principal, place: ThreadPlace) {
+      if (place.inboxId !== undefined) {
+        const inbox = yield* inboxes.find(principal, place.inboxId)
+        if (place.podId !== undefined && inbox.pod_id !== place.podId) return yield* notFound("Inbox", place.inboxId)
+        return sql`inbox_id = ${inbox.id}`
+      }
+      if (place.podId !== undefined) {
+        const pod = yield* pods.find(principal, place.podId)
+        return sql`pod_id = ${pod.id}`
+      }
+      return sql`TRUE`
+    })
+
+    const find = Effect.fn("Threads.find")(function*(principal: Principal, place: ThreadPlace, threadId: string) {
+      const condition = yield* placeCondition(principal, place)
+      const rows = yield* sql`SELECT * FROM threads WHERE id = ${threadId} AND ${condition} AND ${visible(principal)}`.pipe(decodeRows(ThreadRow))
+      if (rows[0] === undefined) return yield* notFound("Thread", threadId)
+      return rows[0]
+    })
+
+    return Threads.of({
+      list: Effect.fn("Threads.list")(function*(principal, place, query) {
+        const condition = yield* placeCondition(principal, place)
+        const labels = labelsOf(query.labels)
+        const requested = yield* checkHiddenLabels(principal, labels)
+        const page = yield* keyset(sql, query, { column: "last_at" })
+        // A thread is listed unless all of its messages are hidden, or it is asked for by a hidden label it has.
+        const hidden = requested.length === 0 ? sql`AND NOT hidden` : sql`AND (NOT hidden OR labels && ${requested}::text[])`
+        const rows = yield* sql`SELECT * FROM threads WHERE ${condition} AND ${visible(principal)} ${hidden}
+          ${labels.length === 0 ? sql`` : sql`AND labels @> ${labels}::text[]`}
+          ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(ThreadRow))
+        return toPageBy(rows, page.limit, toThreadSummary, (r) => ({ at: r.last_at, id: r.id }))
+      }),
+      get: Effect.fn("Threads.get")(function*(principal, place, threadId) {
+        const thread = yield* find(principal, place, threadId)
+        const messages = yield* sql`SELECT * FROM messages WHERE thread_id = ${thread.id} ORDER BY "timestamp", id`.pipe(
+          decodeRows(FullMessageRow)
+        )
+        return {
+          ...toThreadSummary(thread),
+          attachments: messages.flatMap((m) => m.attachments.map(toAttachmentMeta)),
+          count: messages.length,
+          limit: messages.length,
+          messages: messages.map(toMessage)
+        }
+      }),
+      update: Effect.fn("Threads.update")(function*(principal, place, threadId, input) {
+        const { add, remove } = yield* checkLabelChanges(input)
+        const thread = yield* find(principal, place, threadId)
+        const ids = yield* sql<{ id: string }>`SELECT id FROM messages WHERE thread_id = ${thread.id}`.pipe(Effect.orDie)
+        yield* store.relabel(thread.inbox_id, ids.map((r) => r.id), add, remove)
+        return toThreadSummary(yield* find(principal, place, threadId))
+      }),
+      delete: Effect.fn("Threads.delete")(function*(principal, place, threadId) {
+        const thread = yield* find(principal, place, threadId)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* store.lockThread(thread.id)
+          yield* sql`DELETE FROM messages WHERE thread_id = ${thread.id}`
+          yield* sql`DELETE FROM threads WHERE id = ${thread.id}`
+        })).pipe(Effect.orDie)
+      })
+    })
+  }))
+}
+

@@ -1,0 +1,73 @@
+/** The thread operations of the catalogue (spec: Threads), at organization, pod and inbox level. */
+import { Effect } from "effect"
+import { operation, Output, route } from "../catalogue/Operation.ts"
+import { UpdateLabelsInput } from "../messages/Messages.ts"
+import { Thread, ThreadSummary } from "../messages/model.ts"
+import { listBody } from "../shared/pagination.ts"
+import { ListThreadsQuery, Threads } from "./Threads.ts"
+
+const COLUMNS = ["thread_id", "timestamp", "subject", "senders", "message_count", "labels"]
+
+export const listThreads = operation({
+  name: "threads.list",
+  summary: "List threads, newest activity first, in the organization, a pod or an inbox.",
+  routes: [route.get("/v0/threads"), route.get("/v0/pods/:pod_id/threads"), route.get("/v0/inboxes/:inbox_id/threads")],
+  access: { kind: "member", permission: "thread_read" },
+  query: ListThreadsQuery,
+  output: Output.list("threads", ThreadSummary),
+  mutates: false,
+  mcp: { tool: "list_threads" },
+  cli: { command: "threads list", columns: COLUMNS },
+  run: ({ principal, params, input }) =>
+    Threads.use((t) =>
+      Effect.map(t.list(principal, { podId: params.pod_id, inboxId: params.inbox_id }, input), (page) => listBody("threads", page)))
+})
+
+export const getThread = operation({
+  name: "threads.get",
+  summary: "Get a thread with every message (full form, oldest first) and its attachments.",
+  routes: [route.get("/v0/threads/:thread_id"), route.get("/v0/inboxes/:inbox_id/threads/:thread_id")],
+  access: { kind: "member", permission: "thread_read" },
+  output: Output.json(Thread),
+  mutates: false,
+  mcp: { tool: "get_thread" },
+  cli: { command: "threads get" },
+  run: ({ principal, params }) => Threads.use((t) => t.get(principal, { inboxId: params.inbox_id }, params.thread_id))
+})
+
+export const updateThread = operation({
+  name: "threads.update",
+  summary: "Add and remove labels on every message of a thread.",
+  routes: [
+    route.patch("/v0/threads/:thread_id"),
+    route.patch("/v0/pods/:pod_id/threads/:thread_id"),
+    route.patch("/v0/inboxes/:inbox_id/threads/:thread_id")
+  ],
+  access: { kind: "member", permission: "message_update" },
+  body: UpdateLabelsInput,
+  output: Output.json(ThreadSummary),
+  mutates: true,
+  mcp: { tool: "update_thread" },
+  cli: { command: "threads update" },
+  run: ({ principal, params, input }) =>
+    Threads.use((t) => t.update(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id, input))
+})
+
+export const deleteThread = operation({
+  name: "threads.delete",
+  summary: "Delete a thread and all its messages.",
+  routes: [
+    route.delete("/v0/threads/:thread_id"),
+    route.delete("/v0/pods/:pod_id/threads/:thread_id"),
+    route.delete("/v0/inboxes/:inbox_id/threads/:thread_id")
+  ],
+  access: { kind: "member", permission: "thread_delete" },
+  output: Output.empty,
+  mutates: true,
+  mcp: { tool: "delete_thread" },
+  cli: { command: "threads delete" },
+  run: ({ principal, params }) =>
+    Threads.use((t) => t.delete(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id))
+})
+
+export const threadOperations = [listThreads, getThread, updateThread, deleteThread]
