@@ -3,7 +3,8 @@
  * `outbox` and `mcp` (which takes a key but speaks MCP on stdio). Each is a thin effect
  * over core (or over @inbox/http for serve) run by `runCommand`.
  */
-import { ApiKeys, Database, decodeInput, EmailAddress, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
+import { ApiKeys, Database, decodeInput, EmailAddress, Inbound, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
+import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -22,7 +23,8 @@ export const SERVE_SETTINGS = [
   { flag: "--dns-servers <list>", env: "INBOX_DNS_SERVERS", help: "resolvers for domain verification, host:port,..." },
   { flag: "--webhook-allow-private", env: "INBOX_WEBHOOK_ALLOW_PRIVATE", help: "let webhooks target http and private addresses (development only)" },
   { flag: "--rate-limits <on|off>", env: "INBOX_RATE_LIMITS", help: "per-IP and per-key request limits (default on)" },
-  { flag: "--requests-per-minute <n>", env: "INBOX_REQUESTS_PER_MINUTE", help: "request limit per API key, and per IP without a key (default 6000)" }
+  { flag: "--requests-per-minute <n>", env: "INBOX_REQUESTS_PER_MINUTE", help: "request limit per API key, and per IP without a key (default 6000)" },
+  { flag: "--open-tracking <on|off>", env: "INBOX_OPEN_TRACKING", help: "off refuses track_opens with 422 tracking_disabled (default on)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */
@@ -124,6 +126,22 @@ export const orgKey = (options: { readonly organizationId: string; readonly name
     }
     yield* print(fields({ organization_id: options.organizationId, api_key_id: key.api_key_id, api_key: key.api_key }))
     yield* print("\nKeep the api_key now: it is shown only once.")
+  })
+
+/**
+ * Delivers a local .eml file as the forwarder would (the same path as POST /inbound/raw,
+ * without its secret: the operator holds the storage itself).
+ */
+export const inbound = (options: { readonly file: string; readonly to: ReadonlyArray<string>; readonly json?: boolean }) =>
+  Effect.gen(function*() {
+    const raw = yield* Effect.try({
+      try: () => new Uint8Array(readFileSync(options.file)),
+      catch: (e) => new CliError({ code: "unreadable_file", message: e instanceof Error ? e.message : String(e) })
+    })
+    const result = yield* withEngine(Inbound.use((i) => i.deliver({ raw, to: options.to })))
+    if (options.json === true) return yield* print(json(result))
+    yield* print(result.delivered.length === 0 ? "Delivered to no inbox." : table(result.delivered, ["address", "message_id", "thread_id", "duplicate"]))
+    if (result.skipped.length > 0) yield* print(`Skipped (not hosted here): ${result.skipped.join(", ")}`)
   })
 
 const outboxRows = (limit: number) =>

@@ -5,7 +5,7 @@
  */
 import { PLAN_IDS, type PlanId } from "@inbox/core"
 import { Command, InvalidArgumentError, Option } from "commander"
-import { mcp, migrate, orgCreate, orgKey, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
+import { inbound, mcp, migrate, orgCreate, orgKey, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
 
@@ -72,6 +72,15 @@ export const buildProgram = (): Command => {
     .option("--json", "print {\"organization_id\", \"api_key\"}")
     .action((organizationId: string, opts: { name: string; json?: boolean }) =>
       runCommand(orgKey({ organizationId, name: opts.name, ...(opts.json === true ? { json: true } : {}) }))
+    )
+
+  program.command("inbound")
+    .description("Deliver a local .eml file to hosted inboxes, as the mail forwarder does (POST /inbound/raw).")
+    .argument("<file>", "an RFC 822 message")
+    .requiredOption("--to <addresses>", "recipient addresses, comma-separated")
+    .option("--json", "print the delivery result as JSON")
+    .action((file: string, opts: { to: string; json?: boolean }) =>
+      runCommand(inbound({ file, to: opts.to.split(",").map((a) => a.trim()).filter((a) => a.length > 0), ...(opts.json === true ? { json: true } : {}) }))
     )
 
   addCatalogueCommands(program)

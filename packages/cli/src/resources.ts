@@ -9,9 +9,9 @@
  * field that accepts null. The output kind says how to print: a table for lists, aligned
  * fields for one resource, a line for an empty success. Only the presentation is here.
  */
-import { inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
+import { type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { fields, json, listing, print } from "./output.ts"
 import { apiKeyFrom, authenticate, CLI_CONTEXT, runCommand, withEngine } from "./runtime.ts"
 
@@ -142,6 +142,7 @@ const addAction = (parent: Command, action: string, op: Operation) => {
 const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArray<string>) => {
   const face = op.cli
   const columns = "command" in face ? face.columns : undefined
+  if (op.output.kind === "download") return writeBytes(result as Download)
   if (asJson) return result === undefined ? Effect.void : print(json(result))
   switch (op.output.kind) {
     case "empty":
@@ -157,6 +158,13 @@ const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArra
     }
   }
 }
+
+/** A download's bytes go to stdout as they stream (redirect them to a file). */
+const writeBytes = (download: Download) =>
+  Stream.runForEach(download.body, (chunk) =>
+    Effect.callback<void>((resume) => {
+      process.stdout.write(chunk, () => resume(Effect.void))
+    }))
 
 /** Adds every catalogue operation that has a CLI face, grouped by its first word. */
 export const addCatalogueCommands = (program: Command) => {

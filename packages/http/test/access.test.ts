@@ -7,7 +7,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { type Operation, operations, PERMISSIONS } from "@inbox/core"
-import { engineLayer, storages, TestApp } from "@inbox/testkit"
+import { engineLayer, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 import { Effect, Layer } from "effect"
@@ -18,7 +18,7 @@ const pathOf = (op: Operation, request: FixtureRequest): string => {
     op.routes[0]
   if (route === undefined) throw new Error(`${op.name} has no route`)
   const path = route.path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(request.params?.[name] ?? ""))
-  if (route.method === "GET" || route.method === "DELETE") {
+  if (route.method === "GET" || route.method === "DELETE" || op.query !== undefined) {
     const query = new URLSearchParams(Object.entries(request.input ?? {}).map(([k, v]) => [k, String(v)])).toString()
     return query === "" ? path : `${path}?${query}`
   }
@@ -32,7 +32,7 @@ const call = (op: Operation, key: string | undefined, request: FixtureRequest) =
     return app.request(method, pathOf(op, request), {
       ...(key === undefined ? {} : { key }),
       ...(request.headers === undefined ? {} : { headers: request.headers }),
-      ...(request.body !== undefined ? { body: request.body } : hasBody ? { json: request.input ?? {} } : {})
+      ...(request.body !== undefined ? { body: request.body } : hasBody && op.query === undefined ? { json: request.input ?? {} } : {})
     })
   })
 
@@ -59,7 +59,7 @@ it("every operation of the catalogue has a fixture for the walk", () => {
 })
 
 for (const storage of storages()) {
-  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer))), { timeout: "300 seconds" })(
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }))), { timeout: "300 seconds" })(
     `the catalogue walked (${storage.name})`,
     (it) => {
       it.effect("without its permission every operation is 403 missing_permission naming it", () =>

@@ -5,13 +5,24 @@
  * together.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { engineLayer, lastCode, newOrganization, postgresSchema, POSTGRES_ENV, TestApp } from "@inbox/testkit"
-import { Effect, Layer } from "effect"
+import {
+  CapturedMail,
+  deliverMail,
+  engineLayer,
+  lastCode,
+  newOrganization,
+  postgresSchema,
+  POSTGRES_ENV,
+  TEST_INBOUND_SECRET,
+  TestApp
+} from "@inbox/testkit"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 
 const url = process.env[POSTGRES_ENV]
 
 if (url !== undefined && url !== "") {
-  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(postgresSchema(url)))), { timeout: "300 seconds" })(
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(postgresSchema(url), { inboundSecret: TEST_INBOUND_SECRET }))), { timeout: "300 seconds" })(
     "races on PostgreSQL",
     (it) => {
       it.effect("deleting a pod while an inbox is created in it: the create wins and the delete is 409 pod_not_empty, or the delete wins and the create is 404; never a 500", () =>
@@ -67,6 +78,58 @@ if (url !== undefined && url !== "") {
           )
           assert.deepStrictEqual([...new Set(inboxes.map((r) => r.status))], [200])
           assert.strictEqual(new Set(inboxes.map((r) => r.body.inbox_id)).size, 1)
+        }))
+
+      it.effect("two concurrent sends with one Idempotency-Key send once and answer the same", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization({ plan: "scale" })
+          const inbox = (yield* app.request("POST", "/v0/inboxes", { key, json: {} })).body.inbox_id as string
+          const before = (yield* CapturedMail.use((c) => c.all)).length
+          const running = yield* Effect.forkChild(Effect.all(
+            Array.from({ length: 5 }, () =>
+              app.request("POST", `/v0/inboxes/${inbox}/messages/send`, {
+                key,
+                json: { to: "race@example.net", text: "once" },
+                headers: { "idempotency-key": "race-key" }
+              })),
+            { concurrency: "unbounded" }
+          ))
+          // The waiting requests poll the key on the engine's clock: move it along while they run.
+          let answers = yield* Fiber.await(running).pipe(Effect.timeoutOption("1 millis"), TestClock.withLive)
+          while (answers._tag === "None") {
+            yield* TestClock.adjust("100 millis")
+            answers = yield* Fiber.await(running).pipe(Effect.timeoutOption("20 millis"), TestClock.withLive)
+          }
+          if (answers.value._tag !== "Success") return yield* Effect.die(answers.value)
+          const result = answers.value.value
+          assert.deepStrictEqual([...new Set(result.map((a) => a.status))], [200])
+          assert.strictEqual(new Set(result.map((a) => a.body.message_id)).size, 1)
+          assert.strictEqual((yield* CapturedMail.use((c) => c.all)).length, before + 1)
+        }))
+
+      it.effect("the same message delivered concurrently is stored once; a reply and its parent arriving together end in one thread", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization({ plan: "scale" })
+          const inbox = (yield* app.request("POST", "/v0/inboxes", { key, json: {} })).body as { inbox_id: string; email: string }
+          const copies = yield* Effect.all(
+            Array.from({ length: 6 }, () => deliverMail(inbox.email, { messageId: "<dup@example.org>" })),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual([...new Set(copies.map((c) => c.status))], [200])
+          assert.strictEqual(new Set(copies.map((c) => c.body.delivered[0].message_id)).size, 1)
+          assert.strictEqual(copies.filter((c) => !c.body.delivered[0].duplicate).length, 1)
+          for (let round = 0; round < 10; round++) {
+            const [parent, child] = yield* Effect.all([
+              deliverMail(inbox.email, { messageId: `<p${round}@example.org>` }),
+              deliverMail(inbox.email, { messageId: `<c${round}@example.org>`, inReplyTo: `<p${round}@example.org>` })
+            ], { concurrency: "unbounded" })
+            assert.strictEqual(parent.body.delivered[0].thread_id, child.body.delivered[0].thread_id, `round ${round}`)
+            const thread = yield* app.request("GET", `/v0/threads/${parent.body.delivered[0].thread_id}`, { key })
+            assert.strictEqual(thread.body.message_count, 2)
+            assert.strictEqual(thread.body.messages.length, 2)
+          }
         }))
 
       it.effect("concurrent inbox creates cannot pass the plan's limit", () =>

@@ -7,7 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
-import { newOrganization, TestApp } from "@inbox/testkit"
+import { buildMail, deliverMail, newOrganization, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect } from "effect"
 
 export interface World {
@@ -16,6 +16,7 @@ export interface World {
     readonly key: string
     readonly podId: string
     readonly inboxId: string
+    readonly inboxEmail: string
     /** A key scoped to P, and one scoped to another pod Q of A. */
     readonly podKey: string
     readonly otherPodKey: string
@@ -42,12 +43,31 @@ const created = (key: string, path: string, json: unknown, field: string) =>
     return id
   })
 
+/** A message delivered to inbox I (with one attachment), as the forwarder delivers it. */
+const delivered = (w: World) =>
+  Effect.map(
+    deliverMail(`${w.a.inboxEmail}`, {
+      subject: "walk",
+      attachments: [{ filename: "a.txt", content: "attached", contentType: "text/plain" }]
+    }),
+    (res) => {
+      const d = res.body?.delivered?.[0]
+      if (d === undefined) throw new Error(`fixture: delivery answered ${res.status} ${res.text}`)
+      return d as { message_id: string; thread_id: string }
+    }
+  )
+
+const attachmentOf = (w: World, messageId: string) =>
+  TestApp.use((app) =>
+    Effect.map(app.request("GET", `/v0/inboxes/${w.a.inboxId}/messages/${messageId}`, { key: w.a.key }), (r) => r.body.attachments[0].attachment_id as string))
+
 export const buildWorld = Effect.gen(function*() {
   const a = yield* newOrganization({ plan: "scale" })
   const b = yield* newOrganization({ plan: "scale" })
   const podId = yield* created(a.key, "/v0/pods", { name: "P" }, "pod_id")
   const otherPod = yield* created(a.key, "/v0/pods", { name: "Q" }, "pod_id")
-  const inboxId = yield* created(a.key, `/v0/pods/${podId}/inboxes`, {}, "inbox_id")
+  const inbox = (yield* post(a.key, `/v0/pods/${podId}/inboxes`, {})).body as { inbox_id: string; email: string }
+  const inboxId = inbox.inbox_id
   const otherInbox = yield* created(a.key, `/v0/pods/${podId}/inboxes`, {}, "inbox_id")
   const key = (json: unknown) => created(a.key, "/v0/api-keys", json, "api_key")
   return {
@@ -56,6 +76,7 @@ export const buildWorld = Effect.gen(function*() {
       key: a.key,
       podId,
       inboxId,
+      inboxEmail: inbox.email,
       podKey: yield* key({ name: "pod", pod_id: podId }),
       otherPodKey: yield* key({ name: "other pod", pod_id: otherPod }),
       otherInboxKey: yield* key({ name: "other inbox", inbox_id: otherInbox })
@@ -86,5 +107,36 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "apiKeys.list": fixed({}),
   "apiKeys.revoke": (w) =>
     Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
-  "plans.list": fixed({})
+  "plans.list": fixed({}),
+  "inbound.raw": (w) =>
+    Effect.map(Effect.promise(() => buildMail({ to: w.a.inboxEmail })), (raw) => ({
+      input: { to: w.a.inboxEmail },
+      headers: { "x-inbound-secret": TEST_INBOUND_SECRET, "content-type": "message/rfc822" },
+      body: Buffer.from(raw).toString("latin1")
+    })),
+  "messages.send": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),
+  "messages.reply": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { text: "walk" } })),
+  "messages.replyAll": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { text: "walk" } })),
+  "messages.forward": (w) =>
+    Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { to: "boss@example.net" } })),
+  "messages.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "messages.get": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id } })),
+  "messages.update": (w) =>
+    Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { add_labels: ["walked"] } })),
+  "messages.delete": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id } })),
+  "messages.batchGet": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId }, input: { message_ids: [d.message_id] } })),
+  "messages.batchUpdate": (w) =>
+    Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId }, input: { message_ids: [d.message_id], remove_labels: ["unread"] } })),
+  "messages.raw": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id } })),
+  "messages.rawDownload": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id } })),
+  "messages.attachment": (w) =>
+    Effect.flatMap(delivered(w), (d) =>
+      Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id, attachment_id: id } }))),
+  "messages.attachmentDownload": (w) =>
+    Effect.flatMap(delivered(w), (d) =>
+      Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id, attachment_id: id } }))),
+  "threads.list": fixed({}),
+  "threads.get": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } })),
+  "threads.update": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id }, input: { add_labels: ["walked"] } })),
+  "threads.delete": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } }))
 }
