@@ -12,7 +12,7 @@ import { SqlClient } from "effect/sql"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -179,6 +179,28 @@ for (const storage of storages()) {
       const pods = await inboxctl(["pod", "list", "--api-key", fresh, "--json"], env)
       assert.strictEqual(pods.code, 0, pods.stderr)
       assert.strictEqual((JSON.parse(pods.stdout) as { count: number }).count, 1)
+    })
+
+    it("inbound delivers a .eml file; messages list shows it; send, messages raw and threads get work from the command line", async () => {
+      const withKey = { ...env, INBOX_API_KEY: orgKey }
+      const dir = mkdtempSync(join(tmpdir(), "inboxctl-eml-"))
+      const file = join(dir, "hello.eml")
+      writeFileSync(file, `From: Ann <ann@example.org>\r\nTo: ${alice.email}\r\nSubject: From a file\r\nMessage-ID: <file-1@example.org>\r\n\r\nDelivered by inboxctl.\r\n`)
+      const delivered = await inboxctl(["inbound", file, "--to", `${alice.email},nobody@elsewhere.example`, "--json"], env)
+      assert.strictEqual(delivered.code, 0, delivered.stderr)
+      const result = JSON.parse(delivered.stdout) as { delivered: ReadonlyArray<{ message_id: string; thread_id: string }>; skipped: ReadonlyArray<string> }
+      assert.deepStrictEqual(result.skipped, ["nobody@elsewhere.example"])
+      const listed = await inboxctl(["messages", "list", alice.inbox_id], withKey)
+      assert.strictEqual(listed.code, 0, listed.stderr)
+      assert.match(listed.stdout, /From a file/)
+      const raw = await inboxctl(["messages", "raw", alice.inbox_id, result.delivered[0]?.message_id ?? ""], withKey)
+      assert.match(raw.stdout, /Delivered by inboxctl\./)
+      const sent = await inboxctl(["send", alice.inbox_id, "--to", "bob@example.net", "--subject", "From the CLI", "--text", "hi", "--json"], withKey)
+      assert.strictEqual(sent.code, 0, sent.stderr)
+      assert.match((JSON.parse(sent.stdout) as { message_id: string }).message_id, /^msg_/)
+      const thread = await inboxctl(["threads", "get", result.delivered[0]?.thread_id ?? "", "--json"], withKey)
+      assert.strictEqual((JSON.parse(thread.stdout) as { message_count: number }).message_count, 1)
+      rmSync(dir, { recursive: true, force: true })
     })
 
     it("a reserved username prints error: reserved_username and exits 1", async () => {

@@ -35,6 +35,8 @@ import { Idempotency } from "./sending/Idempotency.ts"
 import { Sending } from "./sending/Sending.ts"
 import { Suppressions } from "./suppressions/Suppressions.ts"
 import { Threads } from "./threads/Threads.ts"
+import { Jobs } from "./jobs/Jobs.ts"
+import { Signals } from "./db/Signals.ts"
 
 export type EngineServices =
   | Organizations
@@ -54,6 +56,8 @@ export type EngineServices =
   | Inbound
   | Idempotency
   | Sending
+  | Jobs
+  | Signals
   | Settings
   | Ids
   | MailTransport
@@ -63,7 +67,7 @@ export type EngineServices =
 const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
   Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, ListsScratch, SuppressionsScratch))
+  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, ListsScratch, SuppressionsScratch, Jobs.layer))
 )
 
 const services = messaging.pipe(

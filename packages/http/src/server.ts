@@ -4,7 +4,7 @@
  * answered and /health means ready.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Engine, Sending } from "@inbox/core"
+import { Engine, Jobs, Sending } from "@inbox/core"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
@@ -19,8 +19,8 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
 /** The HTTP server over an engine the caller provides. */
 export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
 
-/** The background work of a server process: resending what a dead process left half-sent. */
-export const BackgroundLive = Sending.layerRecovery
+/** The background work of a server process: the job worker, and resending what a dead process left half-sent. */
+export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig)))

@@ -21,7 +21,10 @@ const setUp = (options: { readonly plan?: "free" | "pro" | "scale"; readonly ver
 const relayed = CapturedMail.use((c) => c.all)
 
 for (const storage of storages()) {
-  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }))), { timeout: "180 seconds" })(
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }, {
+    "https://files.example.com/small.txt": { body: "small bytes", content_type: "text/plain" },
+    "https://files.example.com/huge.bin": { body: new Uint8Array(10 * 1024 * 1024 + 1) }
+  }))), { timeout: "180 seconds" })(
     `sending mail (${storage.name})`,
     (it) => {
       it.effect("send answers message_id and thread_id; the message is stored with label sent and relayed once", () =>
@@ -170,6 +173,44 @@ for (const storage of storages()) {
           })
           assert.strictEqual(otherRoute.status, 409)
           assert.strictEqual(otherRoute.body.code, "idempotency_key_reuse")
+        }))
+
+      it.effect("reply-all goes to the sender and everyone on To and Cc except this inbox, once each", () =>
+        Effect.gen(function*() {
+          const { app, key, inbox } = yield* setUp()
+          const arrived = yield* inbound([inbox.email], {
+            from: "Ann <ann@example.org>",
+            to: [inbox.email, "Bea <bea@example.org>"],
+            cc: ["carl@example.org", "ANN@example.org"],
+            messageId: "<all@example.org>"
+          })
+          const d = arrived.body.delivered[0]
+          const res = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/${d.message_id}/reply-all`, { key, json: { text: "Noted." } })
+          assert.strictEqual(res.status, 200, res.text)
+          assert.strictEqual(res.body.thread_id, d.thread_id)
+          assert.deepStrictEqual((yield* relayed).at(-1)?.envelope.to, ["ann@example.org", "bea@example.org", "carl@example.org"])
+        }))
+
+      it.effect("attachments by url are fetched; inline content over 6 MB combined, or a url over 10 MB, is 413 payload_too_large", () =>
+        Effect.gen(function*() {
+          const { send, app, key, inbox } = yield* setUp()
+          const ok = yield* send({
+            to: "a@example.net",
+            text: "see attached",
+            attachments: [{ url: "https://files.example.com/small.txt", filename: "small.txt" }, { content: Buffer.from("inline bytes").toString("base64"), filename: "inline.txt" }]
+          })
+          assert.strictEqual(ok.status, 200, ok.text)
+          const got = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${ok.body.message_id}`, { key })
+          assert.deepStrictEqual(got.body.attachments.map((a: { filename: string; size: number }) => [a.filename, a.size]), [["small.txt", 11], ["inline.txt", 12]])
+          const big = Buffer.alloc(6 * 1024 * 1024 + 1, 97).toString("base64")
+          const inlineOver = yield* send({ to: "a@example.net", text: "x", attachments: [{ content: big, filename: "big.bin" }] })
+          assert.strictEqual(inlineOver.status, 413)
+          assert.strictEqual(inlineOver.body.code, "payload_too_large")
+          const urlOver = yield* send({ to: "a@example.net", text: "x", attachments: [{ url: "https://files.example.com/huge.bin" }] })
+          assert.strictEqual(urlOver.status, 413)
+          const unreachable = yield* send({ to: "a@example.net", text: "x", attachments: [{ url: "https://files.example.com/missing" }] })
+          assert.strictEqual(unreachable.status, 400)
+          assert.deepStrictEqual(unreachable.body.errors[0].path, ["attachments", "0", "url"])
         }))
 
       it.effect("the per-inbox cap of 100 sends per rolling 24 hours is 429 rate_limited with Retry-After", () =>

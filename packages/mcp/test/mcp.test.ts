@@ -152,6 +152,31 @@ for (const storage of storages()) {
         assert.strictEqual(textBody(create)["code"], "missing_permission")
       }).pipe(Effect.scoped))
 
+    it.effect("an agent sends with send_message, reads with list_messages and get_thread, and answers with reply_to_message", () =>
+      Effect.gen(function*() {
+        const { principal } = yield* organization
+        const client = yield* connect(principal)
+        const a = structured(yield* Effect.promise(() => client.callTool({ name: "create_inbox", arguments: { username: `mcp-a-${Date.now()}` } })))
+        const b = structured(yield* Effect.promise(() => client.callTool({ name: "create_inbox", arguments: { username: `mcp-b-${Date.now()}` } })))
+        const sent = yield* Effect.promise(() =>
+          client.callTool({ name: "send_message", arguments: { inbox_id: a["inbox_id"], to: b["email"], subject: "From one agent", text: "Hello there" } }))
+        assert.notStrictEqual(sent.isError, true, JSON.stringify(sent))
+        const listed = structured(yield* Effect.promise(() => client.callTool({ name: "list_messages", arguments: { inbox_id: b["inbox_id"] } })))
+        const messages = listed["messages"] as ReadonlyArray<{ message_id: string; thread_id: string; subject: string }>
+        assert.deepStrictEqual(messages.map((m) => m.subject), ["From one agent"])
+        const thread = structured(yield* Effect.promise(() => client.callTool({ name: "get_thread", arguments: { thread_id: messages[0]?.thread_id } })))
+        assert.strictEqual(thread["message_count"], 1)
+        const reply = yield* Effect.promise(() =>
+          client.callTool({ name: "reply_to_message", arguments: { inbox_id: b["inbox_id"], message_id: messages[0]?.message_id, text: "Hi back" } }))
+        assert.strictEqual(structured(reply)["thread_id"], messages[0]?.thread_id)
+        const readOnly = yield* connect(principal, true)
+        const names = (yield* Effect.promise(() => readOnly.listTools())).tools.map((t) => t.name)
+        assert.includeMembers(names, ["list_messages", "get_message", "list_threads", "get_thread", "get_attachment"])
+        for (const changing of ["send_message", "reply_to_message", "forward_message", "update_message", "update_thread", "delete_thread"]) {
+          assert.notInclude(names, changing)
+        }
+      }).pipe(Effect.scoped))
+
     it.effect("delete_pod answers ok for an empty-body success", () =>
       Effect.gen(function*() {
         const { principal } = yield* organization
@@ -167,7 +192,11 @@ describe("tool catalogue", () => {
   it("derives one tool per catalogue operation that names a tool", async () => {
     const { toolCatalogue } = await import("../src/tools.ts")
     const names = toolCatalogue.map((t) => t.tool.name)
-    assert.includeMembers(names, ["create_inbox", "list_inboxes", "get_inbox", "update_inbox", "delete_inbox", "create_pod", "list_pods", "get_pod", "delete_pod"])
+    assert.includeMembers(names, [
+      "create_inbox", "list_inboxes", "get_inbox", "update_inbox", "delete_inbox", "create_pod", "list_pods", "get_pod", "delete_pod",
+      "send_message", "reply_to_message", "forward_message", "list_messages", "get_message", "update_message",
+      "list_threads", "get_thread", "update_thread", "delete_thread", "get_attachment"
+    ])
     assert.strictEqual(new Set(names).size, names.length)
   })
 })

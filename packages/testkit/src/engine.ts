@@ -3,7 +3,7 @@
  * that answers only the URLs a test gives it, real random Ids (tests that need predictable
  * ids use layerFixedIds) and test Settings with rate limits off unless asked for.
  */
-import { BlobStores, Egress, Engine, Ids, Settings, type SettingsShape } from "@inbox/core"
+import { BlobStores, Egress, Engine, Ids, Settings, type SettingsShape, type Signals } from "@inbox/core"
 import { Layer } from "effect"
 import type { EgressTestResponse as TestResponse } from "@inbox/core"
 import { CapturedMail } from "./transport.ts"
@@ -11,7 +11,7 @@ import { CapturedMail } from "./transport.ts"
 export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => Layer.succeed(Settings, Settings.make(overrides))
 
 export const engineLayer = <E, R>(
-  storage: Layer.Layer<import("effect/sql").SqlClient.SqlClient, E, R>,
+  storage: Layer.Layer<import("effect/sql").SqlClient.SqlClient | Signals, E, R>,
   settings: Partial<SettingsShape> = {},
   egress: Readonly<Record<string, TestResponse>> = {}
 ) =>

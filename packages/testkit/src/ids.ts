@@ -11,6 +11,7 @@ export const layerFixedIds = Layer.sync(Ids, () => {
   return Ids.of({
     make: (prefix) => Effect.sync(() => `${prefix}_${next()}`),
     secret: (bytes) => Effect.sync(() => next().padStart(bytes * 2, "0").slice(-bytes * 2)),
-    digits: (count) => Effect.sync(() => String(n++ % 10 ** count).padStart(count, "0"))
+    digits: (count) => Effect.sync(() => String(n++ % 10 ** count).padStart(count, "0")),
+    fraction: Effect.succeed(0.5)
   })
 })

@@ -7,7 +7,8 @@
  * Every layer runs the migrations before it is ready; migrations are plain SQL files in
  * ./migrations, applied once each in id order and recorded in `inbox_migrations`.
  *
- * Contract: a built layer provides a migrated database. An embedded folder is locked for
+ * Contract: a built layer provides a migrated database, and Signals (Signals.ts) that reach
+ * every process sharing it. An embedded folder is locked for
  * the layer's life (lock.ts): a second process fails with DataFolderInUse. Any other
  * failure to open or migrate is a defect (the process cannot serve without storage).
  */
@@ -21,6 +22,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
+import { Signals } from "./Signals.ts"
 import { splitStatements } from "./statements.ts"
 
 export { splitStatements }
@@ -72,9 +74,9 @@ export const openPglite = (source: PgliteSource) =>
   ))
 
 export const layerPgliteInstance = (db: PGlite) =>
-  withMigrations(
+  Signals.layerInProcess.pipe(Layer.provideMerge(withMigrations(
     PgClient.layer({ stream: pgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
-  )
+  )))
 
 export const layerPglite = (source: PgliteSource) =>
   Layer.unwrap(Effect.map(openPglite(source), layerPgliteInstance))
@@ -84,11 +86,11 @@ export const layerPostgres = (options: {
   readonly searchPath?: string
   readonly maxConnections?: number
 }) =>
-  withMigrations(PgClient.layer({
+  Signals.layerPostgres.pipe(Layer.provideMerge(withMigrations(PgClient.layer({
     url: Redacted.make(options.url),
     maxConnections: options.maxConnections ?? 10,
     ...(options.searchPath === undefined ? {} : { startupParameters: { search_path: options.searchPath } })
-  }))
+  }))))
 
 /** INBOX_DATABASE_URL selects a PostgreSQL server; otherwise PGlite in INBOX_DATA_DIR (default ./.inbox). */
 export const layerConfig = Layer.unwrap(Effect.gen(function*() {

@@ -4,22 +4,25 @@
  * Contract: `make(prefix)` returns `<prefix>_<hex>` with lowercase hex and never repeats
  * within a process (random 96 bits live; a counter in the testkit). `secret(bytes)` returns
  * `bytes` of cryptographic randomness as lowercase hex, for API key secrets and tokens.
- * `digits(n)` returns n decimal digits, for one-time codes. Nothing here is atomic with
- * storage: callers write the id in the same statement that needs it.
+ * `digits(n)` returns n decimal digits, for one-time codes. `fraction` is a number in
+ * [0, 1), for jitter. Nothing here is atomic with storage: callers write the id in the same
+ * statement that needs it.
  */
 import { Context, Effect, Layer } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 
-export type IdPrefix = "org" | "pod" | "inbox" | "msg" | "thr" | "draft" | "att" | "key" | "wh" | "evt" | "req" | "human"
+export type IdPrefix = "org" | "pod" | "inbox" | "msg" | "thr" | "draft" | "att" | "key" | "wh" | "evt" | "req" | "human" | "job"
 
 export class Ids extends Context.Service<Ids, {
   make(prefix: IdPrefix): Effect.Effect<string>
   secret(bytes: number): Effect.Effect<string>
   digits(n: number): Effect.Effect<string>
+  readonly fraction: Effect.Effect<number>
 }>()("inbox/Ids") {
   static readonly layer = Layer.succeed(Ids, Ids.of({
     make: (prefix) => Effect.sync(() => `${prefix}_${randomBytes(12).toString("hex")}`),
     secret: (bytes) => Effect.sync(() => randomBytes(bytes).toString("hex")),
-    digits: (n) => Effect.sync(() => Array.from({ length: n }, () => randomInt(10)).join(""))
+    digits: (n) => Effect.sync(() => Array.from({ length: n }, () => randomInt(10)).join("")),
+    fraction: Effect.sync(() => randomInt(0, 2 ** 32) / 2 ** 32)
   }))
 }

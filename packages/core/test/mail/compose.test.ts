@@ -11,7 +11,8 @@ const big = (n: number) => new Uint8Array(n)
 const TestIds = Layer.succeed(Ids, Ids.of({
   make: (prefix) => Effect.succeed(`${prefix}_0001`),
   secret: (bytes) => Effect.succeed("ab".repeat(bytes)),
-  digits: (n) => Effect.succeed("1".repeat(n))
+  digits: (n) => Effect.succeed("1".repeat(n)),
+  fraction: Effect.succeed(0.5)
 }))
 
 const egress = Egress.layerTest({

@@ -1,0 +1,62 @@
+/**
+ * Signals: wake-ups between the engine's fibers, across every server process that shares
+ * the database. A signal is a channel name and a short text (an id, never a payload: the
+ * receiver reads what changed from the database).
+ *
+ * Contract:
+ * - `notify(channel, message)` sent inside a transaction is delivered after it commits and
+ *   not at all when it rolls back (PostgreSQL: NOTIFY); outside one, at once.
+ * - `subscribe(channel)` gives every later signal of the channel, from any process; delivery
+ *   is best effort (a listener that was not connected misses signals), so receivers always
+ *   also poll or catch up from the database.
+ *
+ * Layers: `layerPostgres` (LISTEN on one connection, NOTIFY in the caller's transaction),
+ * `layerInProcess` (a PubSub; for PGlite, which is one process and one connection: a
+ * receiver's query waits for the sender's transaction to end, so seeing the signal early is
+ * harmless).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, PubSub, Queue, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+
+const CHANNEL = "inbox_signals"
+
+export interface Signal {
+  readonly channel: string
+  readonly message: string
+}
+
+export class Signals extends Context.Service<Signals, {
+  notify(channel: string, message: string): Effect.Effect<void>
+  subscribe(channel: string): Stream.Stream<string>
+}>()("inbox/Signals") {
+  static readonly layerInProcess = Layer.effect(Signals, Effect.gen(function*() {
+    const hub = yield* Effect.acquireRelease(PubSub.unbounded<Signal>(), PubSub.shutdown)
+    return Signals.of({
+      notify: (channel, message) => Effect.asVoid(PubSub.publish(hub, { channel, message })),
+      subscribe: (channel) => Stream.fromPubSub(hub).pipe(Stream.filter((s) => s.channel === channel), Stream.map((s) => s.message))
+    })
+  }))
+
+  static readonly layerPostgres = Layer.effect(Signals, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    const hub = yield* Effect.acquireRelease(PubSub.unbounded<Signal>(), PubSub.shutdown)
+    // One listening connection for every channel: the message carries the channel name.
+    const queue = yield* pg.listen(CHANNEL).pipe(Effect.orDie)
+    yield* Effect.forever(Effect.gen(function*() {
+      const notification = yield* Queue.take(queue)
+      const payload = notification.payload
+      const split = payload.indexOf(" ")
+      if (split > 0) yield* PubSub.publish(hub, { channel: payload.slice(0, split), message: payload.slice(split + 1) })
+    })).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped", cause)),
+      Effect.forkScoped
+    )
+    return Signals.of({
+      // Through `sql`, so inside a transaction the NOTIFY waits for its commit.
+      notify: (channel, message) => sql`SELECT pg_notify(${CHANNEL}, ${`${channel} ${message}`})`.pipe(Effect.asVoid, Effect.orDie),
+      subscribe: (channel) => Stream.fromPubSub(hub).pipe(Stream.filter((s) => s.channel === channel), Stream.map((s) => s.message))
+    })
+  }))
+}

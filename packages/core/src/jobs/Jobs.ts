@@ -1,0 +1,219 @@
+/**
+ * Jobs: durable background work in the database (webhook deliveries, scheduled drafts,
+ * domain checks), shared by every server process on it. The well-known PostgreSQL job
+ * libraries need a `pg` pool and cannot run on the embedded PGlite, so the runner is ours,
+ * on the engine's SQL client, with their proven ideas: claims with `FOR UPDATE SKIP LOCKED`,
+ * leases kept alive by heartbeats, NOTIFY to wake idle workers, jittered backoff.
+ *
+ * Contract:
+ * - `enqueue` writes the job with the caller's statement: inside a transaction, the job
+ *   exists if and only if the transaction commits (the work a change causes is never lost
+ *   nor done for a change that rolled back). A `key` makes it unique per kind among queued
+ *   and running jobs: enqueueing a queued key again replaces its payload and time.
+ * - A due job is claimed by one worker (SKIP LOCKED), which holds a lease renewed every
+ *   third of its length while the handler runs. A worker that dies lets its lease run out
+ *   and the job is claimed again: a job runs at least once, never by two workers at once
+ *   (unless one stalls past its lease, which heartbeats prevent while it lives).
+ * - A handler succeeds (done), or fails with `JobFailed`: with `retry` the job is queued
+ *   again after its policy's next wait (policies.ts), until its attempts are spent (failed);
+ *   without, it fails at once. A defect in a handler counts as a retryable failure.
+ * - Kinds run with bounded concurrency (per kind), so a slow handler never holds up others.
+ */
+import { Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schema, Semaphore, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { Ids } from "../platform/Ids.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+import { maxAttempts, type RetryPolicy } from "./policies.ts"
+import { Signals } from "../db/Signals.ts"
+
+/** How long a claim lasts without a heartbeat. */
+export const JOB_LEASE = Duration.seconds(30)
+/** How often an idle worker looks for due jobs when no signal woke it. */
+export const JOB_POLL = Duration.seconds(1)
+const WAKE = "jobs"
+
+export class JobFailed extends Schema.TaggedError<JobFailed>()("JobFailed", {
+  message: Schema.String,
+  /** Retry by the policy (a passing failure), or fail the job now. */
+  retry: Schema.Boolean
+}) {}
+
+export interface NewJob {
+  readonly kind: string
+  readonly payload: unknown
+  readonly runAt?: Date
+  readonly key?: string
+}
+
+const JobRow = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.String,
+  key: Schema.NullOr(Schema.String),
+  payload: Json(Schema.Unknown),
+  run_at: Schema.Date,
+  attempts: Schema.Number,
+  claim: Schema.NullOr(Schema.String)
+})
+export type Job = typeof JobRow.Type
+
+export interface Handler {
+  readonly kind: string
+  readonly policy: RetryPolicy
+  /** Jobs of this kind run at most this many at a time in one process. */
+  readonly concurrency: number
+  readonly run: (job: Job) => Effect.Effect<void, JobFailed>
+}
+
+export class Jobs extends Context.Service<Jobs, {
+  enqueue(job: NewJob): Effect.Effect<string>
+  /** Removes a queued (not running) job by key; answers whether there was one. */
+  cancel(kind: string, key: string): Effect.Effect<boolean>
+  register(handler: Handler): Effect.Effect<void>
+  /**
+   * Claims the jobs due now (up to each kind's free capacity), starts them, and answers how
+   * many it started. `wait` waits for them to finish (tests and the worker's drain).
+   */
+  runDue(options?: { readonly wait?: boolean }): Effect.Effect<number>
+}>()("inbox/Jobs") {
+  static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const signals = yield* Signals
+    const handlers = new Map<string, { readonly handler: Handler; readonly slots: Semaphore.Semaphore; running: number }>()
+    const claims = new Set<string>()
+    const scope = yield* Effect.scope
+
+    const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
+
+    const finish = (job: Job, policy: RetryPolicy, failure: JobFailed | undefined) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        if (failure === undefined) {
+          yield* sql`UPDATE jobs SET state = 'done', lease_until = NULL, claim = NULL, last_error = NULL, updated_at = ${at}
+            WHERE id = ${job.id} AND claim = ${job.claim}`
+          return
+        }
+        const delay = policy.delays[job.attempts - 1]
+        if (failure.retry && job.attempts < maxAttempts(policy) && delay !== undefined) {
+          const jitter = 1 + ((yield* ids.fraction) - 0.5) / 5
+          const runAt = new Date(at.getTime() + Math.round(Duration.toMillis(delay) * jitter))
+          yield* sql`UPDATE jobs SET state = 'queued', run_at = ${runAt}, lease_until = NULL, claim = NULL,
+            last_error = ${failure.message}, updated_at = ${at} WHERE id = ${job.id} AND claim = ${job.claim}`
+        } else {
+          yield* sql`UPDATE jobs SET state = 'failed', lease_until = NULL, claim = NULL, last_error = ${failure.message},
+            updated_at = ${at} WHERE id = ${job.id} AND claim = ${job.claim}`
+        }
+      }).pipe(Effect.orDie)
+
+    const execute = (job: Job) =>
+      Effect.gen(function*() {
+        const entry = handlers.get(job.kind)
+        if (entry === undefined) return
+        const outcome = yield* entry.handler.run(job).pipe(
+          Effect.catchDefect((defect) => Effect.fail(new JobFailed({ message: `unexpected: ${String(defect)}`, retry: true }))),
+          Effect.result
+        )
+        yield* finish(job, entry.handler.policy, outcome._tag === "Failure" ? outcome.failure : undefined)
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (job.claim !== null) claims.delete(job.claim)
+          const entry = handlers.get(job.kind)
+          if (entry !== undefined) entry.running--
+        })),
+        Effect.withSpan("Jobs.run", { attributes: { kind: job.kind } })
+      )
+
+    const claim = (kind: string, limit: number) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const token = yield* ids.make("req")
+        const rows = yield* sql`UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ${leaseEnd(at)},
+            claim = ${token} || ':' || id, updated_at = ${at}
+          WHERE id IN (
+            SELECT id FROM jobs
+            WHERE kind = ${kind} AND ((state = 'queued' AND run_at <= ${at}) OR (state = 'running' AND lease_until < ${at}))
+            ORDER BY run_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id, kind, key, payload, run_at, attempts, claim`.pipe(decodeRows(JobRow))
+        return rows
+      })
+
+    const runDue = (options: { readonly wait?: boolean } = {}) =>
+      Effect.gen(function*() {
+        const started: Array<Fiber.Fiber<void>> = []
+        for (const entry of handlers.values()) {
+          const free = entry.handler.concurrency - entry.running
+          if (free <= 0) continue
+          const jobs = yield* claim(entry.handler.kind, free)
+          for (const job of jobs) {
+            entry.running++
+            if (job.claim !== null) claims.add(job.claim)
+            started.push(yield* Effect.forkIn(entry.slots.withPermits(1)(execute(job)), scope))
+          }
+        }
+        if (options.wait === true) yield* Fiber.awaitAll(started)
+        return started.length
+      })
+
+    // Heartbeat: one statement renews the leases of every job this process is running.
+    yield* Effect.gen(function*() {
+      if (claims.size === 0) return
+      const at = yield* now
+      yield* sql`UPDATE jobs SET lease_until = ${leaseEnd(at)} WHERE claim = ANY(${[...claims]}::text[]) AND state = 'running'`
+    }).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("renewing job leases failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.millis(Duration.toMillis(JOB_LEASE) / 3))),
+      Effect.forkScoped
+    )
+
+    return Jobs.of({
+      enqueue: Effect.fn("Jobs.enqueue")(function*(job: NewJob) {
+        const at = yield* now
+        const id = yield* ids.make("job")
+        const runAt = job.runAt ?? at
+        const payload = JSON.stringify(job.payload)
+        const rows = job.key === undefined
+          ? yield* sql<{ id: string }>`INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
+              VALUES (${id}, ${job.kind}, NULL, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at}) RETURNING id`
+          : yield* sql<{ id: string }>`INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
+              VALUES (${id}, ${job.kind}, ${job.key}, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at})
+              ON CONFLICT (kind, key) WHERE key IS NOT NULL AND state IN ('queued', 'running')
+              DO UPDATE SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, updated_at = EXCLUDED.updated_at
+              RETURNING id`
+        yield* signals.notify(WAKE, job.kind)
+        return rows[0]?.id ?? id
+      }, Effect.orDie),
+      cancel: (kind, key) =>
+        sql`DELETE FROM jobs WHERE kind = ${kind} AND key = ${key} AND state = 'queued' RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      register: (handler) =>
+        Effect.gen(function*() {
+          handlers.set(handler.kind, { handler, slots: yield* Semaphore.make(handler.concurrency), running: 0 })
+        }),
+      runDue
+    })
+  }))
+
+  /**
+   * The worker loop, for the life of the layer: runs due jobs, then waits for a signal (a
+   * job was enqueued anywhere) or the poll interval, whichever comes first.
+   */
+  static readonly layerWorker = Layer.effectDiscard(Effect.gen(function*() {
+    const jobs = yield* Jobs
+    const signals = yield* Signals
+    const woken = yield* Latch.make()
+    yield* signals.subscribe(WAKE).pipe(Stream.runForEach(() => woken.open), Effect.forkScoped)
+    yield* Effect.gen(function*() {
+      const started = yield* jobs.runDue()
+      if (started > 0) return
+      yield* woken.close
+      yield* woken.await.pipe(Effect.timeoutOption(JOB_POLL))
+    }).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("the job worker's pass failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  }))
+}

@@ -1,0 +1,191 @@
+/**
+ * The durable job runner (jobs/Jobs.ts): claims, retries by named policy, leases, keys,
+ * transactions, bounded concurrency, the worker loop; and, on PostgreSQL, two runners on
+ * one database never run one job twice.
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { Database, Ids, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
+import { postgresSchema, POSTGRES_ENV, storages } from "@inbox/testkit"
+import { Clock, Context, Deferred, Effect, Layer, Ref } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+
+const runner = <E, R>(storage: Layer.Layer<SqlClient.SqlClient | Signals, E, R>) => Jobs.layer.pipe(Layer.provideMerge(Ids.layer), Layer.provideMerge(storage))
+
+const stateOf = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ state: string; attempts: number; last_error: string | null }>`SELECT state, attempts, last_error FROM jobs WHERE id = ${id}`
+    return rows[0]
+  }).pipe(Effect.orDie)
+
+for (const storage of storages()) {
+  layer(runner(storage.layer), { timeout: "120 seconds" })(`jobs on ${storage.name}`, (it) => {
+    it.effect("a due job runs once and is done; a job due later waits for its time", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const ran = yield* Ref.make<ReadonlyArray<unknown>>([])
+        yield* jobs.register({ kind: "t.once", policy: RETRY_POLICIES.once, concurrency: 4, run: (job) => Ref.update(ran, (r) => [...r, job.payload]) })
+        const now = yield* jobs.enqueue({ kind: "t.once", payload: { n: 1 } })
+        const later = yield* jobs.enqueue({ kind: "t.once", payload: { n: 2 }, runAt: new Date(60_000) })
+        assert.strictEqual(yield* jobs.runDue({ wait: true }), 1)
+        assert.deepStrictEqual(yield* Ref.get(ran), [{ n: 1 }])
+        assert.strictEqual((yield* stateOf(now))?.state, "done")
+        assert.strictEqual((yield* stateOf(later))?.state, "queued")
+        yield* TestClock.adjust("1 minute")
+        assert.strictEqual(yield* jobs.runDue({ wait: true }), 1)
+        assert.deepStrictEqual(yield* Ref.get(ran), [{ n: 1 }, { n: 2 }])
+      }))
+
+    it.effect("a retryable failure waits the policy's delays (5 s, 30 s, 2 min, ...) and fails after 8 attempts", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const attempts = yield* Ref.make(0)
+        yield* jobs.register({
+          kind: "t.flaky",
+          policy: RETRY_POLICIES.webhook,
+          concurrency: 1,
+          run: () => Effect.andThen(Ref.update(attempts, (n) => n + 1), Effect.fail(new JobFailed({ message: "http_5xx", retry: true })))
+        })
+        const id = yield* jobs.enqueue({ kind: "t.flaky", payload: {} })
+        yield* jobs.runDue({ wait: true })
+        assert.strictEqual(yield* Ref.get(attempts), 1)
+        yield* TestClock.adjust("4 seconds")
+        assert.strictEqual(yield* jobs.runDue({ wait: true }), 0, "not yet: 5 s less at most 10% jitter")
+        for (const wait of ["2 seconds", "34 seconds", "3 minutes", "12 minutes", "34 minutes", "67 minutes", "133 minutes"]) {
+          yield* TestClock.adjust(wait as "2 seconds")
+          yield* jobs.runDue({ wait: true })
+        }
+        assert.strictEqual(yield* Ref.get(attempts), 8)
+        const final = yield* stateOf(id)
+        assert.deepStrictEqual([final?.state, final?.attempts, final?.last_error], ["failed", 8, "http_5xx"])
+        yield* TestClock.adjust("10 hours")
+        assert.strictEqual(yield* jobs.runDue({ wait: true }), 0)
+      }))
+
+    it.effect("a failure without retry fails the job at once; a defect counts as a retryable failure", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        yield* jobs.register({ kind: "t.final", policy: RETRY_POLICIES.webhook, concurrency: 1, run: () => Effect.fail(new JobFailed({ message: "gone", retry: false })) })
+        yield* jobs.register({ kind: "t.defect", policy: RETRY_POLICIES.transient, concurrency: 1, run: () => Effect.die("boom") })
+        const final = yield* jobs.enqueue({ kind: "t.final", payload: {} })
+        const defect = yield* jobs.enqueue({ kind: "t.defect", payload: {} })
+        yield* jobs.runDue({ wait: true })
+        assert.strictEqual((yield* stateOf(final))?.state, "failed")
+        assert.strictEqual((yield* stateOf(defect))?.state, "queued")
+      }))
+
+    it.effect("a job enqueued in a transaction that rolls back does not exist", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
+        const rolledBack = yield* sql.withTransaction(Effect.andThen(jobs.enqueue({ kind: "t.tx", payload: {} }), Effect.fail("abort"))).pipe(Effect.flip)
+        assert.strictEqual(rolledBack, "abort")
+        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = 't.tx'`
+        assert.strictEqual(rows[0]?.n, 0)
+      }))
+
+    it.effect("a key keeps one queued job per kind: enqueueing it again moves it; cancel removes it", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
+        const a = yield* jobs.enqueue({ kind: "t.keyed", key: "draft_1", payload: { v: 1 }, runAt: new Date(10_000_000) })
+        const b = yield* jobs.enqueue({ kind: "t.keyed", key: "draft_1", payload: { v: 2 }, runAt: new Date(20_000_000) })
+        assert.strictEqual(a, b)
+        const rows = yield* sql<{ payload: unknown; run_at: Date }>`SELECT payload, run_at FROM jobs WHERE kind = 't.keyed'`
+        assert.strictEqual(rows.length, 1)
+        assert.strictEqual(rows[0]?.run_at.getTime(), 20_000_000)
+        assert.isTrue(yield* jobs.cancel("t.keyed", "draft_1"))
+        assert.isFalse(yield* jobs.cancel("t.keyed", "draft_1"))
+      }))
+
+    it.effect("a job whose worker died (its lease ran out) is claimed again", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
+        const ran = yield* Ref.make(0)
+        yield* jobs.register({ kind: "t.orphan", policy: RETRY_POLICIES.transient, concurrency: 1, run: () => Ref.update(ran, (n) => n + 1) })
+        const id = yield* jobs.enqueue({ kind: "t.orphan", payload: {} })
+        const at = new Date(yield* Clock.currentTimeMillis)
+        yield* sql`UPDATE jobs SET state = 'running', attempts = 1, claim = 'dead-worker', lease_until = ${new Date(at.getTime() + 30_000)} WHERE id = ${id}`
+        yield* jobs.runDue({ wait: true })
+        assert.strictEqual(yield* Ref.get(ran), 0, "the lease still runs")
+        yield* TestClock.adjust("31 seconds")
+        yield* jobs.runDue({ wait: true })
+        assert.strictEqual(yield* Ref.get(ran), 1)
+        const row = yield* stateOf(id)
+        assert.deepStrictEqual([row?.state, row?.attempts], ["done", 2])
+      }))
+
+    it.effect("a kind runs at most its concurrency at a time; the rest wait for a free slot", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const running = yield* Ref.make(0)
+        const done = yield* Ref.make(0)
+        const gate = yield* Deferred.make<void>()
+        yield* jobs.register({
+          kind: "t.bounded",
+          policy: RETRY_POLICIES.once,
+          concurrency: 2,
+          run: () =>
+            Effect.gen(function*() {
+              yield* Ref.update(running, (r) => r + 1)
+              yield* Deferred.await(gate)
+              yield* Ref.update(running, (r) => r - 1)
+              yield* Ref.update(done, (d) => d + 1)
+            })
+        })
+        for (let i = 0; i < 5; i++) yield* jobs.enqueue({ kind: "t.bounded", payload: { i } })
+        yield* jobs.runDue()
+        // The two claimed jobs hold both slots: another pass claims nothing of this kind.
+        yield* jobs.runDue()
+        while ((yield* Ref.get(running)) < 2) yield* TestClock.withLive(Effect.sleep("5 millis"))
+        assert.strictEqual(yield* Ref.get(running), 2)
+        yield* Deferred.succeed(gate, undefined)
+        while ((yield* Ref.get(done)) < 2) yield* TestClock.withLive(Effect.sleep("5 millis"))
+        yield* jobs.runDue({ wait: true })
+        yield* jobs.runDue({ wait: true })
+        assert.strictEqual(yield* Ref.get(done), 5)
+      }))
+
+    it.effect("the worker loop runs a job enqueued anywhere without being asked", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const ran = yield* Deferred.make<unknown>()
+        yield* jobs.register({ kind: "t.worker", policy: RETRY_POLICIES.once, concurrency: 1, run: (job) => Deferred.succeed(ran, job.payload) })
+        yield* Layer.build(Jobs.layerWorker)
+        yield* jobs.enqueue({ kind: "t.worker", payload: { hello: "worker" } })
+        yield* TestClock.adjust("2 seconds")
+        assert.deepStrictEqual(yield* Deferred.await(ran).pipe(Effect.timeout("30 seconds"), TestClock.withLive), { hello: "worker" })
+      }).pipe(Effect.scoped))
+  })
+}
+
+const url = process.env[POSTGRES_ENV]
+if (url !== undefined && url !== "") {
+  // Two runners, each with its own connection pool, on one schema: PostgreSQL only, since
+  // PGlite's single connection would serialise them and the race could not happen.
+  layer(Layer.mergeAll(runner(postgresSchema(url))), { timeout: "120 seconds" })("jobs with two runners on PostgreSQL", (it) => {
+    it.effect("every job runs exactly once across two runners claiming at the same time", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const schema = (yield* sql<{ s: string }>`SELECT current_schema() AS s`)[0]?.s ?? ""
+        const other = yield* Layer.build(runner(Database.layerPostgres({ url, searchPath: schema, maxConnections: 4 })))
+        const first = yield* Jobs
+        const second = Context.get(other, Jobs)
+        const seen = new Map<number, number>()
+        const handler = { kind: "t.race", policy: RETRY_POLICIES.once, concurrency: 8, run: (job: { payload: unknown }) => Effect.sync(() => {
+          const n = (job.payload as { n: number }).n
+          seen.set(n, (seen.get(n) ?? 0) + 1)
+        }) }
+        yield* first.register(handler)
+        yield* second.register(handler)
+        for (let n = 0; n < 200; n++) yield* first.enqueue({ kind: "t.race", payload: { n } })
+        for (let round = 0; round < 40; round++) {
+          yield* Effect.all([first.runDue({ wait: true }), second.runDue({ wait: true })], { concurrency: 2 })
+        }
+        assert.strictEqual(seen.size, 200)
+        assert.deepStrictEqual([...new Set(seen.values())], [1])
+      }).pipe(Effect.scoped))
+  })
+}
