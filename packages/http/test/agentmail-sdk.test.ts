@@ -316,6 +316,26 @@ for (const storage of storages()) {
           assert.strictEqual(unauthorized.statusCode, 401)
           assert.strictEqual((unauthorized.body as { code: string }).code, "unauthorized")
         }))
+
+      it.effect("what the SDK can send beyond the spec is refused with 400 naming it, never silently ignored", () =>
+        Effect.gen(function*() {
+          const { client } = yield* sdkClient
+          const inbox = yield* call(() => client.inboxes.create({ username: `extra${unique()}` }))
+          const cases: ReadonlyArray<readonly [string, () => Promise<unknown>, string, string]> = [
+            ["include_spam", () => client.inboxes.messages.list(inbox.inboxId, { includeSpam: true }), "bad_request", "include_spam"],
+            ["thread senders", () => client.inboxes.threads.list(inbox.inboxId, { senders: ["a@example.org"] }), "bad_request", "senders"],
+            ["inbox list order", () => client.inboxes.list({ ascending: true }), "bad_request", "ascending"],
+            ["labels on send", () => client.inboxes.messages.send(inbox.inboxId, { to: "a@example.net", text: "x", labels: ["vip"] }), "bad_request", "labels"],
+            ["metadata number", () => client.inboxes.create({ metadata: { seats: 3 } }), "validation_error", "metadata.seats"]
+          ]
+          for (const [what, f, code, named] of cases) {
+            const error = yield* refused(f)
+            assert.strictEqual(error.statusCode, 400, what)
+            const body = error.body as { code: string; message: string }
+            assert.strictEqual(body.code, code, what)
+            assert.include(body.message, named, what)
+          }
+        }))
     }
   )
 }
