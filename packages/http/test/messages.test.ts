@@ -68,6 +68,27 @@ for (const storage of storages()) {
           assert.deepStrictEqual(bad.body.errors[0].path, ["before"])
         }))
 
+      it.effect("labels, from, to and subject also take a JSON array of strings, all of which must match (the agentmail SDK's form)", () =>
+        Effect.gen(function*() {
+          const { deliver, get, ids, app, key, inbox } = yield* setUp
+          const a = yield* deliver({ from: "Ann <ann@example.org>", subject: "Invoice 7 overdue", to: [inbox.email, "cc-me@example.net"] })
+          const b = yield* deliver({ from: "bob@other.example", subject: "Invoice 8" })
+          yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${b.message_id}`, { key, json: { add_labels: ["vip"] } })
+          const json = (name: string, values: ReadonlyArray<string>) => `${name}=${encodeURIComponent(JSON.stringify(values))}`
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("labels", ["vip", "unread"])}`)), [b.message_id])
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("labels", ["vip", "sent"])}`)), [])
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("from", ["ann@example.org"])}`)), [a.message_id])
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("from", ["@other.example"])}`)), [b.message_id])
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("to", [inbox.email, "cc-me@example.net"])}`)), [a.message_id])
+          assert.deepStrictEqual(ids(yield* get(`/messages?${json("subject", ["invoice", "overdue"])}`)), [a.message_id])
+          assert.sameMembers([...ids(yield* get(`/messages?${json("subject", ["invoice"])}`))], [a.message_id, b.message_id])
+          // Anything else is taken as written: a comma list for labels, one value for the others.
+          assert.deepStrictEqual(ids(yield* get("/messages?labels=vip,unread")), [b.message_id])
+          assert.deepStrictEqual(ids(yield* get(`/messages?subject=${encodeURIComponent("[invoice")}`)), [])
+          const threads = yield* get(`/threads?${json("labels", ["vip"])}`)
+          assert.deepStrictEqual(threads.body.threads.map((t: { thread_id: string }) => t.thread_id), [b.thread_id])
+        }))
+
       it.effect("messages labelled spam, blocked, unauthenticated or trash appear only when that label is requested", () =>
         Effect.gen(function*() {
           const { deliver, get, ids, app, key, inbox } = yield* setUp

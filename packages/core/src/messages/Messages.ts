@@ -5,7 +5,9 @@
  * - lists are newest first (`ascending` for oldest first), keyset-paged on (timestamp, id);
  *   filters combine: `labels` (all must match), `from` (the sender's address, or `@domain`),
  *   `to` (a recipient's address), `subject` (contains, case-insensitive), `before` and
- *   `after` (timestamps);
+ *   `after` (timestamps); `labels` is a list or comma-separated, and `labels`, `from`, `to`
+ *   and `subject` may each be a JSON array of strings, all of which must match (the form the
+ *   agentmail SDK sends);
  * - messages labelled spam, blocked, unauthenticated or trash appear only when that label
  *   is requested, and a key with a permission list needs the matching `label_*_read` to
  *   request it (403 missing_permission);
@@ -94,11 +96,31 @@ export const AttachmentInfo = Schema.Struct({
   expires_at: Schema.String
 })
 
-/** The labels as a list, whichever form they came in; lower-cased and unique. */
+/**
+ * A query value written as a JSON array of strings (`["a","b"]`), as the agentmail SDK
+ * sends its list filters (README, "Compatibility with the agentmail SDK"); undefined for
+ * any other value, which is then taken as written.
+ */
+export const jsonListOf = (value: string): ReadonlyArray<string> | undefined => {
+  const trimmed = value.trim()
+  if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) return undefined
+  try {
+    const parsed: unknown = JSON.parse(trimmed)
+    return Array.isArray(parsed) && parsed.every((v) => typeof v === "string") ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The values of a filter that may hold several (all must match): a JSON array, or the value itself. */
+export const filterValuesOf = (value: string | undefined): ReadonlyArray<string> =>
+  value === undefined ? [] : (jsonListOf(value) ?? [value]).filter((v) => v.trim().length > 0)
+
+/** The labels as a list, whichever form they came in (a list, comma-separated, a JSON array); unique. */
 export const labelsOf = (value: ReadonlyArray<string> | string | undefined): ReadonlyArray<string> =>
   value === undefined
     ? []
-    : [...new Set((typeof value === "string" ? value.split(",") : value).map((l) => l.trim()).filter((l) => l.length > 0))]
+    : [...new Set((typeof value === "string" ? jsonListOf(value) ?? value.split(",") : value).map((l) => l.trim()).filter((l) => l.length > 0))]
 
 const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, "label_spam_read" | "label_blocked_read" | "label_unauthenticated_read" | "label_trash_read">> = {
   spam: "label_spam_read",
@@ -191,17 +213,20 @@ export class Messages extends Context.Service<Messages, {
         const requested = yield* checkHiddenLabels(principal, labels)
         const ascending = query.ascending === true || query.ascending === "true"
         const page = yield* keyset(sql, query, { column: "timestamp", ascending })
-        const from = query.from === undefined
-          ? sql``
-          : query.from.startsWith("@")
-          ? sql`AND sender_address LIKE ${`%${escapeLike(query.from.toLowerCase())}`}`
-          : sql`AND sender_address = ${query.from.trim().toLowerCase()}`
+        // from, to and subject each take one value or a JSON array of values, all of which must match.
+        const filters = [
+          ...filterValuesOf(query.from).map((from) =>
+            from.startsWith("@")
+              ? sql`sender_address LIKE ${`%${escapeLike(from.trim().toLowerCase())}`}`
+              : sql`sender_address = ${from.trim().toLowerCase()}`
+          ),
+          ...filterValuesOf(query.to).map((to) => sql`recipient_addresses @> ARRAY[${to.trim().toLowerCase()}]::text[]`),
+          ...filterValuesOf(query.subject).map((subject) => sql`subject ILIKE ${`%${escapeLike(subject)}%`}`)
+        ]
         const rows = yield* sql`SELECT ${summaryColumns} FROM messages WHERE inbox_id = ${inbox.id}
           ${hiddenCondition(sql, requested)}
           ${labels.length === 0 ? sql`` : sql`AND labels @> ${labels}::text[]`}
-          ${from}
-          ${query.to === undefined ? sql`` : sql`AND recipient_addresses @> ARRAY[${query.to.trim().toLowerCase()}]::text[]`}
-          ${query.subject === undefined ? sql`` : sql`AND subject ILIKE ${`%${escapeLike(query.subject)}%`}`}
+          ${filters.length === 0 ? sql`` : sql`AND ${sql.and(filters)}`}
           ${query.before === undefined ? sql`` : sql`AND "timestamp" < ${new Date(query.before)}`}
           ${query.after === undefined ? sql`` : sql`AND "timestamp" > ${new Date(query.after)}`}
           ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(MessageRow))

@@ -1,0 +1,61 @@
+/**
+ * The whole app behind Node's real HTTP server on a loopback port, for clients that need a
+ * URL rather than a web handler: an SDK, a WebSocket client. The port is chosen by the
+ * system; the engine is built after the listener, so its public URL is the server's own
+ * address and the download URLs it signs can be fetched as a client would fetch them.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import type { SettingsShape } from "@inbox/core"
+import { AppRoutes } from "@inbox/http"
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import type { SqlClient } from "effect/sql"
+import { createServer } from "node:http"
+import { engineLayer } from "./engine.ts"
+import { TEST_INBOUND_SECRET } from "./app.ts"
+import { buildMail, type TestMail } from "./mail-builder.ts"
+
+/** Where the loopback server answers: `http://127.0.0.1:PORT`, no trailing slash. */
+export class LoopbackServer extends Context.Service<LoopbackServer, { readonly url: string }>()("testkit/LoopbackServer") {}
+
+const serverUrl = HttpServer.HttpServer.useSync((server) =>
+  "port" in server.address ? `http://127.0.0.1:${server.address.port}` : "http://127.0.0.1")
+
+/**
+ * The app served on 127.0.0.1 over the engine on `storage` (testkit ports: captured outbox,
+ * test settings with `settings` applied and `publicUrl` set to the server's URL). Provides
+ * LoopbackServer and the engine's services.
+ */
+export const loopbackServer = <E, R>(
+  storage: Layer.Layer<SqlClient.SqlClient, E, R>,
+  settings: Partial<SettingsShape> = {}
+) => {
+  const engine = Layer.unwrap(Effect.map(serverUrl, (url) =>
+    engineLayer(storage, { ...settings, publicUrl: url }).pipe(Layer.merge(Layer.succeed(LoopbackServer, LoopbackServer.of({ url }))))))
+  return HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(engine),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+}
+
+/**
+ * POST /inbound/raw over TCP, as the operator's forwarder does, with a message built by
+ * `buildMail` and the testkit's inbound secret.
+ */
+export const deliverMailOverHttp = (
+  baseUrl: string,
+  to: string | ReadonlyArray<string>,
+  mail: TestMail = {},
+  headers: Record<string, string> = {}
+) =>
+  Effect.promise(async () => {
+    const recipients = typeof to === "string" ? to : to.join(",")
+    const raw = await buildMail({ to, ...mail })
+    const response = await fetch(`${baseUrl}/inbound/raw?to=${encodeURIComponent(recipients)}`, {
+      method: "POST",
+      headers: { "x-inbound-secret": TEST_INBOUND_SECRET, "content-type": "message/rfc822", ...headers },
+      body: Buffer.from(raw)
+    })
+    const text = await response.text()
+    return { status: response.status, text, body: text === "" ? undefined : JSON.parse(text) as any }
+  })
