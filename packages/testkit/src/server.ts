@@ -5,7 +5,7 @@
  * address and the download URLs it signs can be fetched as a client would fetch them.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import type { SettingsShape } from "@inbox/core"
+import type { SettingsShape, Signals } from "@inbox/core"
 import { AppRoutes } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -27,7 +27,7 @@ const serverUrl = HttpServer.HttpServer.useSync((server) =>
  * LoopbackServer and the engine's services.
  */
 export const loopbackServer = <E, R>(
-  storage: Layer.Layer<SqlClient.SqlClient, E, R>,
+  storage: Layer.Layer<SqlClient.SqlClient | Signals, E, R>,
   settings: Partial<SettingsShape> = {}
 ) => {
   const engine = Layer.unwrap(Effect.map(serverUrl, (url) =>
