@@ -42,8 +42,10 @@ const hostOf = (url: string): string | undefined => {
 
 const LOCAL_HOSTS = ["localhost", "127.0.0.1", "::1"]
 
-export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: ReadonlyArray<string>): ReadonlyArray<string> =>
-  [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(hostOf(publicUrl) ?? []), ...extra])]
+export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const publicHost = hostOf(publicUrl)
+  return [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(publicHost === undefined ? [] : [publicHost]), ...extra])]
+}
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
