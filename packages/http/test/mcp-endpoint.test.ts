@@ -142,7 +142,7 @@ for (const storage of storages()) {
         Effect.gen(function*() {
           const app = yield* TestApp
           const { key } = yield* newOrganization()
-          const res = yield* app.request("POST", "/mcp", { key, json: rpc("tools/list"), headers: { origin: "https://evil.example" } })
+          const res = yield* app.request("POST", "/mcp", { key, json: rpc("tools/list"), headers: { origin: "http://inbox.test" } })
           assert.strictEqual(res.status, 200)
           assert.strictEqual(res.headers.get("cache-control"), "no-store")
           for (const [name] of res.headers) assert.notMatch(name, /^access-control-/)
