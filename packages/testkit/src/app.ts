@@ -21,8 +21,8 @@ export interface RequestOptions {
   readonly key?: string
   /** JSON-encoded with Content-Type: application/json. */
   readonly json?: unknown
-  /** Sent as is. */
-  readonly body?: string
+  /** Sent as is (bytes too, for bodies that are not valid text). */
+  readonly body?: string | Uint8Array<ArrayBuffer>
   readonly headers?: Record<string, string>
 }
 
@@ -45,7 +45,7 @@ export class TestApp extends Context.Service<TestApp, {
         Effect.promise(async () => {
           const headers: Record<string, string> = { ...options.headers }
           if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
-          let body: string | undefined = options.body
+          let body: string | Uint8Array<ArrayBuffer> | undefined = options.body
           if (options.json !== undefined) {
             body = JSON.stringify(options.json)
             headers["content-type"] ??= "application/json"
