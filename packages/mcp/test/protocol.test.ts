@@ -95,6 +95,23 @@ layer(engineLayer(pglite), { timeout: "120 seconds" })("MCP JSON-RPC framing", (
       assert.deepStrictEqual(body.errors[0].path, ["inbox_id"])
     }))
 
+  it.effect("a NUL in a tool argument or path parameter is a validation_error naming it, as on REST", () =>
+    Effect.gen(function*() {
+      const s = yield* session
+      const call = (name: string, args: object) =>
+        Effect.map(handleMessage({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, s), (answer) => {
+          const result = resultOf(answer)
+          assert.strictEqual(result["isError"], true)
+          return JSON.parse((result["content"] as Array<{ text: string }>)[0]?.text ?? "")
+        })
+      const inName = yield* call("create_pod", { name: "a\u0000b" })
+      assert.strictEqual(inName.code, "validation_error")
+      assert.deepStrictEqual(inName.errors[0].path, ["name"])
+      const inPath = yield* call("get_inbox", { inbox_id: "inbox_\u0000" })
+      assert.strictEqual(inPath.code, "validation_error")
+      assert.deepStrictEqual(inPath.errors[0].path, ["inbox_id"])
+    }))
+
   it.effect("a JSON-RPC batch is refused with one -32600 error and none of its calls runs", () =>
     Effect.gen(function*() {
       const s = yield* session
