@@ -7,6 +7,7 @@ import { type EngineServices } from "@inbox/core"
 import { AppRoutes } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import { TEST_HOST } from "./engine.ts"
 
 export interface TestResponse {
   readonly status: number
@@ -50,7 +51,7 @@ export class TestApp extends Context.Service<TestApp, {
             body = JSON.stringify(options.json)
             headers["content-type"] ??= "application/json"
           }
-          const response = await fetch(new Request(`http://inbox.test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
+          const response = await fetch(new Request(`http://${TEST_HOST}${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
           const text = await response.text()
           let parsed: unknown
           try {

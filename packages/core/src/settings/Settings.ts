@@ -82,7 +82,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       rateLimits: false,
       systemFrom: `no-reply@${baseDomain}`,
       requestsPerMinute: 6000,
-      allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", ["inbox.test"]),
+      allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", []),
       trustedProxies: [],
       ...overrides
     }
