@@ -2,8 +2,10 @@
 import { adminSql } from "@inbox/testkit"
 
 const url = process.argv[2] ?? ""
+const FIX = "  fix: start the PostgreSQL server (CI expects user postgres, trust auth, database test on 127.0.0.1:5432), or set INBOX_TEST_DATABASE_URL to one that runs."
 const timer = setTimeout(() => {
-  console.error(`PostgreSQL at ${url} did not answer within 15 s`)
+  console.error(`setup: reaching PostgreSQL at ${url} failed: no answer within 15 s.`)
+  console.error(FIX)
   process.exit(1)
 }, 15_000)
 adminSql(url, "SELECT 1").then(
@@ -12,7 +14,8 @@ adminSql(url, "SELECT 1").then(
     console.log(`PostgreSQL at ${url} is reachable; storage tests run on PGlite and PostgreSQL.`)
   },
   (error) => {
-    console.error(`PostgreSQL at ${url} is unreachable: ${String(error)}`)
+    console.error(`setup: reaching PostgreSQL at ${url} failed: ${String(error)}`)
+    console.error(FIX)
     process.exit(1)
   }
 )

@@ -24,7 +24,12 @@ export const SERVE_SETTINGS = [
   { flag: "--webhook-allow-private", env: "INBOX_WEBHOOK_ALLOW_PRIVATE", help: "let webhooks target http and private addresses (development only)" },
   { flag: "--rate-limits <on|off>", env: "INBOX_RATE_LIMITS", help: "per-IP and per-key request limits (default on)" },
   { flag: "--requests-per-minute <n>", env: "INBOX_REQUESTS_PER_MINUTE", help: "request limit per API key, and per IP without a key (default 6000)" },
-  { flag: "--open-tracking <on|off>", env: "INBOX_OPEN_TRACKING", help: "off refuses track_opens with 422 tracking_disabled (default on)" }
+  { flag: "--open-tracking <on|off>", env: "INBOX_OPEN_TRACKING", help: "off refuses track_opens with 422 tracking_disabled (default on)" },
+  { flag: "--allowed-hosts <list>", env: "INBOX_ALLOWED_HOSTS", help: "more host names the server answers to, name,...; * answers any Host" },
+  { flag: "--trusted-proxies <list>", env: "INBOX_TRUSTED_PROXIES", help: "proxy addresses whose X-Forwarded-For names the client, ip,..." },
+  { flag: "--max-connections <n>", env: "INBOX_MAX_CONNECTIONS", help: "open connections at most; more are closed at once (default 1000)" },
+  { flag: "--headers-timeout <seconds>", env: "INBOX_HEADERS_TIMEOUT", help: "time for a request's headers to arrive (default 10)" },
+  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

@@ -3,11 +3,14 @@
  * middleware that gives every response an `x-request-id` (errors and 404s too), answers
  * unknown routes with 404 not_found (400 bad_request when the URL cannot be decoded), and
  * turns any defect into a logged 500 internal_error that shows the client nothing internal.
+ * Inside it, `guard` admits the request by its Host and Origin and adds the CORS and
+ * caching headers (guard.ts).
  */
 import { BadRequest, Ids, NotFound } from "@inbox/core"
 import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
+import { guard } from "./guard.ts"
 import { McpRoutes } from "./mcp.ts"
 import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
@@ -33,7 +36,6 @@ const RequestIds = HttpRouter.middleware((app) =>
   Effect.gen(function*() {
     const requestId = yield* (yield* Ids).make("req")
     const response = yield* app.pipe(
-      Effect.provideService(RequestId, requestId),
       Effect.catchCause((cause) => {
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
@@ -46,7 +48,9 @@ const RequestIds = HttpRouter.middleware((app) =>
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
         return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())
-      })
+      }),
+      guard,
+      Effect.provideService(RequestId, requestId)
     )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)
   }), { global: true })

@@ -2,3 +2,4 @@
 export { AppRoutes } from "./app.ts"
 export { launchServer, runServerMain, ServerLive } from "./server.ts"
 export { RequestId } from "./context.ts"
+export { layerNodeServer, makeNodeServer, NODE_SERVER_DEFAULTS, type NodeServerOptions } from "./node.ts"

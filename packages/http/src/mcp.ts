@@ -8,9 +8,14 @@
  * (there is no session stream to open or close); a body over 256 KB is 400 bad_request;
  * `?read_only=1` hides tools that change data; responses carry `Cache-Control: no-store`
  * and no CORS headers. A message with no id (a notification) is answered 202 with no body.
+ *
+ * Streamable HTTP rules: a message the server cannot accept (not JSON-RPC, a batch: any
+ * error answered with id null) is answered with status 400 and that JSON-RPC error; an
+ * unsupported MCP-Protocol-Version header is 400 as well. The Host and Origin checks that
+ * keep DNS-rebinding pages away run before this handler (guard.ts).
  */
 import { type ApiError, isApiError } from "@inbox/core"
-import { handlePayload } from "@inbox/mcp"
+import { handlePayload, protocolVersionHeaderError } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -31,6 +36,8 @@ const post = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const requestId = yield* RequestId
   const principal = yield* authenticateAndLimit(request, { allowQueryKey: false })
+  const versionError = protocolVersionHeaderError(request.headers["mcp-protocol-version"])
+  if (versionError !== undefined) return json(400, versionError, NO_STORE)
   const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
   const session = { principal, readOnly, context: { clientIp: yield* clientIp(request), requestId } }
@@ -38,7 +45,7 @@ const post = Effect.gen(function*() {
   if (answer === undefined) {
     return HttpServerResponse.empty({ status: 202, headers: NO_STORE })
   }
-  return json(200, answer, NO_STORE)
+  return json("error" in answer && answer.id === null ? 400 : 200, answer, NO_STORE)
 }).pipe(
   Effect.catchIf(isApiError, (e: ApiError) =>
     Effect.succeed(errorResponse(e, e.code === "unauthorized" ? { ...NO_STORE, "www-authenticate": "Bearer" } : NO_STORE)))
@@ -47,5 +54,6 @@ const post = Effect.gen(function*() {
 export const McpRoutes = Layer.mergeAll(
   HttpRouter.add("POST", "/mcp", post),
   HttpRouter.add("GET", "/mcp", Effect.succeed(methodNotAllowed)),
-  HttpRouter.add("DELETE", "/mcp", Effect.succeed(methodNotAllowed))
+  HttpRouter.add("DELETE", "/mcp", Effect.succeed(methodNotAllowed)),
+  HttpRouter.add("OPTIONS", "/mcp", Effect.succeed(methodNotAllowed))
 )

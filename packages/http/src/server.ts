@@ -1,19 +1,20 @@
 /**
  * The server process: the engine on live ports (INBOX_* settings) behind Node's HTTP
- * server. Storage is built first, so migrations have run before the first request is
- * answered and /health means ready.
+ * server (node.ts: timeouts, connection cap, Node's own refusals as JSON). Storage is built
+ * first, so migrations have run before the first request is answered and /health means
+ * ready.
  */
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Engine, Jobs, Sending } from "@inbox/core"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
-import { createServer } from "node:http"
 import { AppRoutes } from "./app.ts"
+import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
   const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000))
   const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
-  return NodeHttpServer.layer(createServer, { port, host })
+  return layerNodeServer({ port, host }, yield* nodeServerOptionsConfig)
 }).pipe(Effect.orDie))
 
 /** The HTTP server over an engine the caller provides. */

@@ -4,11 +4,12 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 
-const connect = (fetch: (r: Request) => Promise<Response>, key: string, query = "") =>
+const connectWith = (fetch: (r: Request) => Promise<Response>, key: string, query = "") =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const transport = new StreamableHTTPClientTransport(new URL(`http://inbox.test/mcp${query}`), {
@@ -17,10 +18,13 @@ const connect = (fetch: (r: Request) => Promise<Response>, key: string, query = 
       })
       const client = new Client({ name: "endpoint-test", version: "1.0.0" })
       await client.connect(transport)
-      return client
+      return { client, transport }
     }),
-    (client) => Effect.promise(() => client.close())
+    ({ client }) => Effect.promise(() => client.close())
   )
+
+const connect = (fetch: (r: Request) => Promise<Response>, key: string, query = "") =>
+  Effect.map(connectWith(fetch, key, query), ({ client }) => client)
 
 const rpc = (method: string, params: unknown = {}) => ({ jsonrpc: "2.0", id: 1, method, params })
 
@@ -42,6 +46,43 @@ for (const storage of storages()) {
           const body = JSON.parse((listed.content as Array<{ text: string }>)[0]?.text ?? "{}")
           assert.deepStrictEqual(body.inboxes.map((i: { email: string }) => i.email), ["mcp.http@inbox.localhost"])
         }).pipe(Effect.scoped))
+
+      it.effect("the MCP SDK client negotiates its newest protocol version, and later requests carry it in MCP-Protocol-Version", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const seen: Array<string | null> = []
+          const recording = (r: Request) => (seen.push(r.headers.get("mcp-protocol-version")), app.fetch(r))
+          const { client, transport } = yield* connectWith(recording, key)
+          assert.strictEqual(transport.protocolVersion, LATEST_PROTOCOL_VERSION)
+          assert.strictEqual(LATEST_PROTOCOL_VERSION, "2025-11-25")
+          yield* Effect.promise(() => client.ping())
+          assert.strictEqual(seen.at(-1), LATEST_PROTOCOL_VERSION)
+        }).pipe(Effect.scoped))
+
+      it.effect("an unsupported MCP-Protocol-Version header is 400 with a JSON-RPC error", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const res = yield* app.request("POST", "/mcp", { key, json: rpc("ping"), headers: { "mcp-protocol-version": "1999-01-01" } })
+          assert.strictEqual(res.status, 400)
+          assert.strictEqual(res.body.error.code, -32600)
+          assert.include(res.body.error.message, "2025-11-25")
+        }))
+
+      it.effect("a JSON-RPC batch is refused with 400 and -32600, and none of its tool calls runs", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const batch = [1, 2, 3].map((id) => ({ ...rpc("tools/call", { name: "create_pod", arguments: { name: `batch ${id}` } }), id }))
+          const res = yield* app.request("POST", "/mcp", { key, json: batch })
+          assert.strictEqual(res.status, 400)
+          assert.isFalse(Array.isArray(res.body))
+          assert.strictEqual(res.body.error.code, -32600)
+          assert.isNull(res.body.id)
+          const pods = yield* app.request("GET", "/v0/pods", { key })
+          assert.strictEqual(pods.body.count, 1, "only the default pod exists")
+        }))
 
       it.effect("?read_only=1 hides every tool that sends or changes data", () =>
         Effect.gen(function*() {
@@ -101,7 +142,7 @@ for (const storage of storages()) {
         Effect.gen(function*() {
           const app = yield* TestApp
           const { key } = yield* newOrganization()
-          const res = yield* app.request("POST", "/mcp", { key, json: rpc("tools/list"), headers: { origin: "https://evil.example" } })
+          const res = yield* app.request("POST", "/mcp", { key, json: rpc("tools/list"), headers: { origin: "http://inbox.test" } })
           assert.strictEqual(res.status, 200)
           assert.strictEqual(res.headers.get("cache-control"), "no-store")
           for (const [name] of res.headers) assert.notMatch(name, /^access-control-/)

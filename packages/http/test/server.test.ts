@@ -2,17 +2,15 @@
  * The app behind Node's real HTTP server on a loopback port: what a deployed client meets,
  * including bodies streamed without a content-length.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, it, layer } from "@effect/vitest"
-import { AppRoutes } from "@inbox/http"
+import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { engineLayer, newOrganization, pglite } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { request } from "node:http"
-import { createServer } from "node:http"
 
 const Served = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.provideMerge(layerNodeServer({ port: 0, host: "127.0.0.1" }, NODE_SERVER_DEFAULTS)),
   Layer.provideMerge(engineLayer(pglite))
 )
 

@@ -26,9 +26,15 @@ import { findTool, listTools, splitArguments, type ToolEntry } from "./tools.ts"
 export const SERVER_NAME = "inbox-engine"
 export const SERVER_VERSION = "0.1.0"
 
-/** Newest first; a client asking for another version is offered the newest. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-06-18", "2025-03-26", "2024-11-05"] as const
+/**
+ * The versions the official SDK (1.32) speaks, newest first; a client asking for another
+ * version is offered the newest. Nothing in 2025-11-25 changes what a stateless tools-only
+ * server answers, so one implementation serves them all.
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"] as const
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+
+const isSupportedVersion = (v: unknown): boolean => SUPPORTED_PROTOCOL_VERSIONS.some((s) => s === v)
 
 export const ErrorCode = {
   ParseError: -32700,
@@ -91,7 +97,6 @@ const toolSuccess = (result: unknown) => {
 
 const toolFailure = (body: unknown) => ({ content: [{ type: "text", text: JSON.stringify(body) }], isError: true })
 
-/** Path parameters travel in the URL on REST, so they are strings; anything else is a validation error. */
 /** Path parameters and headers travel as text on REST, so anything but a string is a validation error. */
 const textIssues = (values: Json): ReadonlyArray<FieldIssue> =>
   Object.entries(values).flatMap(([name, value]) =>
@@ -180,25 +185,29 @@ export const handleMessage = (
 }
 
 /**
- * Answers a parsed request body that may be a batch. We answer batches (JSON-RPC 2.0 and MCP
- * 2025-03-26 require receiving them; 2025-06-18 dropped them, but a server that accepts
- * them breaks no client): members run in order, so a batch that creates then lists sees its
- * own write; the answer is the array of responses, or undefined when every member was a
- * notification. An empty array is one -32600 error, as JSON-RPC prescribes.
+ * Answers a parsed request body. A JSON-RPC batch (an array) is refused with one -32600
+ * error: MCP 2025-06-18 removed batches and no official SDK sends them, and refusing them
+ * keeps one request one call, so a batch cannot run many tool calls under one count of
+ * the per-key request limit. (2025-03-26 asked servers to accept batches; a client of that
+ * version that sends one gets this clear error and can send the calls one by one.)
  */
 export const handlePayload = (
   payload: unknown,
   session: Session
-): Effect.Effect<JsonRpcResponse | ReadonlyArray<JsonRpcResponse> | undefined, never, EngineServices> => {
-  if (!Array.isArray(payload)) return handleMessage(payload, session)
-  if (payload.length === 0) return Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"))
-  return Effect.forEach(payload, (message) => handleMessage(message, session)).pipe(
-    Effect.map((responses) => {
-      const answered = responses.filter((r): r is JsonRpcResponse => r !== undefined)
-      return answered.length === 0 ? undefined : answered
-    })
-  )
-}
+): Effect.Effect<JsonRpcResponse | undefined, never, EngineServices> =>
+  Array.isArray(payload)
+    ? Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: JSON-RPC batches are not supported; send one message per request"))
+    : handleMessage(payload, session)
+
+/**
+ * The check of the MCP-Protocol-Version header a client sends after initialize (2025-06-18
+ * and later): absent is fine (older clients do not send it), an unsupported value is refused
+ * with this error, which the HTTP endpoint answers with status 400.
+ */
+export const protocolVersionHeaderError = (value: string | undefined): JsonRpcFailure | undefined =>
+  value === undefined || isSupportedVersion(value)
+    ? undefined
+    : rpcError(null, ErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version ${JSON.stringify(value)}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`)
 
 /** The answer to a body that is not JSON at all. */
 export const parseError = (): JsonRpcFailure => rpcError(null, ErrorCode.ParseError, "Parse error")

@@ -6,13 +6,13 @@
  * SDK client keeps its own timers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { ApiKeys, type EngineServices, Inboxes, Organizations, type Principal } from "@inbox/core"
-import { engineLayer, storages } from "@inbox/testkit"
+import { Agents, ApiKeys, type EngineServices, Inboxes, Organizations, type Principal } from "@inbox/core"
+import { engineLayer, lastCode, storages } from "@inbox/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, JSONRPCMessageSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
-import { handleMessage } from "../src/index.ts"
+import { handleMessage, type JsonSchema, toolCatalogue } from "../src/index.ts"
 
 /** A verified organization and the principal of a fresh organization-level key. */
 const organization = Effect.gen(function*() {
@@ -48,6 +48,28 @@ const structured = (result: object) =>
   ("structuredContent" in result ? result.structuredContent : {}) as Record<string, unknown>
 const textBody = (result: object) =>
   JSON.parse(("content" in result ? result.content as ReadonlyArray<{ readonly text: string }> : [])[0]?.text ?? "null") as Record<string, unknown>
+
+/**
+ * Paths in `value` that `schema` does not declare (an object key outside `properties`), so
+ * a result field the output Schema forgot is caught even though the published schema lets
+ * clients accept additions. Follows `$ref` into `$defs`, arrays and `anyOf`.
+ */
+const undeclared = (value: unknown, schema: JsonSchema, defs: Record<string, JsonSchema>, path = "$"): Array<string> => {
+  const ref = schema["$ref"]
+  if (typeof ref === "string") return undeclared(value, defs[ref.replace("#/$defs/", "")] ?? {}, defs, path)
+  const anyOf = schema["anyOf"]
+  if (Array.isArray(anyOf)) {
+    const options = (anyOf as Array<JsonSchema>).map((s) => undeclared(value, s, defs, path))
+    return options.find((o) => o.length === 0) ?? options[0] ?? []
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => undeclared(v, (schema["items"] ?? {}) as JsonSchema, defs, `${path}[${i}]`))
+  if (typeof value !== "object" || value === null) return []
+  const properties = schema["properties"] as Record<string, JsonSchema> | undefined
+  if (properties === undefined) return []
+  return Object.entries(value).flatMap(([k, v]) =>
+    properties[k] === undefined ? [`${path}.${k}`] : undeclared(v, properties[k], defs, `${path}.${k}`)
+  )
+}
 
 const rejection = (promise: () => Promise<unknown>) =>
   Effect.promise(() => promise().then(() => undefined, (error: unknown) => error))
@@ -174,6 +196,76 @@ for (const storage of storages()) {
         assert.includeMembers(names, ["list_messages", "get_message", "list_threads", "get_thread", "get_attachment"])
         for (const changing of ["send_message", "reply_to_message", "forward_message", "update_message", "update_thread", "delete_thread"]) {
           assert.notInclude(names, changing)
+        }
+      }).pipe(Effect.scoped))
+
+    it.effect("every tool's result conforms to its outputSchema: the SDK client validates each, and no field is undeclared", () =>
+      Effect.gen(function*() {
+        const agent = yield* (yield* Agents).signUp({ username: `out-${Date.now().toString(36)}`, human_email: "schema@example.org" }, "127.0.0.1")
+        const principal = yield* (yield* ApiKeys).authenticate(agent.api_key)
+        const client = yield* connect(principal)
+        // listTools compiles every outputSchema into the validator callTool then applies.
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const schemas = new Map(tools.map((t) => [t.name, t.outputSchema as JsonSchema | undefined]))
+        const called = new Set<string>()
+        const call = (name: string, args: Record<string, unknown> = {}) =>
+          Effect.gen(function*() {
+            const result = yield* Effect.promise(() => client.callTool({ name, arguments: args }))
+            assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)
+            called.add(name)
+            const schema = schemas.get(name)
+            const content = structured(result)
+            if (schema !== undefined) {
+              assert.deepStrictEqual(undeclared(content, schema, (schema["$defs"] ?? {}) as Record<string, JsonSchema>), [], name)
+            } else {
+              assert.deepStrictEqual(content, { ok: true }, `${name} has no outputSchema, so it must be an empty success`)
+            }
+            return content
+          })
+        const pod = yield* call("create_pod", { name: "schema pod", client_id: "schema-pod" })
+        yield* call("get_pod", { pod_id: pod["pod_id"] })
+        yield* call("list_pods")
+        const inbox = yield* call("create_inbox", { pod_id: pod["pod_id"], display_name: "Schema", metadata: { team: "a" } })
+        yield* call("get_inbox", { inbox_id: inbox["inbox_id"] })
+        yield* call("update_inbox", { inbox_id: inbox["inbox_id"], status: "paused" })
+        yield* call("list_inboxes", { limit: 1 })
+        yield* call("list_plans")
+        yield* call("attach_human", { human_email: "schema@example.org" })
+        yield* call("verify_human", { otp_code: yield* lastCode("schema@example.org") })
+        // Mail: a message to the agent's own inbox (delivered locally), read, labelled, answered, forwarded.
+        const own = yield* call("get_inbox", { inbox_id: agent.inbox_id })
+        const sent = yield* call("send_message", {
+          inbox_id: agent.inbox_id,
+          to: own["email"],
+          subject: "schema",
+          text: "hello",
+          attachments: [{ filename: "a.txt", content: Buffer.from("attached").toString("base64") }]
+        })
+        const listed = yield* call("list_messages", { inbox_id: agent.inbox_id, labels: ["received"] })
+        const received = (listed["messages"] as ReadonlyArray<{ message_id: string; thread_id: string }>)[0]
+        const full = yield* call("get_message", { inbox_id: agent.inbox_id, message_id: received?.message_id })
+        const attachment = (full["attachments"] as ReadonlyArray<{ attachment_id: string }>)[0]
+        yield* call("get_attachment", { inbox_id: agent.inbox_id, message_id: received?.message_id, attachment_id: attachment?.attachment_id })
+        yield* call("get_raw_message", { inbox_id: agent.inbox_id, message_id: received?.message_id })
+        yield* call("update_message", { inbox_id: agent.inbox_id, message_id: received?.message_id, add_labels: ["seen-by-schema"] })
+        yield* call("batch_get_messages", { inbox_id: agent.inbox_id, message_ids: [sent["message_id"], received?.message_id] })
+        yield* call("batch_update_messages", { inbox_id: agent.inbox_id, message_ids: [received?.message_id], remove_labels: ["unread"] })
+        // The message came from this inbox itself, so a reply needs a recipient besides it.
+        yield* call("reply_to_message", { inbox_id: agent.inbox_id, message_id: received?.message_id, to: "someone@example.net", text: "reply" })
+        yield* call("reply_all_to_message", { inbox_id: agent.inbox_id, message_id: received?.message_id, cc: "other@example.net", text: "reply all" })
+        yield* call("forward_message", { inbox_id: agent.inbox_id, message_id: received?.message_id, to: "someone@example.net" })
+        yield* call("list_threads", { inbox_id: agent.inbox_id })
+        yield* call("get_thread", { thread_id: received?.thread_id })
+        yield* call("update_thread", { thread_id: received?.thread_id, add_labels: ["done"] })
+        yield* call("delete_message", { inbox_id: agent.inbox_id, message_id: sent["message_id"] })
+        yield* call("delete_thread", { thread_id: received?.thread_id })
+        yield* call("delete_inbox", { inbox_id: inbox["inbox_id"] })
+        yield* call("delete_pod", { pod_id: pod["pod_id"] })
+        // A tool added to the catalogue must join this test.
+        assert.deepStrictEqual([...called].sort(), toolCatalogue.map((t) => t.tool.name).sort())
+        for (const entry of toolCatalogue) {
+          const json = entry.operation.output.kind === "json" || entry.operation.output.kind === "list"
+          assert.strictEqual(schemas.get(entry.tool.name) !== undefined, json, `${entry.tool.name} outputSchema`)
         }
       }).pipe(Effect.scoped))
 

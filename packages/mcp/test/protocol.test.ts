@@ -1,14 +1,27 @@
 /**
- * JSON-RPC framing of the MCP server, message by message: version negotiation, the error
- * codes for malformed and unknown requests, notifications, batches, defects, and the
+ * JSON-RPC framing of the MCP server, message by message: version negotiation (against the
+ * official SDK's own list), the error codes for malformed and unknown requests,
+ * notifications, refused batches, defects, and the
  * stdio framing. Tool behaviour itself is covered through the SDK client in mcp.test.ts.
  */
 import { assert, layer } from "@effect/vitest"
+import {
+  LATEST_PROTOCOL_VERSION as SDK_LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS as SDK_SUPPORTED_PROTOCOL_VERSIONS
+} from "@modelcontextprotocol/sdk/types.js"
 import { ApiKeys, Inboxes, Organizations } from "@inbox/core"
 import { engineLayer, pglite } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { PassThrough } from "node:stream"
-import { handleMessage, handlePayload, type JsonRpcResponse, runStdio, type Session } from "../src/index.ts"
+import {
+  handleMessage,
+  handlePayload,
+  type JsonRpcResponse,
+  protocolVersionHeaderError,
+  runStdio,
+  type Session,
+  SUPPORTED_PROTOCOL_VERSIONS
+} from "../src/index.ts"
 
 const session = Effect.gen(function*() {
   const { organization } = yield* (yield* Organizations).create({ ownerEmail: "owner@example.com", verified: true })
@@ -26,13 +39,16 @@ const resultOf = (response: JsonRpcResponse | undefined): Record<string, unknown
 }
 
 layer(engineLayer(pglite), { timeout: "120 seconds" })("MCP JSON-RPC framing", (it) => {
-  it.effect("initialize echoes a supported protocol version and offers the newest otherwise", () =>
+  it.effect("initialize echoes every protocol version the official SDK speaks and offers the newest otherwise", () =>
     Effect.gen(function*() {
       const s = yield* session
-      const older = yield* handleMessage({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "c", version: "1" } } }, s)
-      assert.strictEqual(resultOf(older)["protocolVersion"], "2025-03-26")
+      for (const version of SDK_SUPPORTED_PROTOCOL_VERSIONS) {
+        const answer = yield* handleMessage({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "c", version: "1" } } }, s)
+        assert.strictEqual(resultOf(answer)["protocolVersion"], version)
+      }
+      assert.deepStrictEqual([...SUPPORTED_PROTOCOL_VERSIONS], [...SDK_SUPPORTED_PROTOCOL_VERSIONS])
       const future = yield* handleMessage({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2099-01-01" } }, s)
-      assert.strictEqual(resultOf(future)["protocolVersion"], "2025-06-18")
+      assert.strictEqual(resultOf(future)["protocolVersion"], SDK_LATEST_PROTOCOL_VERSION)
       assert.deepStrictEqual(resultOf(future)["capabilities"], { tools: { listChanged: false } })
       assert.deepStrictEqual((resultOf(future)["serverInfo"] as { name: string }).name, "inbox-engine")
     }))
@@ -79,21 +95,44 @@ layer(engineLayer(pglite), { timeout: "120 seconds" })("MCP JSON-RPC framing", (
       assert.deepStrictEqual(body.errors[0].path, ["inbox_id"])
     }))
 
-  it.effect("a batch is answered in order, and a batch of notifications gets no answer", () =>
+  it.effect("a NUL in a tool argument or path parameter is a validation_error naming it, as on REST", () =>
     Effect.gen(function*() {
       const s = yield* session
-      const answers = yield* handlePayload([
+      const call = (name: string, args: object) =>
+        Effect.map(handleMessage({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, s), (answer) => {
+          const result = resultOf(answer)
+          assert.strictEqual(result["isError"], true)
+          return JSON.parse((result["content"] as Array<{ text: string }>)[0]?.text ?? "")
+        })
+      const inName = yield* call("create_pod", { name: "a\u0000b" })
+      assert.strictEqual(inName.code, "validation_error")
+      assert.deepStrictEqual(inName.errors[0].path, ["name"])
+      const inPath = yield* call("get_inbox", { inbox_id: "inbox_\u0000" })
+      assert.strictEqual(inPath.code, "validation_error")
+      assert.deepStrictEqual(inPath.errors[0].path, ["inbox_id"])
+    }))
+
+  it.effect("a JSON-RPC batch is refused with one -32600 error and none of its calls runs", () =>
+    Effect.gen(function*() {
+      const s = yield* session
+      const answer = yield* handlePayload([
         { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "create_inbox", arguments: { username: "batch" } } },
-        { jsonrpc: "2.0", method: "notifications/initialized" },
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "list_inboxes", arguments: {} } }
       ], s)
-      assert.isTrue(Array.isArray(answers))
-      const [created, listed] = answers as ReadonlyArray<JsonRpcResponse>
-      assert.strictEqual(created?.id, 1)
-      const inboxes = (resultOf(listed)["structuredContent"] as { inboxes: ReadonlyArray<{ email: string }> }).inboxes
-      assert.deepStrictEqual(inboxes.map((i) => i.email), ["batch@inbox.localhost"])
-      assert.isUndefined(yield* handlePayload([{ jsonrpc: "2.0", method: "notifications/initialized" }], s))
-      assert.strictEqual(errorCode((yield* handlePayload([], s)) as JsonRpcResponse), -32600)
+      assert.strictEqual(errorCode(answer), -32600)
+      assert.isNull(answer?.id)
+      assert.include(JSON.stringify(answer), "batches are not supported")
+      const listed = yield* handleMessage({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "list_inboxes", arguments: {} } }, s)
+      assert.deepStrictEqual((resultOf(listed)["structuredContent"] as { inboxes: ReadonlyArray<unknown> }).inboxes, [])
+      assert.strictEqual(errorCode(yield* handlePayload([], s)), -32600)
+      assert.strictEqual(errorCode(yield* handlePayload([{ jsonrpc: "2.0", method: "notifications/initialized" }], s)), -32600)
+    }))
+
+  it.effect("an MCP-Protocol-Version header the server does not speak is refused; absent or supported passes", () =>
+    Effect.sync(() => {
+      assert.isUndefined(protocolVersionHeaderError(undefined))
+      for (const v of SUPPORTED_PROTOCOL_VERSIONS) assert.isUndefined(protocolVersionHeaderError(v))
+      assert.strictEqual(protocolVersionHeaderError("1999-01-01")?.error.code, -32600)
     }))
 
   it.effect("a defect answers -32603 without internals", () =>

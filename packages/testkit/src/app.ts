@@ -8,6 +8,7 @@ import { AppRoutes } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { buildMail, type TestMail } from "./mail-builder.ts"
+import { TEST_HOST } from "./engine.ts"
 
 export interface TestResponse {
   readonly status: number
@@ -22,8 +23,8 @@ export interface RequestOptions {
   readonly key?: string
   /** JSON-encoded with Content-Type: application/json. */
   readonly json?: unknown
-  /** Sent as is. */
-  readonly body?: string
+  /** Sent as is (bytes too, for bodies that are not valid text). */
+  readonly body?: string | Uint8Array<ArrayBuffer>
   readonly headers?: Record<string, string>
 }
 
@@ -46,12 +47,12 @@ export class TestApp extends Context.Service<TestApp, {
         Effect.promise(async () => {
           const headers: Record<string, string> = { ...options.headers }
           if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
-          let body: string | undefined = options.body
+          let body: string | Uint8Array<ArrayBuffer> | undefined = options.body
           if (options.json !== undefined) {
             body = JSON.stringify(options.json)
             headers["content-type"] ??= "application/json"
           }
-          const response = await fetch(new Request(`http://inbox.test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
+          const response = await fetch(new Request(`http://${TEST_HOST}${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
           const text = await response.text()
           let parsed: unknown
           try {

@@ -8,7 +8,14 @@ import { Layer } from "effect"
 import type { EgressTestResponse as TestResponse } from "@inbox/core"
 import { CapturedMail } from "./transport.ts"
 
-export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => Layer.succeed(Settings, Settings.make(overrides))
+/** The host the app harness's requests name (app.ts); the test settings allow it. */
+export const TEST_HOST = "inbox.test"
+
+/** Test settings: Settings.make with the overrides, and the harness's host among the allowed hosts. */
+export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => {
+  const settings = Settings.make(overrides)
+  return Layer.succeed(Settings, overrides.allowedHosts === undefined ? { ...settings, allowedHosts: [...settings.allowedHosts, TEST_HOST] } : settings)
+}
 
 export const engineLayer = <E, R>(
   storage: Layer.Layer<import("effect/sql").SqlClient.SqlClient | Signals, E, R>,

@@ -27,6 +27,7 @@ export type WireName =
   | "BillingError"
   | "ServiceUnavailableError"
   | "BadGatewayError"
+  | "RequestTimeoutError"
 
 const wire = <const Code extends string>(code: Code, status: number, name: WireName) => ({ code, status, name })
 
@@ -227,6 +228,18 @@ export class TooManyAttempts extends Schema.TaggedError<TooManyAttempts>()("TooM
   readonly code = TooManyAttempts.wire.code
 }
 
+/** the request (headers, or headers and body) did not arrive within the server's time (INBOX_REQUEST_TIMEOUT) */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", Common) {
+  static readonly wire = wire("request_timeout", 408, "RequestTimeoutError")
+  readonly code = RequestTimeout.wire.code
+}
+
+/** the request's header section is larger than the server accepts */
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", Common) {
+  static readonly wire = wire("headers_too_large", 431, "ValidationError")
+  readonly code = HeadersTooLarge.wire.code
+}
+
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", Common) {
   static readonly wire = wire("internal_error", 500, "InternalError")
   readonly code = InternalError.wire.code
@@ -314,7 +327,7 @@ export class NotConfigured extends Schema.TaggedError<NotConfigured>()("NotConfi
 
 /** Every domain error class. The union, the guard and the wire table below come from here. */
 export const API_ERRORS = [
-  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, InvalidSignature, UpstreamError, NotConfigured
+  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, RequestTimeout, HeadersTooLarge, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, InvalidSignature, UpstreamError, NotConfigured
 ] as const
 
 /** Every domain error; the error channel of an operation is a subset of this union. */

@@ -44,8 +44,10 @@ const hostOf = (url: string): string | undefined => {
 
 const LOCAL_HOSTS = ["localhost", "127.0.0.1", "::1"]
 
-export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: ReadonlyArray<string>): ReadonlyArray<string> =>
-  [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(hostOf(publicUrl) ?? []), ...extra])]
+export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const publicHost = hostOf(publicUrl)
+  return [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(publicHost === undefined ? [] : [publicHost]), ...extra])]
+}
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
@@ -84,7 +86,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       rateLimits: false,
       systemFrom: `no-reply@${baseDomain}`,
       requestsPerMinute: 6000,
-      allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", ["inbox.test"]),
+      allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", []),
       trustedProxies: [],
       openTracking: true,
       ...overrides

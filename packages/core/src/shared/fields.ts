@@ -38,10 +38,25 @@ export const ClientId = Schema.String.check(
 
 export const Name = Line(128)
 
-export const Metadata = Schema.Record(
-  Line(64),
-  Text(1024)
-).check(Schema.makeFilter((m) => Object.keys(m).length <= 50 || "metadata has at most 50 keys"))
+const metadataKeyProblem = (key: string): string | undefined =>
+  key.length < 1 || key.length > 64
+    ? "A metadata key has 1 to 64 characters"
+    : key.trim().length === 0
+    ? "Expected a non-blank string"
+    : CONTROL.test(key)
+    ? "Control characters are not allowed"
+    : undefined
+
+// The keys are checked by a filter over the whole record, not by the Record's key schema:
+// a Record drops a key its key schema refuses, which silently lost the entry.
+export const Metadata = Schema.Record(Schema.String, Text(1024)).check(Schema.makeFilter((m) => {
+  const keys = Object.keys(m)
+  if (keys.length > 50) return "metadata has at most 50 keys"
+  return keys.flatMap((key) => {
+    const problem = metadataKeyProblem(key)
+    return problem === undefined ? [] : [{ path: [key], issue: problem }]
+  })
+}))
 
 /** The local part of an inbox address; trimmed and lower-cased, then checked (usernames.ts). */
 export const Username = Schema.String.pipe(

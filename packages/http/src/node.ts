@@ -1,0 +1,101 @@
+/**
+ * Node's HTTP server as the engine runs it, with the limits a server on the internet needs:
+ *
+ * - headers must arrive within INBOX_HEADERS_TIMEOUT seconds (default 10) and the whole
+ *   request within INBOX_REQUEST_TIMEOUT (default 30); Node checks every second, not every
+ *   30 (its default), so a slow client is cut near the limit rather than up to 30 s late;
+ *   an idle keep-alive connection is closed after 5 seconds;
+ * - at most INBOX_MAX_CONNECTIONS (default 1000) connections at once; Node closes any
+ *   connection beyond that as soon as it opens;
+ * - at most 100 header lines are read (Node ignores the rest) and 16 KB of headers (Node's
+ *   limit; over it, 431).
+ *
+ * What Node refuses before a request reaches the app (a malformed request line or header,
+ * headers over the limit, a timeout) is answered here, on the socket, with the spec's error
+ * body and an `x-request-id`, instead of Node's empty default answer: 400 bad_request, 431
+ * headers_too_large, 408 request_timeout.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
+import { Config, Effect, Layer } from "effect"
+import { createServer, type Server, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
+
+export interface NodeServerOptions {
+  readonly headersTimeoutSeconds: number
+  readonly requestTimeoutSeconds: number
+  readonly maxConnections: number
+}
+
+export const NODE_SERVER_DEFAULTS: NodeServerOptions = { headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 1000 }
+
+export const KEEP_ALIVE_TIMEOUT_SECONDS = 5
+export const MAX_HEADERS_COUNT = 100
+
+/** The options from INBOX_HEADERS_TIMEOUT, INBOX_REQUEST_TIMEOUT and INBOX_MAX_CONNECTIONS. */
+export const nodeServerOptionsConfig = Config.all({
+  headersTimeoutSeconds: Config.Int("INBOX_HEADERS_TIMEOUT").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.headersTimeoutSeconds)),
+  requestTimeoutSeconds: Config.Int("INBOX_REQUEST_TIMEOUT").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.requestTimeoutSeconds)),
+  maxConnections: Config.Int("INBOX_MAX_CONNECTIONS").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.maxConnections))
+})
+
+const refusalFor = (code: string | undefined, options: NodeServerOptions): ApiError => {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new RequestTimeout({
+        message: `The request did not arrive in time (headers within ${options.headersTimeoutSeconds} s, all of it within ${options.requestTimeoutSeconds} s).`
+      })
+    case "HPE_HEADER_OVERFLOW":
+      return new HeadersTooLarge({ message: "The request headers are larger than 16 KB.", fix: "Send fewer or shorter headers." })
+    default:
+      return new BadRequest({ message: "The request is not valid HTTP." })
+  }
+}
+
+/** A whole HTTP/1.1 response, as bytes for a socket Node has given up parsing. */
+const rawResponse = (error: ApiError, requestId: string): string => {
+  const body = JSON.stringify(errorBody(error))
+  const status = statusOf(error)
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    "cache-control: no-store",
+    "x-content-type-options: nosniff",
+    "connection: close",
+    "",
+    body
+  ].join("\r\n")
+}
+
+/** Node's server with the limits above; `requestId` names each refusal written here. */
+export const makeNodeServer = (options: NodeServerOptions, requestId: () => string): Server => {
+  const requestTimeout = Math.max(1, options.requestTimeoutSeconds) * 1000
+  const server = createServer({
+    requestTimeout,
+    // Node refuses a headers timeout longer than the request timeout.
+    headersTimeout: Math.min(Math.max(1, options.headersTimeoutSeconds) * 1000, requestTimeout),
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    connectionsCheckingInterval: 1000
+  })
+  server.maxHeadersCount = MAX_HEADERS_COUNT
+  server.maxConnections = Math.max(1, options.maxConnections)
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A response already under way cannot be followed by another one on the same bytes.
+    const current = (socket as { _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
+    if (!socket.writable || error.code === "ECONNRESET" || current?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    socket.end(rawResponse(refusalFor(error.code, options), requestId()))
+  })
+  return server
+}
+
+/** Node's server listening at `listen`, with x-request-ids from the engine's Ids. */
+export const layerNodeServer = (listen: { readonly port: number; readonly host: string }, options: NodeServerOptions) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const ids = yield* Ids
+    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req"))), listen)
+  }))
