@@ -15,7 +15,7 @@
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -27,6 +27,8 @@ export interface Run {
   readonly p50: number
   readonly p99: number
   readonly errors: number
+  /** The server process's CPU time (user + system) per answered request, in microseconds, when known. */
+  readonly cpuUs?: number
 }
 
 export interface HttpFigure extends Run {
@@ -38,6 +40,8 @@ export interface HttpFigure extends Run {
 export interface Round {
   readonly ours: Run
   readonly reference: Run
+  /** With BENCH_BASELINE: the other checkout's server in the same round. */
+  readonly baseline?: Run
 }
 
 export interface HttpResults {
@@ -50,14 +54,27 @@ export const DURATION = Number(process.env["BENCH_SECONDS"] ?? "10")
 export const CONNECTIONS = Number(process.env["BENCH_CONNECTIONS"] ?? "20")
 export const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? "5")
 const WARMUP = Number(process.env["BENCH_WARMUP_SECONDS"] ?? "3")
-/** Three ports from here; another port (and BENCH_DATABASE) lets two checkouts bench at once. */
+/** Four ports from here; another port (and BENCH_DATABASE) lets two checkouts bench at once. */
 const PORT = Number(process.env["BENCH_PORT"] ?? "39101")
+/**
+ * Another checkout (its own node_modules installed) whose server joins the PostgreSQL GET
+ * rounds as "baseline": a change is then measured before and after in one invocation.
+ */
+const BASELINE = process.env["BENCH_BASELINE"]
+/** Skips the POST runs, for quicker GET comparisons. */
+const SKIP_POST = process.env["BENCH_SKIP_POST"] === "1"
 
 /** Spawns `script` under the same loader and flags for every server, and waits for its ready line. */
-const spawnServer = <A>(script: string, env: Record<string, string>, ready: (line: string) => A | undefined) =>
+const spawnServer = <A>(
+  script: string,
+  env: Record<string, string>,
+  flags: ReadonlyArray<string>,
+  ready: (line: string) => A | undefined,
+  cwd = process.cwd()
+) =>
   new Promise<{ child: ChildProcess; value: A }>((resolve, reject) => {
-    const extra = (process.env["BENCH_NODE_OPTIONS"] ?? "").split(" ").filter((s) => s.length > 0)
-    const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
+    const child = spawn(process.execPath, [...flags, "--import", "tsx", script], {
+      cwd,
       env: { ...process.env, ...env, NODE_ENV: "production" },
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -68,15 +85,23 @@ const spawnServer = <A>(script: string, env: Record<string, string>, ready: (lin
     })
   })
 
-const startOurs = (env: Record<string, string>, port: number) =>
-  spawnServer("bench/server.ts", { ...env, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off" }, (line) =>
-    line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined)
+/** Node flags for a server process, e.g. `--cpu-prof` (bench/profile.ts). */
+export type Flags = ReadonlyArray<string>
 
-const startReference = (url: string, port: number) =>
-  spawnServer("bench/reference.ts", { REF_DATABASE_URL: url, REF_PORT: String(port) }, (line) =>
+export const startOurs = (env: Record<string, string>, port: number, flags: Flags = [], cwd?: string) =>
+  spawnServer(
+    "bench/server.ts",
+    { ...env, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off" },
+    flags,
+    (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
+    cwd
+  )
+
+export const startReference = (url: string, port: number, flags: Flags = []) =>
+  spawnServer("bench/reference.ts", { REF_DATABASE_URL: url, REF_PORT: String(port) }, flags, (line) =>
     line === "REFERENCE_READY" ? true : undefined)
 
-const stop = async (child: ChildProcess) => {
+export const stop = async (child: ChildProcess) => {
   if (child.exitCode !== null) return
   child.removeAllListeners("exit")
   const exited = new Promise((r) => child.once("exit", r))
@@ -84,7 +109,7 @@ const stop = async (child: ChildProcess) => {
   await exited
 }
 
-const waitHealthy = async (port: number) => {
+export const waitHealthy = async (port: number) => {
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return
@@ -99,17 +124,33 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-const run = (options: autocannon.Options, duration = DURATION) =>
+/** CPU time (user + system) of a process so far, in ms, from /proc; undefined where there is none. */
+const cpuMs = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
+/** One autocannon run; with `server`, also that process's CPU time per answered request. */
+export const run = (options: autocannon.Options, duration = DURATION, server?: ChildProcess) =>
   new Promise<Run>((resolve, reject) => {
     const times: Array<number> = []
+    const cpu0 = cpuMs(server?.pid)
     const instance = autocannon({ duration, connections: CONNECTIONS, ...options }, (err, r) => {
       if (err) return reject(err)
+      const cpu1 = cpuMs(server?.pid)
       times.sort((a, b) => a - b)
       resolve({
         rps: Math.round(r.requests.average),
         p50: round2(percentile(times, 0.5)),
         p99: round2(percentile(times, 0.99)),
-        errors: r.errors + r.non2xx
+        errors: r.errors + r.non2xx,
+        ...(cpu0 === undefined || cpu1 === undefined || r.requests.total === 0 ? {} : { cpuUs: Math.round(((cpu1 - cpu0) * 1000) / r.requests.total) })
       })
     })
     instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -117,7 +158,7 @@ const run = (options: autocannon.Options, duration = DURATION) =>
     })
   })
 
-const postInboxes = (base: string, keys: ReadonlyArray<string>) => {
+export const postInboxes = (base: string, keys: ReadonlyArray<string>) => {
   let turn = 0
   return run({
     url: `${base}/v0/inboxes`,
@@ -132,7 +173,7 @@ const postInboxes = (base: string, keys: ReadonlyArray<string>) => {
   })
 }
 
-const someInbox = async (base: string, key: string) => {
+export const someInbox = async (base: string, key: string) => {
   const created = await (await fetch(`${base}/v0/inboxes?limit=1`, { headers: { authorization: `Bearer ${key}` } })).json() as {
     inboxes: Array<{ inbox_id: string }>
   }
@@ -167,31 +208,42 @@ const measurePglite = async (dataDir: string, port: number): Promise<ReadonlyArr
   }
 }
 
-const measurePostgres = async (url: string, port: number, refPort: number): Promise<HttpResults> => {
+const measurePostgres = async (url: string, port: number): Promise<HttpResults> => {
   const { child, value: keys } = await startOurs({ INBOX_DATABASE_URL: url }, port)
   let reference: ChildProcess | undefined
+  let baseline: ChildProcess | undefined
   try {
     await waitHealthy(port)
     const base = `http://127.0.0.1:${port}`
-    const post = await postInboxes(base, keys)
+    const post = SKIP_POST ? undefined : await postInboxes(base, keys)
+    if (SKIP_POST) await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${keys[0]}` } })
     const inboxId = await someInbox(base, keys[0]!)
-    reference = (await startReference(url, refPort)).child
+    reference = (await startReference(url, port + 1)).child
     const ours = { url: `${base}/v0/inboxes/${inboxId}`, headers: { authorization: `Bearer ${keys[0]}` } }
-    const ref = { ...ours, url: `http://127.0.0.1:${refPort}/v0/inboxes/${inboxId}` }
+    const ref = { ...ours, url: `http://127.0.0.1:${port + 1}/v0/inboxes/${inboxId}` }
     await sameAnswer(ours.url, ref.url, keys[0]!)
+    const old = { ...ours, url: `http://127.0.0.1:${port + 2}/v0/inboxes/${inboxId}` }
+    if (BASELINE !== undefined) {
+      // Another checkout's server on the same database, serving our tenants: it creates none.
+      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, [], BASELINE)).child
+      await waitHealthy(port + 2)
+      await run(old, WARMUP)
+    }
     await run(ours, WARMUP)
     await run(ref, WARMUP)
     const rounds: Array<Round> = []
     for (let i = 0; i < ROUNDS; i++) {
-      const a = await run(ours)
-      const b = await run(ref)
-      rounds.push({ ours: a, reference: b })
-      console.error(`round ${i + 1}/${ROUNDS}: ours ${a.rps} req/s p99 ${a.p99} ms; reference ${b.rps} req/s p99 ${b.p99} ms`)
+      const a = await run(ours, DURATION, child)
+      const o = baseline === undefined ? undefined : await run(old, DURATION, baseline)
+      const b = await run(ref, DURATION, reference)
+      rounds.push({ ours: a, reference: b, ...(o === undefined ? {} : { baseline: o }) })
+      const show = (r: Run) => `${r.rps} req/s p99 ${r.p99} ms ${r.cpuUs} us CPU/req`
+      console.error(`round ${i + 1}/${ROUNDS}: ours ${show(a)}${o === undefined ? "" : `; baseline ${show(o)}`}; reference ${show(b)}`)
     }
     const median = (f: (r: Run) => number) => round2(medianOf(rounds.map((r) => f(r.ours))))
     return {
       figures: [
-        { storage: "PostgreSQL", route: "POST /v0/inboxes", ...post },
+        ...(post === undefined ? [] : [{ storage: "PostgreSQL", route: "POST /v0/inboxes", ...post }]),
         {
           storage: "PostgreSQL",
           route: "GET /v0/inboxes/:id",
@@ -204,6 +256,7 @@ const measurePostgres = async (url: string, port: number, refPort: number): Prom
       rounds
     }
   } finally {
+    if (baseline !== undefined) await stop(baseline)
     if (reference !== undefined) await stop(reference)
     await stop(child)
   }
@@ -236,7 +289,7 @@ export const benchHttp = async (): Promise<HttpResults> => {
   }
   const url = server.replace(/\/[^/]*$/, `/${name}`)
   try {
-    const pg = await measurePostgres(url, PORT + 1, PORT + 2)
+    const pg = await measurePostgres(url, PORT + 1)
     return { figures: [...figures, ...pg.figures], rounds: pg.rounds }
   } finally {
     await adminSql(server, `DROP DATABASE IF EXISTS ${name}`)
@@ -257,6 +310,18 @@ export const httpSection = ({ figures, rounds }: HttpResults): string => {
     const rps = rounds.map((r) => r.ours.rps / r.reference.rps)
     const p99 = rounds.map((r) => r.ours.p99 / r.reference.p99)
     const span = (xs: ReadonlyArray<number>) => `${ratio(medianOf(xs))} (${ratio(Math.min(...xs))}-${ratio(Math.max(...xs))})`
+    const cpu = rounds.flatMap((r) => r.ours.cpuUs === undefined || r.reference.cpuUs === undefined ? [] : [r.ours.cpuUs / r.reference.cpuUs])
+    const withBaseline = rounds.flatMap((r) => r.baseline === undefined ? [] : [{ ...r, baseline: r.baseline }])
+    if (withBaseline.length > 0) {
+      const cpuB = withBaseline.flatMap((r) => r.ours.cpuUs === undefined || r.baseline.cpuUs === undefined ? [] : [r.ours.cpuUs / r.baseline.cpuUs])
+      console.error(
+        `against the baseline: req/s ratio ${span(withBaseline.map((r) => r.ours.rps / r.baseline.rps))}, ` +
+          `p99 ratio ${span(withBaseline.map((r) => r.ours.p99 / r.baseline.p99))}` +
+          (cpuB.length > 0 ? `, CPU/req ratio ${span(cpuB)}` : "") +
+          `; baseline against the reference: req/s ${span(withBaseline.map((r) => r.baseline.rps / r.reference.rps))}, ` +
+          `p99 ${span(withBaseline.map((r) => r.baseline.p99 / r.reference.p99))}`
+      )
+    }
     lines.push(
       "### GET /v0/inboxes/:id on PostgreSQL, ours against the bare reference",
       "",
@@ -264,12 +329,15 @@ export const httpSection = ({ figures, rounds }: HttpResults): string => {
         `After one ${WARMUP} s warm-up run each, ${rounds.length} rounds of ours then the reference; a ratio is taken within its round, because the machine's speed drifts between rounds.`,
       "Goal (issue 6): req/s ratio at least 0.80, p99 ratio at most 1.50.",
       "",
-      `**req/s ratio ${span(rps)}, p99 ratio ${span(p99)}** (median of rounds, range in brackets).`,
+      `**req/s ratio ${span(rps)}, p99 ratio ${span(p99)}** (ours / reference, median of rounds, range in brackets)` +
+        (cpu.length === rounds.length ? `; server CPU per request ratio ${span(cpu)}.` : "."),
       "",
-      "| round | ours req/s | reference req/s | req/s ratio | ours p50 | reference p50 | ours p99 | reference p99 | p99 ratio | errors + non-2xx |",
-      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "Server CPU is the server process's user + system time per request (from /proc): it drifts less with the machine's load than req/s does, and says where a difference comes from.",
+      "",
+      "| round | ours req/s | reference req/s | req/s ratio | ours p50 | reference p50 | ours p99 | reference p99 | p99 ratio | ours CPU µs/req | reference CPU µs/req | errors + non-2xx |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rounds.map((r, i) =>
-        `| ${i + 1} | ${n(r.ours.rps)} | ${n(r.reference.rps)} | ${ratio(rps[i]!)} | ${r.ours.p50} | ${r.reference.p50} | ${r.ours.p99} | ${r.reference.p99} | ${ratio(p99[i]!)} | ${r.ours.errors + r.reference.errors} |`
+        `| ${i + 1} | ${n(r.ours.rps)} | ${n(r.reference.rps)} | ${ratio(rps[i]!)} | ${r.ours.p50} | ${r.reference.p50} | ${r.ours.p99} | ${r.reference.p99} | ${ratio(p99[i]!)} | ${r.ours.cpuUs ?? "-"} | ${r.reference.cpuUs ?? "-"} | ${r.ours.errors + r.reference.errors} |`
       ),
       "",
       "### Every route, ours alone",
