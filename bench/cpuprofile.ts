@@ -35,6 +35,7 @@ export interface Summary {
   readonly ms: number
   readonly byFunction: ReadonlyArray<Share>
   readonly byPlace: ReadonlyArray<Share>
+  readonly byBucket: ReadonlyArray<Share>
   readonly inclusive: ReadonlyArray<Share>
 }
 
@@ -52,6 +53,37 @@ export const placeOf = (url: string): string => {
   const ours = /\/(packages\/[^/]+\/src(?:\/[^/]+)?|bench)\//.exec(url)
   if (ours !== null) return ours[1]!.replace(/\.ts$/, "")
   return url
+}
+
+/**
+ * What a sample's own frame was doing, in the terms the request path's cost is argued in.
+ * The Effect runtime runs every generator from its fiber loop, so "inclusive" time under
+ * one of our functions is not recoverable from the stacks; these buckets of self time are.
+ */
+export const bucketOf = (f: CallFrame): string => {
+  const { functionName: fn, url } = f
+  if (url === "") {
+    if (/^(writeBuffer|writev|writeUtf8String|writeLatin1String|writeAsciiString)$/.test(fn)) return "socket writes (system calls)"
+    if (fn === "(garbage collector)") return "garbage collector"
+    if (fn === "(program)") return "(program): V8 and libuv outside JS"
+    return "other native (JSON, Date, hrtime, ...)"
+  }
+  if (url.startsWith("node:internal/crypto/random") || fn === "randomBytes") return "random bytes (request ids)"
+  if (url.startsWith("node:internal/crypto/hash") || fn === "createHash") return "SHA-256 of the key"
+  if (/node:internal\/(modules|source_map)|\/tsx\//.test(url)) return "module loading (start-up, tsx)"
+  if (/\/effect\/dist\/internal\/tracer\.js|\/effect\/dist\/Tracer\.js/.test(url) || /Span/.test(fn) && url.includes("/effect/dist/")) {
+    return "Effect spans and stack traces"
+  }
+  if (/\/effect\/dist\/Schema/.test(url)) return "Schema (row and input decoding)"
+  if (url.includes("/@effect/sql-pg/") || url.includes("/effect/dist/sql/") || url.includes("/effect/dist/Pool.js")) {
+    return "SQL client (effect/sql, Pool, @effect/sql-pg)"
+  }
+  if (url.includes("/effect/dist/http/") || url.includes("/@effect/platform-node")) return "Effect HTTP (router, request, response)"
+  if (url.includes("/effect/dist/")) return "Effect runtime (fibers, context, combinators)"
+  if (url.includes("/packages/")) return "our code (packages/*)"
+  if (url.includes("/node_modules/pg") || url.includes("/node_modules/postgres-")) return "pg driver"
+  if (url.startsWith("node:")) return "Node http, net, streams, events"
+  return url.includes("/bench/") ? "our code (bench)" : "other JS"
 }
 
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${placeOf(f.url)}:${f.lineNumber + 1}`
@@ -80,6 +112,7 @@ export const summarise = (
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
   const self = new Map<string, number>()
   const place = new Map<string, number>()
+  const bucket = new Map<string, number>()
   const inclusive = new Map<string, number>()
   let t = profile.startTime
   let total = 0
@@ -97,6 +130,8 @@ export const summarise = (
     self.set(label(node.callFrame), (self.get(label(node.callFrame)) ?? 0) + weight)
     const p = fn === "(garbage collector)" || fn === "(program)" ? fn : placeOf(node.callFrame.url)
     place.set(p, (place.get(p) ?? 0) + weight)
+    const b = bucketOf(node.callFrame)
+    bucket.set(b, (bucket.get(b) ?? 0) + weight)
     const seen = new Set<string>()
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const frame = byId.get(id)!.callFrame
@@ -113,9 +148,17 @@ export const summarise = (
     ms: Math.round(total / 1000),
     byFunction: shares(self, total, top),
     byPlace: shares(place, total, top),
+    byBucket: shares(bucket, total, top),
     inclusive: shares(inclusive, total, Object.keys(frames).length)
   }
 }
 
-export const table = (title: string, rows: ReadonlyArray<Share>) =>
-  [`| ${title} | ms | % |`, "|---|---:|---:|", ...rows.map((r) => `| ${r.name.replaceAll("|", "\\|")} | ${r.ms} | ${r.percent} |`)].join("\n")
+/** A markdown table; with `requests`, a column of microseconds per request too. */
+export const table = (title: string, rows: ReadonlyArray<Share>, requests?: number) =>
+  [
+    `| ${title} | ms | % |${requests === undefined ? "" : " µs/request |"}`,
+    `|---|---:|---:|${requests === undefined ? "" : "---:|"}`,
+    ...rows.map((r) =>
+      `| ${r.name.replaceAll("|", "\\|")} | ${r.ms} | ${r.percent} |${requests === undefined ? "" : ` ${Math.round((r.ms * 1000) / requests)} |`}`
+    )
+  ].join("\n")

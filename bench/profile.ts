@@ -43,6 +43,7 @@ const main = async () => {
   const ours = await startOurs({ INBOX_DATABASE_URL: url }, port, which === "ours" ? flags : [])
   let reference: Awaited<ReturnType<typeof startReference>>["child"] | undefined
   let window: [number, number] = [0, 0]
+  let requests = 0
   try {
     await waitHealthy(port)
     const base = `http://127.0.0.1:${port}`
@@ -59,6 +60,7 @@ const main = async () => {
     const from = Number(process.hrtime.bigint() / 1000n)
     const figures = await run(options, seconds)
     window = [from, Number(process.hrtime.bigint() / 1000n)]
+    requests = Math.round(figures.rps * seconds)
     console.log(`${which}: ${figures.rps} req/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, errors ${figures.errors}`)
   } finally {
     if (reference !== undefined) await stop(reference)
@@ -68,8 +70,9 @@ const main = async () => {
   const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"))
   if (file === undefined) throw new Error(`no profile was written in ${dir}`)
   const s = summarise(join(dir, file), window, frames)
-  console.log(`\n${s.samples} samples, ${s.ms} ms of main-thread CPU inside the ${seconds} s load window (idle excluded)\n`)
-  console.log(table("inclusive: samples with a frame of", s.inclusive), "\n")
+  console.log(`\n${s.samples} samples, ${s.ms} ms of main-thread CPU inside the ${seconds} s load window (idle excluded), about ${requests} requests\n`)
+  console.log(table("self time by kind of work", s.byBucket, requests), "\n")
+  console.log(table("inclusive: samples with a frame of", s.inclusive, requests), "\n")
   console.log(table("self time by place", s.byPlace), "\n")
   console.log(table("self time by function", s.byFunction), "\n")
   console.log(`profile: ${join(dir, file)}`)
