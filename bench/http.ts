@@ -233,8 +233,10 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     await run(ref, WARMUP)
     const rounds: Array<Round> = []
     for (let i = 0; i < ROUNDS; i++) {
+      // The baseline goes first in every other round, so neither checkout always follows the reference.
+      const o1 = baseline !== undefined && i % 2 === 1 ? await run(old, DURATION, baseline) : undefined
       const a = await run(ours, DURATION, child)
-      const o = baseline === undefined ? undefined : await run(old, DURATION, baseline)
+      const o = o1 ?? (baseline === undefined ? undefined : await run(old, DURATION, baseline))
       const b = await run(ref, DURATION, reference)
       rounds.push({ ours: a, reference: b, ...(o === undefined ? {} : { baseline: o }) })
       const show = (r: Run) => `${r.rps} req/s p99 ${r.p99} ms ${r.cpuUs} us CPU/req`
