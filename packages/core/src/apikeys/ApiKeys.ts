@@ -27,6 +27,7 @@ import { Pods } from "../pods/Pods.ts"
 import { compact, Id, Name } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
+import { traced } from "../shared/span.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 
@@ -170,7 +171,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
 
     return ApiKeys.of({
       issue,
-      authenticate: Effect.fn("ApiKeys.authenticate")(function*(secret: string) {
+      authenticate: Effect.fnUntraced(function*(secret: string) {
         if (!secret.startsWith(KEY_PREFIX)) return yield* unauthorized()
         const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
           FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
@@ -188,7 +189,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           keyId: row.id,
           ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
         }
-      }),
+      }, traced("ApiKeys.authenticate")),
       create: Effect.fn("ApiKeys.create")(function*(principal, input) {
         if (input.pod_id !== undefined && input.inbox_id !== undefined) {
           return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])

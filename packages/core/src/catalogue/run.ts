@@ -14,6 +14,7 @@ import { holds, missingPermission, type Principal, scopeTooNarrow } from "../acc
 import type { EngineServices } from "../Engine.ts"
 import { type ApiError, Unauthorized, type ValidationError } from "../errors/errors.ts"
 import { Id } from "../shared/fields.ts"
+import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
 import { verifyOperatorCredential } from "./operator.ts"
 import type { Anonymous, CallContext, Operation } from "./Operation.ts"
@@ -92,18 +93,11 @@ const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | 
 }
 
 export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
-  Effect.withSpan(
-    Effect.gen(function*() {
-      const principal = yield* admit(op, call)
-      const params = yield* decodeParams(op, call.params ?? {})
-      const headers = yield* decodeHeaders(op, call.headers ?? {})
-      const method = op.routes[0]?.method
-      const input = yield* decodeInput(op.input, call.input, method === "GET" || method === "DELETE" ? "query" : "body")
-      return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
-    }),
-    op.name,
-    // The span's stack trace would always point here, at no operation's own code; capturing
-    // it cost an Error per call. Only the data-first form honours this option: the piped
-    // form captures regardless (effect 4.1).
-    { captureStackTrace: false }
-  )
+  traced(op.name)(Effect.gen(function*() {
+    const principal = yield* admit(op, call)
+    const params = yield* decodeParams(op, call.params ?? {})
+    const headers = yield* decodeHeaders(op, call.headers ?? {})
+    const method = op.routes[0]?.method
+    const input = yield* decodeInput(op.input, call.input, method === "GET" || method === "DELETE" ? "query" : "body")
+    return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
+  }))
