@@ -348,6 +348,7 @@ export const httpSection = ({ figures, rounds }: HttpResults): string => {
   }
   lines.push(
     "PGlite has no reference: the reference needs a PostgreSQL server, and PGlite lives inside our process. PostgreSQL GET is the median of the rounds above.",
+    "Goal for GET on PostgreSQL in absolute figures: at least 5,000 req/s with p99 under 10 ms (on a machine to ourselves).",
     "",
     "| storage | route | req/s | p50 ms | p99 ms | errors + non-2xx |",
     "|---|---|---:|---:|---:|---:|",
