@@ -9,6 +9,8 @@
  */
 import { Effect, Tracer } from "effect"
 
+// The span's stack would point here, not at the caller. Only the data-first form of
+// Effect.withSpan honours this option (effect 4.1's piped form captures regardless).
 const NO_STACK = { captureStackTrace: false } as const
 
 export const traced = (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
