@@ -1,42 +1,115 @@
 /**
- * HTTP benchmark: starts the server in its own process (PGlite in a temp folder, then a
- * fresh database on the local PostgreSQL server) and measures POST /v0/inboxes and
- * GET /v0/inboxes/:id with autocannon from this process: requests per second and latency
- * percentiles. Creates spread over several tenants so no plan limit is reached.
+ * HTTP benchmark. Each server runs in its own process and autocannon drives it from this
+ * one, with the same connections and duration for every run.
+ *
+ * - PGlite (a temp folder): our POST /v0/inboxes, then GET /v0/inboxes/:id.
+ * - PostgreSQL (a fresh database on the local server): our POST /v0/inboxes, then
+ *   GET /v0/inboxes/:id against the bare reference (bench/reference.ts: node:http + pg on
+ *   the same database, the same two statements, the same body), interleaved: after one
+ *   unmeasured warm-up run each, rounds of ours then the reference. The machine's speed
+ *   drifts by up to threefold from hour to hour, so only a ratio taken within one round
+ *   means anything; absolute figures say how busy the machine was.
+ *
+ * Latency percentiles are computed here from every 2xx response time (autocannon's own
+ * histogram rounds to whole milliseconds, too coarse for a p99 ratio at 2-5 ms).
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { adminSql } from "@inbox/testkit"
+import { machine } from "./report.ts"
 
-export interface HttpFigure {
-  readonly storage: string
-  readonly route: string
+export interface Run {
   readonly rps: number
   readonly p50: number
   readonly p99: number
   readonly errors: number
+  /** The server process's CPU time (user + system) per answered request, in microseconds, when known. */
+  readonly cpuUs?: number
 }
 
-const DURATION = Number(process.env["BENCH_SECONDS"] ?? "10")
-const CONNECTIONS = Number(process.env["BENCH_CONNECTIONS"] ?? "20")
+export interface HttpFigure extends Run {
+  readonly storage: string
+  readonly route: string
+}
 
-const startServer = (env: Record<string, string>, port: number) =>
-  new Promise<{ child: ChildProcess; keys: ReadonlyArray<string> }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/server.ts"], {
-      env: { ...process.env, ...env, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off", NODE_ENV: "production" },
+/** One interleaved round: ours and the reference, measured back to back. */
+export interface Round {
+  readonly ours: Run
+  readonly reference: Run
+  /** With BENCH_BASELINE: the other checkout's server in the same round. */
+  readonly baseline?: Run
+}
+
+export interface HttpResults {
+  readonly figures: ReadonlyArray<HttpFigure>
+  /** GET /v0/inboxes/:id on PostgreSQL, ours against the reference; empty without PostgreSQL. */
+  readonly rounds: ReadonlyArray<Round>
+}
+
+export const DURATION = Number(process.env["BENCH_SECONDS"] ?? "10")
+export const CONNECTIONS = Number(process.env["BENCH_CONNECTIONS"] ?? "20")
+export const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? "5")
+const WARMUP = Number(process.env["BENCH_WARMUP_SECONDS"] ?? "3")
+/** Four ports from here; another port (and BENCH_DATABASE) lets two checkouts bench at once. */
+const PORT = Number(process.env["BENCH_PORT"] ?? "39101")
+/**
+ * Another checkout (its own node_modules installed) whose server joins the PostgreSQL GET
+ * rounds as "baseline": a change is then measured before and after in one invocation.
+ */
+const BASELINE = process.env["BENCH_BASELINE"]
+/** Skips the POST runs, for quicker GET comparisons. */
+const SKIP_POST = process.env["BENCH_SKIP_POST"] === "1"
+
+/** Spawns `script` under the same loader and flags for every server, and waits for its ready line. */
+const spawnServer = <A>(
+  script: string,
+  env: Record<string, string>,
+  flags: ReadonlyArray<string>,
+  ready: (line: string) => A | undefined,
+  cwd = process.cwd()
+) =>
+  new Promise<{ child: ChildProcess; value: A }>((resolve, reject) => {
+    const child = spawn(process.execPath, [...flags, "--import", "tsx", script], {
+      cwd,
+      env: { ...process.env, ...env, NODE_ENV: "production" },
       stdio: ["ignore", "pipe", "inherit"]
     })
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
     createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (line.startsWith("BENCH_KEYS ")) resolve({ child, keys: (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys })
+      const value = ready(line)
+      if (value !== undefined) resolve({ child, value })
     })
   })
 
-const waitHealthy = async (port: number) => {
+/** Node flags for a server process, e.g. `--cpu-prof` (bench/profile.ts). */
+export type Flags = ReadonlyArray<string>
+
+export const startOurs = (env: Record<string, string>, port: number, flags: Flags = [], cwd?: string) =>
+  spawnServer(
+    "bench/server.ts",
+    { ...env, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off" },
+    flags,
+    (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
+    cwd
+  )
+
+export const startReference = (url: string, port: number, flags: Flags = []) =>
+  spawnServer("bench/reference.ts", { REF_DATABASE_URL: url, REF_PORT: String(port) }, flags, (line) =>
+    line === "REFERENCE_READY" ? true : undefined)
+
+export const stop = async (child: ChildProcess) => {
+  if (child.exitCode !== null) return
+  child.removeAllListeners("exit")
+  const exited = new Promise((r) => child.once("exit", r))
+  child.kill("SIGTERM")
+  await exited
+}
+
+export const waitHealthy = async (port: number) => {
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return
@@ -46,68 +119,240 @@ const waitHealthy = async (port: number) => {
   throw new Error("server did not become healthy")
 }
 
-const run = (options: autocannon.Options) =>
-  new Promise<autocannon.Result>((resolve, reject) => {
-    autocannon({ duration: DURATION, connections: CONNECTIONS, ...options }, (err, result) => err ? reject(err) : resolve(result))
-  })
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN
 
-const measure = async (storage: string, env: Record<string, string>, port: number): Promise<ReadonlyArray<HttpFigure>> => {
-  const { child, keys } = await startServer(env, port)
+const round2 = (n: number) => Math.round(n * 100) / 100
+
+/** CPU time (user + system) of a process so far, in ms, from /proc; undefined where there is none. */
+const cpuMs = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
   try {
-    await waitHealthy(port)
-    const base = `http://127.0.0.1:${port}`
-    let turn = 0
-    const post = await run({
-      url: `${base}/v0/inboxes`,
-      requests: [{
-        method: "POST",
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, "content-type": "application/json", authorization: `Bearer ${keys[turn++ % keys.length]}` },
-          body: "{}"
-        })
-      }]
-    })
-    const created = await (await fetch(`${base}/v0/inboxes?limit=1`, { headers: { authorization: `Bearer ${keys[0]}` } })).json() as {
-      inboxes: Array<{ inbox_id: string }>
-    }
-    const inboxId = created.inboxes[0]?.inbox_id
-    if (inboxId === undefined) throw new Error("no inbox was created")
-    const get = await run({ url: `${base}/v0/inboxes/${inboxId}`, headers: { authorization: `Bearer ${keys[0]}` } })
-    const figure = (route: string, r: autocannon.Result): HttpFigure => ({
-      storage,
-      route,
-      rps: Math.round(r.requests.average),
-      p50: r.latency.p50,
-      p99: r.latency.p99,
-      errors: r.errors + r.non2xx
-    })
-    return [figure("POST /v0/inboxes", post), figure("GET /v0/inboxes/:id", get)]
-  } finally {
-    child.kill("SIGTERM")
-    await new Promise((r) => child.once("exit", r))
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
   }
 }
 
-export const benchHttp = async (): Promise<ReadonlyArray<HttpFigure>> => {
-  const figures: Array<HttpFigure> = []
-  const dir = mkdtempSync(join(tmpdir(), "inbox-bench-"))
+/** One autocannon run; with `server`, also that process's CPU time per answered request. */
+export const run = (options: autocannon.Options, duration = DURATION, server?: ChildProcess) =>
+  new Promise<Run>((resolve, reject) => {
+    const times: Array<number> = []
+    const cpu0 = cpuMs(server?.pid)
+    const instance = autocannon({ duration, connections: CONNECTIONS, ...options }, (err, r) => {
+      if (err) return reject(err)
+      const cpu1 = cpuMs(server?.pid)
+      times.sort((a, b) => a - b)
+      resolve({
+        rps: Math.round(r.requests.average),
+        p50: round2(percentile(times, 0.5)),
+        p99: round2(percentile(times, 0.99)),
+        errors: r.errors + r.non2xx,
+        ...(cpu0 === undefined || cpu1 === undefined || r.requests.total === 0 ? {} : { cpuUs: Math.round(((cpu1 - cpu0) * 1000) / r.requests.total) })
+      })
+    })
+    instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) times.push(ms)
+    })
+  })
+
+export const postInboxes = (base: string, keys: ReadonlyArray<string>) => {
+  let turn = 0
+  return run({
+    url: `${base}/v0/inboxes`,
+    requests: [{
+      method: "POST",
+      setupRequest: (req) => ({
+        ...req,
+        headers: { ...req.headers, "content-type": "application/json", authorization: `Bearer ${keys[turn++ % keys.length]}` },
+        body: "{}"
+      })
+    }]
+  })
+}
+
+export const someInbox = async (base: string, key: string) => {
+  const created = await (await fetch(`${base}/v0/inboxes?limit=1`, { headers: { authorization: `Bearer ${key}` } })).json() as {
+    inboxes: Array<{ inbox_id: string }>
+  }
+  const inboxId = created.inboxes[0]?.inbox_id
+  if (inboxId === undefined) throw new Error("no inbox was created")
+  return inboxId
+}
+
+/** Both servers must answer the route with the same body, or the comparison means nothing. */
+const sameAnswer = async (a: string, b: string, key: string) => {
+  const [x, y] = await Promise.all([a, b].map(async (url) => {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+    return `${res.status} ${await res.text()}`
+  }))
+  if (x !== y) throw new Error(`the reference answers differently:\n  ours: ${x}\n  reference: ${y}`)
+}
+
+const measurePglite = async (dataDir: string, port: number): Promise<ReadonlyArray<HttpFigure>> => {
+  const { child, value: keys } = await startOurs({ INBOX_DATA_DIR: dataDir }, port)
   try {
-    figures.push(...await measure("PGlite", { INBOX_DATA_DIR: join(dir, "data") }, 39101))
+    await waitHealthy(port)
+    const base = `http://127.0.0.1:${port}`
+    const post = await postInboxes(base, keys)
+    const inboxId = await someInbox(base, keys[0]!)
+    const get = await run({ url: `${base}/v0/inboxes/${inboxId}`, headers: { authorization: `Bearer ${keys[0]}` } })
+    return [
+      { storage: "PGlite", route: "POST /v0/inboxes", ...post },
+      { storage: "PGlite", route: "GET /v0/inboxes/:id", ...get }
+    ]
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    await stop(child)
+  }
+}
+
+const measurePostgres = async (url: string, port: number): Promise<HttpResults> => {
+  const { child, value: keys } = await startOurs({ INBOX_DATABASE_URL: url }, port)
+  let reference: ChildProcess | undefined
+  let baseline: ChildProcess | undefined
+  try {
+    await waitHealthy(port)
+    const base = `http://127.0.0.1:${port}`
+    const post = SKIP_POST ? undefined : await postInboxes(base, keys)
+    if (SKIP_POST) await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${keys[0]}` } })
+    const inboxId = await someInbox(base, keys[0]!)
+    reference = (await startReference(url, port + 1)).child
+    const ours = { url: `${base}/v0/inboxes/${inboxId}`, headers: { authorization: `Bearer ${keys[0]}` } }
+    const ref = { ...ours, url: `http://127.0.0.1:${port + 1}/v0/inboxes/${inboxId}` }
+    await sameAnswer(ours.url, ref.url, keys[0]!)
+    const old = { ...ours, url: `http://127.0.0.1:${port + 2}/v0/inboxes/${inboxId}` }
+    if (BASELINE !== undefined) {
+      // Another checkout's server on the same database, serving our tenants: it creates none.
+      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, [], BASELINE)).child
+      await waitHealthy(port + 2)
+      await run(old, WARMUP)
+    }
+    await run(ours, WARMUP)
+    await run(ref, WARMUP)
+    const rounds: Array<Round> = []
+    for (let i = 0; i < ROUNDS; i++) {
+      // The baseline goes first in every other round, so neither checkout always follows the reference.
+      const o1 = baseline !== undefined && i % 2 === 1 ? await run(old, DURATION, baseline) : undefined
+      const a = await run(ours, DURATION, child)
+      const o = o1 ?? (baseline === undefined ? undefined : await run(old, DURATION, baseline))
+      const b = await run(ref, DURATION, reference)
+      rounds.push({ ours: a, reference: b, ...(o === undefined ? {} : { baseline: o }) })
+      const show = (r: Run) => `${r.rps} req/s p99 ${r.p99} ms ${r.cpuUs} us CPU/req`
+      console.error(`round ${i + 1}/${ROUNDS}: ours ${show(a)}${o === undefined ? "" : `; baseline ${show(o)}`}; reference ${show(b)}`)
+    }
+    const median = (f: (r: Run) => number) => round2(medianOf(rounds.map((r) => f(r.ours))))
+    return {
+      figures: [
+        ...(post === undefined ? [] : [{ storage: "PostgreSQL", route: "POST /v0/inboxes", ...post }]),
+        {
+          storage: "PostgreSQL",
+          route: "GET /v0/inboxes/:id",
+          rps: median((r) => r.rps),
+          p50: median((r) => r.p50),
+          p99: median((r) => r.p99),
+          errors: rounds.reduce((n, r) => n + r.ours.errors, 0)
+        }
+      ],
+      rounds
+    }
+  } finally {
+    if (baseline !== undefined) await stop(baseline)
+    if (reference !== undefined) await stop(reference)
+    await stop(child)
+  }
+}
+
+export const medianOf = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+export const benchHttp = async (): Promise<HttpResults> => {
+  const figures: Array<HttpFigure> = []
+  if (process.env["BENCH_SKIP_PGLITE"] !== "1") {
+    const dir = mkdtempSync(join(tmpdir(), "inbox-bench-"))
+    try {
+      figures.push(...await measurePglite(join(dir, "data"), PORT))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
   const server = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-  const name = "inbox_bench"
+  const name = process.env["BENCH_DATABASE"] ?? "inbox_bench"
   try {
     await adminSql(server, `DROP DATABASE IF EXISTS ${name}`)
     await adminSql(server, `CREATE DATABASE ${name}`)
   } catch (error) {
     console.error(`PostgreSQL at ${server} is not reachable; skipping it (${String(error)})`)
-    return figures
+    return { figures, rounds: [] }
   }
   const url = server.replace(/\/[^/]*$/, `/${name}`)
-  figures.push(...await measure("PostgreSQL", { INBOX_DATABASE_URL: url }, 39102))
-  await adminSql(server, `DROP DATABASE IF EXISTS ${name}`)
-  return figures
+  try {
+    const pg = await measurePostgres(url, PORT + 1)
+    return { figures: [...figures, ...pg.figures], rounds: pg.rounds }
+  } finally {
+    await adminSql(server, `DROP DATABASE IF EXISTS ${name}`)
+  }
+}
+
+const n = (x: number) => x.toLocaleString("en-US")
+const ratio = (x: number) => x.toFixed(2)
+
+/** The BENCHMARKS.md section: the interleaved comparison first, then every route of ours. */
+export const httpSection = ({ figures, rounds }: HttpResults): string => {
+  const lines = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}.`,
+    `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, each server in its own process on the same machine (which also runs autocannon); creates spread over 40 tenants on the Scale plan. Latencies in ms.`,
+    ""
+  ]
+  if (rounds.length > 0) {
+    const rps = rounds.map((r) => r.ours.rps / r.reference.rps)
+    const p99 = rounds.map((r) => r.ours.p99 / r.reference.p99)
+    const span = (xs: ReadonlyArray<number>) => `${ratio(medianOf(xs))} (${ratio(Math.min(...xs))}-${ratio(Math.max(...xs))})`
+    const cpu = rounds.flatMap((r) => r.ours.cpuUs === undefined || r.reference.cpuUs === undefined ? [] : [r.ours.cpuUs / r.reference.cpuUs])
+    const withBaseline = rounds.flatMap((r) => r.baseline === undefined ? [] : [{ ...r, baseline: r.baseline }])
+    if (withBaseline.length > 0) {
+      const cpuB = withBaseline.flatMap((r) => r.ours.cpuUs === undefined || r.baseline.cpuUs === undefined ? [] : [r.ours.cpuUs / r.baseline.cpuUs])
+      console.error(
+        `against the baseline: req/s ratio ${span(withBaseline.map((r) => r.ours.rps / r.baseline.rps))}, ` +
+          `p99 ratio ${span(withBaseline.map((r) => r.ours.p99 / r.baseline.p99))}` +
+          (cpuB.length > 0 ? `, CPU/req ratio ${span(cpuB)}` : "") +
+          `; baseline against the reference: req/s ${span(withBaseline.map((r) => r.baseline.rps / r.reference.rps))}, ` +
+          `p99 ${span(withBaseline.map((r) => r.baseline.p99 / r.reference.p99))}`
+      )
+    }
+    lines.push(
+      "### GET /v0/inboxes/:id on PostgreSQL, ours against the bare reference",
+      "",
+      "The reference (`bench/reference.ts`) is node:http and the `pg` driver on the same database, sending the same two statements (the key by the SHA-256 of its secret, then the inbox within the key's organization) and answering the same body with an `x-request-id`. " +
+        `After one ${WARMUP} s warm-up run each, ${rounds.length} rounds of ours then the reference; a ratio is taken within its round, because the machine's speed drifts between rounds.`,
+      "Goal (issue 6): req/s ratio at least 0.80, p99 ratio at most 1.50.",
+      "",
+      `**req/s ratio ${span(rps)}, p99 ratio ${span(p99)}** (ours / reference, median of rounds, range in brackets)` +
+        (cpu.length === rounds.length ? `; server CPU per request ratio ${span(cpu)}.` : "."),
+      "",
+      "Server CPU is the server process's user + system time per request (from /proc): it drifts less with the machine's load than req/s does, and says where a difference comes from.",
+      "",
+      "| round | ours req/s | reference req/s | req/s ratio | ours p50 | reference p50 | ours p99 | reference p99 | p99 ratio | ours CPU µs/req | reference CPU µs/req | errors + non-2xx |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      ...rounds.map((r, i) =>
+        `| ${i + 1} | ${n(r.ours.rps)} | ${n(r.reference.rps)} | ${ratio(rps[i]!)} | ${r.ours.p50} | ${r.reference.p50} | ${r.ours.p99} | ${r.reference.p99} | ${ratio(p99[i]!)} | ${r.ours.cpuUs ?? "-"} | ${r.reference.cpuUs ?? "-"} | ${r.ours.errors + r.reference.errors} |`
+      ),
+      "",
+      "### Every route, ours alone",
+      ""
+    )
+  }
+  lines.push(
+    "PGlite has no reference: the reference needs a PostgreSQL server, and PGlite lives inside our process. PostgreSQL GET is the median of the rounds above.",
+    "Goal for GET on PostgreSQL in absolute figures: at least 5,000 req/s with p99 under 10 ms (on a machine to ourselves).",
+    "",
+    "| storage | route | req/s | p50 ms | p99 ms | errors + non-2xx |",
+    "|---|---|---:|---:|---:|---:|",
+    ...figures.map((f) => `| ${f.storage} | ${f.route} | ${n(f.rps)} | ${f.p50} | ${f.p99} | ${f.errors} |`)
+  )
+  return lines.join("\n")
 }

@@ -1,8 +1,21 @@
 /** The spec's shared conventions as pure code: permissions, page tokens, plan limits, ids. */
 import { assert, describe, it } from "@effect/vitest"
-import { checkLimit, findOperation, Ids, Mail, normaliseAddress, parsePermissions, PERMISSIONS, runOperation } from "@inbox/core"
+import {
+  ApiKeys,
+  checkLimit,
+  findOperation,
+  Ids,
+  InboxOperations,
+  Inboxes,
+  Mail,
+  normaliseAddress,
+  Organizations,
+  parsePermissions,
+  PERMISSIONS,
+  runOperation
+} from "@inbox/core"
 import { engineLayer, layerFixedIds, pglite } from "@inbox/testkit"
-import { Effect } from "effect"
+import { Effect, Tracer } from "effect"
 import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"
 
 describe("permissions", () => {
@@ -91,6 +104,36 @@ describe("runOperation", () => {
       )
       assert.strictEqual(error.code, "unauthorized")
     }))
+
+  it.effect("an installed tracer records the request path's spans by name: the operation, the key, the inbox", () =>
+    Effect.gen(function*() {
+      const names: Array<string> = []
+      const recorder = Tracer.make({
+        span(options) {
+          names.push(options.name)
+          return new Tracer.NativeSpan(options)
+        }
+      })
+      const organizations = yield* Organizations
+      const keys = yield* ApiKeys
+      const { organization } = yield* organizations.create({ ownerEmail: "trace@example.com", verified: true })
+      const { api_key } = yield* keys.issue(organization.id, { name: "t" })
+      const principal = yield* keys.authenticate(api_key)
+      const inbox = yield* (yield* Inboxes).create(principal, {})
+      const run = Effect.gen(function*() {
+        const caller = yield* keys.authenticate(api_key)
+        return yield* runOperation(InboxOperations.getInbox, {
+          principal: caller,
+          params: { inbox_id: inbox.inbox_id },
+          context: { clientIp: "t", requestId: "t" }
+        })
+      })
+      // Without a tracer that keeps spans, none is built (Effect's native tracer keeps none).
+      yield* run
+      yield* run.pipe(Effect.withTracer(recorder))
+      // The SQL client adds a span per statement, named after the database system.
+      assert.deepStrictEqual(names, ["ApiKeys.authenticate", "postgres", "inboxes.get", "Inboxes.get", "Inboxes.find", "postgres"])
+    }).pipe(Effect.provide(engineLayer(pglite))))
 })
 
 describe("email addresses", () => {

@@ -9,11 +9,12 @@
  *    request that can never succeed is 400 before anything is read or written;
  * 3. the operation runs; conflicts, limits and not-found come from there.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
 import type { EngineServices } from "../Engine.ts"
-import { type ApiError, Unauthorized } from "../errors/errors.ts"
+import { type ApiError, Unauthorized, type ValidationError } from "../errors/errors.ts"
 import { Id } from "../shared/fields.ts"
+import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
 import { verifyOperatorCredential } from "./operator.ts"
 import type { Anonymous, CallContext, Operation } from "./Operation.ts"
@@ -33,7 +34,7 @@ export interface RawCall {
 
 const ANONYMOUS: Anonymous = { kind: "anonymous" }
 
-const decodeId = Schema.decodeUnknownEffect(Id)
+const decodeId = Schema.decodeUnknownExit(Id)
 
 const admit = (op: Operation, call: RawCall) => {
   const access = op.access
@@ -59,19 +60,26 @@ const admit = (op: Operation, call: RawCall) => {
   }
 }
 
-const decodeParams = (op: Operation, given: Readonly<Record<string, string | undefined>>) =>
-  Effect.gen(function*() {
-    const params: Record<string, string | undefined> = {}
-    for (const p of op.params) {
-      const value = given[p.name]
-      if (value === undefined) {
-        if (p.required) return yield* validationError([{ path: [p.name], message: "Missing key" }])
-        continue
-      }
-      params[p.name] = yield* decodeId(value).pipe(Effect.mapError((e) => validationError(issuesOf(e.issue).map((i) => ({ ...i, path: [p.name] })))))
+// Every request decodes its path parameters: synchronously, with no fiber work unless one is refused.
+const decodeParams = (
+  op: Operation,
+  given: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Record<string, string | undefined>, ValidationError> => {
+  const params: Record<string, string | undefined> = {}
+  for (const p of op.params) {
+    const value = given[p.name]
+    if (value === undefined) {
+      if (p.required) return Effect.fail(validationError([{ path: [p.name], message: "Missing key" }]))
+      continue
     }
-    return params
-  })
+    const decoded = decodeId(value)
+    if (Exit.isFailure(decoded)) {
+      return Effect.mapError(Effect.failCause(decoded.cause), (e) => validationError(issuesOf(e.issue).map((i) => ({ ...i, path: [p.name] }))))
+    }
+    params[p.name] = decoded.value
+  }
+  return Effect.succeed(params)
+}
 
 const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | undefined>>) => {
   const schema = op.headers
@@ -85,11 +93,11 @@ const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | 
 }
 
 export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
-  Effect.gen(function*() {
+  traced(op.name)(Effect.gen(function*() {
     const principal = yield* admit(op, call)
     const params = yield* decodeParams(op, call.params ?? {})
     const headers = yield* decodeHeaders(op, call.headers ?? {})
     const method = op.routes[0]?.method
     const input = yield* decodeInput(op.input, call.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
     return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
-  }).pipe(Effect.withSpan(op.name))
+  }))

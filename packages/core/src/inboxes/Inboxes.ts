@@ -30,6 +30,7 @@ import { Settings } from "../settings/Settings.ts"
 import { ClientId, compact, Line, Metadata, Name, normaliseDomain, Username } from "../shared/fields.ts"
 import { idempotentInsert } from "../shared/idempotency.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { traced } from "../shared/span.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -123,13 +124,13 @@ export class Inboxes extends Context.Service<Inboxes, {
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "id" })
 
-    const find = Effect.fn("Inboxes.find")(function*(principal: Principal, idOrEmail: string) {
+    const find = Effect.fnUntraced(function*(principal: Principal, idOrEmail: string) {
       const key = idOrEmail.includes("@") ? sql`email = ${idOrEmail.toLowerCase()}` : sql`id = ${idOrEmail}`
       const rows = yield* sql`SELECT * FROM inboxes WHERE ${key} AND ${visible(principal)}`.pipe(decodeRows(InboxRow))
       const row = rows[0]
       if (row === undefined) return yield* notFound("Inbox", idOrEmail)
       return row
-    })
+    }, traced("Inboxes.find"))
 
     const address = Effect.fn("Inboxes.address")(function*(input: CreateInboxInput) {
       const username = input.username ?? (yield* ids.secret(5))
@@ -215,9 +216,9 @@ export class Inboxes extends Context.Service<Inboxes, {
           ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
         return toPage(rows, page.limit, toInbox)
       }),
-      get: Effect.fn("Inboxes.get")(function*(principal, idOrEmail) {
+      get: Effect.fnUntraced(function*(principal: Principal, idOrEmail: string) {
         return toInbox(yield* find(principal, idOrEmail))
-      }),
+      }, traced("Inboxes.get")),
       update: Effect.fn("Inboxes.update")(function*(principal, idOrEmail, input) {
         const row = yield* find(principal, idOrEmail)
         const at = yield* now

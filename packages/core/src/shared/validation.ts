@@ -12,7 +12,7 @@
  * refused before the schema runs, since no field can hold one; at most a few issues are
  * reported.
  */
-import { Effect, Schema, SchemaIssue } from "effect"
+import { Effect, Schema, type SchemaAST, SchemaIssue } from "effect"
 import { BadRequest, type FieldIssue, ValidationError } from "../errors/errors.ts"
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
@@ -57,34 +57,46 @@ const nulIssue = (path: ReadonlyArray<string>) => validationError([{ path: [...p
 
 const MAX_NAMED_UNKNOWN = 5
 
+// Decoders are compiled once per input schema, not per request.
+const decoders = new WeakMap<Schema.Top, (input: unknown, options?: SchemaAST.ParseOptions) => Effect.Effect<unknown, Schema.SchemaError, unknown>>()
+const ALL_ERRORS: SchemaAST.ParseOptions = { errors: "all" }
+
+const decoderOf = <S extends Schema.Top>(schema: S) => {
+  let decode = decoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownEffect(schema) as never
+    decoders.set(schema, decode)
+  }
+  return decode as (input: unknown, options?: SchemaAST.ParseOptions) => Effect.Effect<S["Type"], Schema.SchemaError, S["DecodingServices"]>
+}
+
 export const decodeInput = <S extends Schema.Top & { readonly fields: Schema.Struct.Fields }>(
   schema: S,
   input: unknown,
   where: "body" | "query" | "headers" = "body"
-): Effect.Effect<S["Type"], BadRequest | ValidationError, S["DecodingServices"]> =>
-  Effect.gen(function*() {
-    const value = input ?? {}
-    if (typeof value !== "object" || Array.isArray(value)) {
-      return yield* validationError([{ path: [], message: `Expected a JSON object ${where}` }])
+): Effect.Effect<S["Type"], BadRequest | ValidationError, S["DecodingServices"]> => {
+  const value = input ?? {}
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return Effect.fail(validationError([{ path: [], message: `Expected a JSON object ${where}` }]))
+  }
+  const unknown: Array<string> = []
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    if (!Object.hasOwn(schema.fields, key)) {
+      unknown.push(key.length > 64 ? `${key.slice(0, 64)}...` : key)
+      if (unknown.length >= MAX_NAMED_UNKNOWN) break
     }
-    const unknown: Array<string> = []
-    for (const key in value) {
-      if (!Object.hasOwn(value, key)) continue
-      if (!Object.hasOwn(schema.fields, key)) {
-        unknown.push(key.length > 64 ? `${key.slice(0, 64)}...` : key)
-        if (unknown.length >= MAX_NAMED_UNKNOWN) break
-      }
-    }
-    if (unknown.length > 0) {
-      const shown = unknown.map((k) => JSON.stringify(k)).join(", ")
-      return yield* new BadRequest({
+  }
+  if (unknown.length > 0) {
+    const shown = unknown.map((k) => JSON.stringify(k)).join(", ")
+    return Effect.fail(
+      new BadRequest({
         message: `Unknown field${unknown.length > 1 ? "s" : ""} in ${where}: ${shown}${unknown.length >= MAX_NAMED_UNKNOWN ? ", ..." : ""}`,
         fix: `Allowed fields: ${Object.keys(schema.fields).join(", ") || "none"}`
       })
-    }
-    const nul = findNul(value)
-    if (nul !== undefined) return yield* nulIssue(nul)
-    return yield* Schema.decodeUnknownEffect(schema)(value, { errors: "all" }).pipe(
-      Effect.mapError((e) => validationError(issuesOf(e.issue)))
     )
-  })
+  }
+  const nul = findNul(value)
+  if (nul !== undefined) return Effect.fail(nulIssue(nul))
+  return Effect.mapError(decoderOf(schema)(value, ALL_ERRORS), (e) => validationError(issuesOf(e.issue)))
+}
