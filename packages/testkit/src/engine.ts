@@ -1,22 +1,25 @@
 /**
  * The whole engine over test ports: a given storage layer, the captured outbox, an Egress
  * that answers only the URLs a test gives it, real random Ids (tests that need predictable
- * ids use layerFixedIds) and test Settings with rate limits off unless asked for.
+ * ids use layerFixedIds), test Settings with rate limits off unless asked for, and a blob
+ * store (in memory unless the test gives another, e.g. BlobStores.layerPostgres).
  */
-import { Egress, Engine, Ids, Settings, type SettingsShape } from "@inbox/core"
+import { type BlobStore, BlobStores, Egress, Engine, Ids, Settings, type SettingsShape } from "@inbox/core"
 import { Layer } from "effect"
 import type { EgressTestResponse as TestResponse } from "@inbox/core"
+import type { SqlClient } from "effect/sql"
 import { CapturedMail } from "./transport.ts"
 
 export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => Layer.succeed(Settings, Settings.make(overrides))
 
-export const engineLayer = <E, R>(
-  storage: Layer.Layer<import("effect/sql").SqlClient.SqlClient, E, R>,
+export const engineLayer = <E, R, EB = never, RB extends SqlClient.SqlClient = never>(
+  storage: Layer.Layer<SqlClient.SqlClient, E, R>,
   settings: Partial<SettingsShape> = {},
-  egress: Readonly<Record<string, TestResponse>> = {}
+  egress: Readonly<Record<string, TestResponse>> = {},
+  blobStore: Layer.Layer<BlobStore, EB, RB> = BlobStores.layerMemory
 ) =>
   Engine.layer.pipe(
     Layer.provideMerge(CapturedMail.layer),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress))),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress), blobStore)),
     Layer.provideMerge(storage)
   )
