@@ -7,6 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
+import { Blobs, sha256Of } from "@inbox/core"
 import { newOrganization, TestApp } from "@inbox/testkit"
 import { Effect } from "effect"
 
@@ -86,5 +87,14 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "apiKeys.list": fixed({}),
   "apiKeys.revoke": (w) =>
     Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
-  "plans.list": fixed({})
+  "plans.list": fixed({}),
+  "downloads.get": () =>
+    Effect.gen(function*() {
+      const blobs = yield* Blobs
+      const bytes = new TextEncoder().encode("the walk's download")
+      yield* blobs.store([{ sha256: sha256Of(bytes), bytes }])
+      const { download_url } = yield* blobs.downloadUrl({ sha256: sha256Of(bytes), contentType: "text/plain", filename: "walk.txt" })
+      const url = new URL(download_url)
+      return { params: { token: url.pathname.slice("/downloads/".length) }, input: Object.fromEntries(url.searchParams) }
+    })
 }

@@ -12,10 +12,11 @@ import { CapturedMail } from "./transport.ts"
 
 export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => Layer.succeed(Settings, Settings.make(overrides))
 
-export const engineLayer = <E, R, EB = never, RB extends SqlClient.SqlClient = never>(
+export const engineLayer = <E, R, EB = never, RB = never>(
   storage: Layer.Layer<SqlClient.SqlClient, E, R>,
   settings: Partial<SettingsShape> = {},
   egress: Readonly<Record<string, TestResponse>> = {},
+  /** May need the SqlClient (the PostgreSQL store): `storage` provides it. */
   blobStore: Layer.Layer<BlobStore, EB, RB> = BlobStores.layerMemory
 ) =>
   Engine.layer.pipe(

@@ -17,10 +17,11 @@
  * with it): harmless, reused if the same bytes come again; they are not reclaimed yet.
  *
  * Download URLs: a store that presigns (S3) answers with its own URL; otherwise the server
- * signs `/downloads/<token>` (tokens.ts), where the token carries the hash, the media type,
- * the file name and the expiry, with an HMAC keyed by a secret kept in `server_secrets`
- * (made once, shared by every process on the database). Either URL works without an API
- * key for DOWNLOAD_URL_SECONDS; the bytes are served by `downloads.get` (operations.ts).
+ * signs `/downloads/<token>?content_type=...&filename=...` (tokens.ts): the token carries
+ * the hash and the expiry, and an HMAC over them, the media type and the file name, keyed
+ * by a secret kept in `server_secrets` (made once, shared by every process on the
+ * database). Either URL works without an API key for DOWNLOAD_URL_SECONDS; the bytes are
+ * served by `downloads.get` (operations.ts).
  *
  * `layerSweeper` runs `sweep` every SWEEP_INTERVAL in a background fiber (the server's
  * layer); several processes may sweep at once (SKIP LOCKED shares the rows out).
@@ -32,7 +33,7 @@ import { Ids } from "../platform/Ids.ts"
 import { Settings } from "../settings/Settings.ts"
 import { iso, now } from "../shared/time.ts"
 import { BlobStore } from "./BlobStore.ts"
-import { type DownloadTarget, openToken, signToken } from "./tokens.ts"
+import { type DownloadTarget, openDownload, signDownload } from "./tokens.ts"
 
 export type { DownloadTarget } from "./tokens.ts"
 
@@ -67,8 +68,12 @@ export class Blobs extends Context.Service<Blobs, {
   size(sha256: string): Effect.Effect<number | undefined>
   /** A URL that fetches the bytes without an API key until `expires_at`. */
   downloadUrl(target: DownloadTarget): Effect.Effect<SignedDownload>
-  /** The target of a server-signed download token, or undefined when it is forged, malformed or expired. */
-  verifyToken(token: string): Effect.Effect<(DownloadTarget & { readonly expiresAt: Date }) | undefined>
+  /** The target of a server-signed download URL's parts, or undefined when they are forged, malformed or expired. */
+  verifyDownload(parts: {
+    readonly token: string
+    readonly contentType?: string | undefined
+    readonly filename?: string | undefined
+  }): Effect.Effect<(DownloadTarget & { readonly expiresAt: Date }) | undefined>
   /** Deletes the bytes of up to `limit` unreferenced blobs and their rows; answers how many. */
   sweep(limit?: number): Effect.Effect<number>
 }>()("inbox/Blobs") {
@@ -115,11 +120,15 @@ export class Blobs extends Context.Service<Blobs, {
           ...(target.filename === undefined ? {} : { filename: target.filename })
         })
         if (presigned !== undefined) return { download_url: presigned, expires_at }
-        const token = signToken(signingKey, target, expiresAtSeconds)
-        return { download_url: `${settings.publicUrl.replace(/\/+$/, "")}/downloads/${token}`, expires_at }
+        const signed = signDownload(signingKey, target, expiresAtSeconds)
+        const query = new URLSearchParams({
+          content_type: signed.contentType,
+          ...(signed.filename === undefined ? {} : { filename: signed.filename })
+        })
+        return { download_url: `${settings.publicUrl.replace(/\/+$/, "")}/downloads/${signed.token}?${query}`, expires_at }
       }),
-      verifyToken: Effect.fn("Blobs.verifyToken")(function*(token: string) {
-        const opened = openToken(signingKey, token)
+      verifyDownload: Effect.fn("Blobs.verifyDownload")(function*(parts) {
+        const opened = openDownload(signingKey, parts)
         if (opened === undefined) return undefined
         const expiresAt = new Date(opened.expiresAtSeconds * 1000)
         if (expiresAt.getTime() <= (yield* now).getTime()) return undefined

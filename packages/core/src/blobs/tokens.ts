@@ -1,16 +1,18 @@
 /**
- * Server-signed download tokens: the last path segment of `/downloads/<token>`, which lets
- * anyone holding the URL fetch one blob, as one media type and file name, until it expires.
+ * Server-signed download URLs: `/downloads/<token>?content_type=...&filename=...`, which
+ * let anyone holding the URL fetch one blob, as one media type and file name, until it
+ * expires.
  *
- * The token is the capability, so it is small, exact and unforgeable:
- * - bytes (version 1): `1`, the sha256 (32 bytes), the expiry (unsigned 32-bit seconds
- *   since the epoch), the media type's length (1 byte), the media type, the file name
- *   (UTF-8, the rest), then a 16-byte HMAC-SHA256 tag over all of it, keyed by the
- *   server's download secret; base64url without padding;
- * - a path parameter holds at most 512 characters (shared/fields.ts `Id`), so a token is at
- *   most 384 bytes: the media type is cleaned first (download.ts) and a file name too long
- *   for what is left is shortened, keeping its extension (it only names the saved file);
- * - opening refuses anything that is not exactly such a token, forged or truncated alike,
+ * The URL is the capability, so it is small, exact and unforgeable:
+ * - the token (base64url, 71 characters: the router caps a path parameter at 100) holds a
+ *   version byte, the sha256 (32 bytes), the expiry (unsigned 32-bit seconds since the
+ *   epoch) and a 16-byte HMAC-SHA256 tag keyed by the server's download secret;
+ * - the tag covers the token's bytes, the media type and the file name (length-prefixed,
+ *   so no two different triples sign alike), which travel in the query: changing either
+ *   breaks the tag;
+ * - the media type is cleaned and the file name cleaned and cut to 255 bytes of UTF-8
+ *   before signing (download.ts), so what is signed is exactly what is served;
+ * - opening refuses anything that is not exactly such a URL, forged or truncated alike,
  *   with no reason given: the route answers every refusal the same way.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
@@ -22,14 +24,26 @@ export interface DownloadTarget {
   readonly filename?: string
 }
 
+/** The parts of a signed download URL: the path's token and the query's values. */
+export interface SignedDownloadParts {
+  readonly token: string
+  readonly contentType: string
+  readonly filename?: string
+}
+
 const VERSION = 1
+const HEADER_BYTES = 1 + 32 + 4
 const TAG_BYTES = 16
-const HEADER_BYTES = 1 + 32 + 4 + 1
-/** 512 base64url characters. */
-export const TOKEN_MAX_BYTES = 384
+/** The longest file name a download is saved under (most file systems' limit). */
+export const MAX_FILENAME_BYTES = 255
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
-const tag = (key: string, bytes: Uint8Array) => createHmac("sha256", key).update(bytes).digest().subarray(0, TAG_BYTES)
+const tag = (key: string, header: Uint8Array, contentType: string, filename: string) => {
+  const type = Buffer.from(contentType, "utf8")
+  const length = Buffer.alloc(2)
+  length.writeUInt16BE(type.length)
+  return createHmac("sha256", key).update(header).update(length).update(type).update(filename, "utf8").digest().subarray(0, TAG_BYTES)
+}
 
 /** Shortens a name to at most `maxBytes` of UTF-8, whole characters only, keeping a short extension. */
 export const fitFilename = (name: string, maxBytes: number): string | undefined => {
@@ -45,37 +59,38 @@ export const fitFilename = (name: string, maxBytes: number): string | undefined 
   return base === "" ? undefined : base + extension
 }
 
-export const signToken = (key: string, target: DownloadTarget, expiresAtSeconds: number): string => {
-  const contentType = Buffer.from(safeContentType(target.contentType), "latin1")
-  const room = TOKEN_MAX_BYTES - HEADER_BYTES - TAG_BYTES - contentType.length
-  const filename = Buffer.from(fitFilename(cleanFilename(target.filename) ?? "", room) ?? "", "utf8")
+export const signDownload = (key: string, target: DownloadTarget, expiresAtSeconds: number): SignedDownloadParts => {
+  const contentType = safeContentType(target.contentType)
+  const clean = cleanFilename(target.filename)
+  const filename = clean === undefined ? undefined : fitFilename(clean, MAX_FILENAME_BYTES)
   const header = Buffer.alloc(HEADER_BYTES)
   header.writeUInt8(VERSION, 0)
   header.write(target.sha256, 1, 32, "hex")
   header.writeUInt32BE(expiresAtSeconds, 33)
-  header.writeUInt8(contentType.length, 37)
-  const body = Buffer.concat([header, contentType, filename])
-  return Buffer.concat([body, tag(key, body)]).toString("base64url")
+  const token = Buffer.concat([header, tag(key, header, contentType, filename ?? "")]).toString("base64url")
+  return { token, contentType, ...(filename === undefined ? {} : { filename }) }
 }
 
-/** The target and expiry of a well-formed token signed with `key`, or undefined. Expiry is the caller's check. */
-export const openToken = (key: string, token: string): { readonly target: DownloadTarget; readonly expiresAtSeconds: number } | undefined => {
-  if (token.length > 512 || !BASE64URL.test(token)) return undefined
+/** The target and expiry of a URL signed with `key`, or undefined. Expiry is the caller's check. */
+export const openDownload = (
+  key: string,
+  parts: { readonly token: string; readonly contentType?: string | undefined; readonly filename?: string | undefined }
+): { readonly target: DownloadTarget; readonly expiresAtSeconds: number } | undefined => {
+  const { token } = parts
+  if (token.length > 100 || !BASE64URL.test(token)) return undefined
   const bytes = Buffer.from(token, "base64url")
   // Only the canonical spelling: no second string opens the same token.
-  if (bytes.length < HEADER_BYTES + TAG_BYTES || bytes.toString("base64url") !== token) return undefined
-  const body = bytes.subarray(0, bytes.length - TAG_BYTES)
-  if (!timingSafeEqual(bytes.subarray(bytes.length - TAG_BYTES), tag(key, body))) return undefined
-  if (body.readUInt8(0) !== VERSION) return undefined
-  const typeLength = body.readUInt8(37)
-  if (HEADER_BYTES + typeLength > body.length) return undefined
-  const filename = body.subarray(HEADER_BYTES + typeLength).toString("utf8")
+  if (bytes.length !== HEADER_BYTES + TAG_BYTES || bytes.toString("base64url") !== token) return undefined
+  const header = bytes.subarray(0, HEADER_BYTES)
+  if (header.readUInt8(0) !== VERSION || parts.contentType === undefined) return undefined
+  const filename = parts.filename ?? ""
+  if (!timingSafeEqual(bytes.subarray(HEADER_BYTES), tag(key, header, parts.contentType, filename))) return undefined
   return {
     target: {
-      sha256: body.subarray(1, 33).toString("hex"),
-      contentType: body.subarray(HEADER_BYTES, HEADER_BYTES + typeLength).toString("latin1"),
+      sha256: header.subarray(1, 33).toString("hex"),
+      contentType: parts.contentType,
       ...(filename === "" ? {} : { filename })
     },
-    expiresAtSeconds: body.readUInt32BE(33)
+    expiresAtSeconds: header.readUInt32BE(33)
   }
 }

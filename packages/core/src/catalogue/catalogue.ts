@@ -8,6 +8,7 @@
  */
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
+import { blobOperations } from "../blobs/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
@@ -34,7 +35,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...podOperations,
   ...inboxOperations,
   ...apiKeyOperations,
-  ...planOperations
+  ...planOperations,
+  ...blobOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
