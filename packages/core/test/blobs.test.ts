@@ -7,10 +7,10 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Blobs, BlobStore, BlobStores, contentDisposition, downloadOf, Ids, Inboxes, Organizations, type Principal, safeContentType, sha256Of } from "@inbox/core"
 import { blobStoreContract, distinctBytes, engineLayer, layerFilesInTemp, layerMemory, S3Server, storages, TempDir } from "@inbox/testkit"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import { parseBlobUrl } from "../src/blobs/s3.ts"
 import { openDownload, signDownload } from "../src/blobs/tokens.ts"
@@ -442,3 +442,25 @@ describe("INBOX_BLOB_URL", () => {
     }
   })
 })
+
+// --- Which store the settings pick --------------------------------------------------------
+
+const pickedBy = (env: Record<string, string>) =>
+  BlobStore.use((store) => Effect.succeed(store.name)).pipe(
+    Effect.provide(BlobStores.layerConfig.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))),
+    Effect.scoped
+  )
+
+if (firstStorage !== undefined) {
+  layer(Layer.merge(firstStorage.layer, TempDir.layer), { timeout: "120 seconds" })("BlobStores.layerConfig", (it) => {
+    it.effect("INBOX_BLOB_URL picks S3, else INBOX_DATABASE_URL PostgreSQL, else files under INBOX_DATA_DIR", () =>
+      Effect.gen(function*() {
+        const dir = (yield* TempDir).path
+        const s3 = "s3://mail?endpoint=http://127.0.0.1:9&region=us-east-1"
+        assert.strictEqual(yield* pickedBy({ INBOX_BLOB_URL: s3, INBOX_DATABASE_URL: "postgres://x/y", INBOX_DATA_DIR: dir }), "s3")
+        assert.strictEqual(yield* pickedBy({ INBOX_DATABASE_URL: "postgres://x/y", INBOX_DATA_DIR: dir }), "postgres")
+        assert.strictEqual(yield* pickedBy({ INBOX_BLOB_URL: "", INBOX_DATA_DIR: dir }), "files")
+        assert.isTrue(existsSync(join(dir, "blobs")))
+      }))
+  })
+}

@@ -1,10 +1,10 @@
 /**
  * The server process: the engine on live ports (INBOX_* settings) behind Node's HTTP
- * server. Storage is built first, so migrations have run before the first request is
- * answered and /health means ready.
+ * server, and its background work (the blob sweeper). Storage is built first, so
+ * migrations have run before the first request is answered and /health means ready.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Engine } from "@inbox/core"
+import { Blobs, Engine } from "@inbox/core"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
@@ -16,8 +16,11 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
   return NodeHttpServer.layer(createServer, { port, host })
 }).pipe(Effect.orDie))
 
-/** The HTTP server over an engine the caller provides. */
-export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
+/** The HTTP server over an engine the caller provides, with the sweeper of unreferenced blobs. */
+export const ServerLive = Layer.merge(
+  HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive)),
+  Blobs.layerSweeper
+)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(ServerLive.pipe(Layer.provide(Engine.layerConfig)))

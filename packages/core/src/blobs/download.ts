@@ -44,11 +44,29 @@ export const safeContentType = (value: string): string => {
   return charset === undefined || charset.length > 40 ? essence : `${essence}; charset=${charset}`
 }
 
+/** The longest file name a download is saved under (most file systems' limit), in UTF-8 bytes. */
+export const MAX_FILENAME_BYTES = 255
+
+/** Shortens a name to at most `maxBytes` of UTF-8, whole characters only, keeping a short extension. */
+export const fitFilename = (name: string, maxBytes: number): string | undefined => {
+  if (Buffer.byteLength(name) <= maxBytes) return name
+  const dot = name.lastIndexOf(".")
+  const extension = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : ""
+  const room = maxBytes - Buffer.byteLength(extension)
+  let base = ""
+  for (const ch of name.slice(0, name.length - extension.length)) {
+    if (Buffer.byteLength(base + ch) > room) break
+    base += ch
+  }
+  return base === "" ? undefined : base + extension
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /**
  * A file name fit for a header: no control characters or path separators, no lone
- * surrogates (which cannot be encoded), trimmed; undefined when nothing is left.
+ * surrogates (which cannot be encoded), trimmed, at most MAX_FILENAME_BYTES; undefined
+ * when nothing is left.
  */
 export const cleanFilename = (filename: string | undefined): string | undefined => {
   if (filename === undefined) return undefined
@@ -57,7 +75,7 @@ export const cleanFilename = (filename: string | undefined): string | undefined 
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, "")
     .replace(/[/\\]/g, "_")
     .trim()
-  return clean === "" || clean === "." || clean === ".." ? undefined : clean
+  return clean === "" || clean === "." || clean === ".." ? undefined : fitFilename(clean, MAX_FILENAME_BYTES)
 }
 
 // RFC 8187 attr-char is narrower than what encodeURIComponent leaves alone.

@@ -10,8 +10,8 @@
  * - the tag covers the token's bytes, the media type and the file name (length-prefixed,
  *   so no two different triples sign alike), which travel in the query: changing either
  *   breaks the tag;
- * - the media type is cleaned and the file name cleaned and cut to 255 bytes of UTF-8
- *   before signing (download.ts), so what is signed is exactly what is served;
+ * - the media type and the file name are cleaned before signing (download.ts), so what is
+ *   signed is exactly what is served;
  * - opening refuses anything that is not exactly such a URL, forged or truncated alike,
  *   with no reason given: the route answers every refusal the same way.
  */
@@ -34,8 +34,6 @@ export interface SignedDownloadParts {
 const VERSION = 1
 const HEADER_BYTES = 1 + 32 + 4
 const TAG_BYTES = 16
-/** The longest file name a download is saved under (most file systems' limit). */
-export const MAX_FILENAME_BYTES = 255
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
 const tag = (key: string, header: Uint8Array, contentType: string, filename: string) => {
@@ -45,24 +43,9 @@ const tag = (key: string, header: Uint8Array, contentType: string, filename: str
   return createHmac("sha256", key).update(header).update(length).update(type).update(filename, "utf8").digest().subarray(0, TAG_BYTES)
 }
 
-/** Shortens a name to at most `maxBytes` of UTF-8, whole characters only, keeping a short extension. */
-export const fitFilename = (name: string, maxBytes: number): string | undefined => {
-  if (Buffer.byteLength(name) <= maxBytes) return name
-  const dot = name.lastIndexOf(".")
-  const extension = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : ""
-  const room = maxBytes - Buffer.byteLength(extension)
-  let base = ""
-  for (const ch of name.slice(0, name.length - extension.length)) {
-    if (Buffer.byteLength(base + ch) > room) break
-    base += ch
-  }
-  return base === "" ? undefined : base + extension
-}
-
 export const signDownload = (key: string, target: DownloadTarget, expiresAtSeconds: number): SignedDownloadParts => {
   const contentType = safeContentType(target.contentType)
-  const clean = cleanFilename(target.filename)
-  const filename = clean === undefined ? undefined : fitFilename(clean, MAX_FILENAME_BYTES)
+  const filename = cleanFilename(target.filename)
   const header = Buffer.alloc(HEADER_BYTES)
   header.writeUInt8(VERSION, 0)
   header.write(target.sha256, 1, 32, "hex")
