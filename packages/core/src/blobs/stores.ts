@@ -92,6 +92,7 @@ export const layerFiles = (dir: string) =>
     const writeDurably = (path: string, bytes: Uint8Array) =>
       Effect.gen(function*() {
         const folder = dirname(path)
+        // Only uniqueness matters here (no test depends on the name), so not the Ids port.
         const temp = join(folder, `.${randomUUID()}.tmp`)
         yield* Effect.acquireUseRelease(
           io(() => fs.open(temp, "wx")),
