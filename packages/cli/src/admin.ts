@@ -35,7 +35,8 @@ export const SERVE_SETTINGS = [
 /** Flags every storage-using command accepts (defined once on the program). */
 export const STORAGE_SETTINGS = [
   { flag: "--data-dir <dir>", env: "INBOX_DATA_DIR", help: "embedded database folder (default ./.inbox)" },
-  { flag: "--database-url <url>", env: "INBOX_DATABASE_URL", help: "PostgreSQL server; replaces the embedded database" }
+  { flag: "--database-url <url>", env: "INBOX_DATABASE_URL", help: "PostgreSQL server; replaces the embedded database" },
+  { flag: "--blob-url <url>", env: "INBOX_BLOB_URL", help: "S3-compatible store for raw mail and attachments, s3://bucket?endpoint=...&region=..." }
 ] as const
 
 export const serve = Effect.gen(function*() {

@@ -1,9 +1,10 @@
 /**
  * The engine: every core service wired together over the ports it needs.
  *
- * `Engine.layer` needs the ports (SqlClient, MailTransport, Ids, Settings) and provides the
- * services; `Engine.layerConfig` adds the live ports from the environment. An embedding
- * application provides this layer and calls operations directly, with no HTTP.
+ * `Engine.layer` needs the ports (SqlClient, BlobStore, MailTransport, Egress, Ids,
+ * Settings) and provides the services; `Engine.layerConfig` adds the live ports from the
+ * environment. An embedding application provides this layer and calls operations directly,
+ * with no HTTP.
  */
 import { type Effect, Layer } from "effect"
 import type { Principal } from "./access/Principal.ts"
@@ -12,6 +13,9 @@ import { runOperation } from "./catalogue/run.ts"
 import { Egress } from "./egress/Egress.ts"
 import type { ApiError } from "./errors/errors.ts"
 import { Agents } from "./agent/Agents.ts"
+import { Blobs } from "./blobs/Blobs.ts"
+import { BlobStore } from "./blobs/BlobStore.ts"
+import * as BlobStores from "./blobs/stores.ts"
 import { ApiKeys } from "./apikeys/ApiKeys.ts"
 import * as Database from "./db/Database.ts"
 import { Inboxes } from "./inboxes/Inboxes.ts"
@@ -21,9 +25,6 @@ import { Pods } from "./pods/Pods.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Settings } from "./settings/Settings.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
-import { Blobs } from "./blobs/Blobs.ts"
-import { BlobStore } from "./blobs/BlobStore.ts"
-import * as BlobStores from "./blobs/stores.ts"
 import { Events } from "./events/Events.ts"
 import { Inbound } from "./inbound/Inbound.ts"
 import { ListsScratch, SuppressionsScratch } from "./lists/scratch.ts"
@@ -82,18 +83,24 @@ const services = messaging.pipe(
 /** The services over given ports. */
 export const layer = services
 
-/** The services over live ports configured from INBOX_* variables. */
+/**
+ * The services over live ports configured from INBOX_* variables. The blob store follows
+ * the storage settings (BlobStores.layerConfig): S3 with INBOX_BLOB_URL, else PostgreSQL
+ * with INBOX_DATABASE_URL, else files in INBOX_DATA_DIR beside the embedded database.
+ */
 export const layerConfig = services.pipe(
-  Layer.provideMerge(Layer.mergeAll(Egress.layer, BlobStores.layerPostgres)),
+  Layer.provideMerge(Egress.layer),
   Layer.provideMerge(MailTransport.layerConfig),
-  Layer.provideMerge(Layer.mergeAll(Ids.layer, Settings.layer)),
+  Layer.provideMerge(Layer.mergeAll(Ids.layer, Settings.layer, BlobStores.layerConfig)),
   Layer.provideMerge(Database.layerConfig)
 )
 
 /**
  * The engine embedded in another Node application: PGlite in `dataDir` (or in memory),
- * mail to the local outbox unless a relay URL is given, and settings in code rather than
- * from the environment.
+ * blobs as files in `dataDir/blobs` (or in memory), mail to the local outbox unless a
+ * relay URL is given, and settings in code rather than from the environment. Unreferenced
+ * blobs are swept by `Blobs.layerSweeper`, which the server runs; an embedding application
+ * that deletes messages provides it too.
  */
 export const layerEmbedded = (options: {
   readonly dataDir?: string
@@ -101,11 +108,12 @@ export const layerEmbedded = (options: {
   readonly smtpUrl?: string
 } = {}) =>
   services.pipe(
-    Layer.provideMerge(Layer.mergeAll(Egress.layer, BlobStores.layerPostgres)),
+    Layer.provideMerge(Egress.layer),
     Layer.provideMerge(options.smtpUrl === undefined ? MailTransport.layerLocalOutbox : MailTransport.layerSmtp(options.smtpUrl)),
     Layer.provideMerge(Layer.mergeAll(
       Ids.layer,
-      Layer.succeed(Settings, Settings.make(options.baseDomain === undefined ? {} : { baseDomain: options.baseDomain }))
+      Layer.succeed(Settings, Settings.make(options.baseDomain === undefined ? {} : { baseDomain: options.baseDomain })),
+      options.dataDir === undefined || /^[a-z]+:\/\//i.test(options.dataDir) ? BlobStores.layerMemory : BlobStores.layerFiles(options.dataDir)
     )),
     Layer.provideMerge(Database.layerPglite({ dataDir: options.dataDir ?? "memory://" }))
   )

@@ -3,8 +3,8 @@
  * travelling through a real SMTP conversation when a relay is configured.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Agents, BlobStores, Egress, Engine, Ids, MailTransport, readLocalOutbox } from "@inbox/core"
-import { CapturedMail, mailTransportContract, settingsLayer, SmtpSink, storages } from "@inbox/testkit"
+import { Agents, Egress, Engine, Ids, MailTransport, readLocalOutbox } from "@inbox/core"
+import { CapturedMail, layerMemory, mailTransportContract, settingsLayer, SmtpSink, storages } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 
 mailTransportContract({
@@ -37,7 +37,7 @@ if (firstStorage !== undefined) {
   const relayEngine = Layer.unwrap(SmtpSink.useSync((sink) =>
     Engine.layer.pipe(
       Layer.provideMerge(MailTransport.layerSmtp(sink.url)),
-      Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(), Egress.layerTest({}), BlobStores.layerPostgres)),
+      Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(), Egress.layerTest({}), layerMemory)),
       Layer.provideMerge(firstStorage.layer)
     )
   )).pipe(Layer.provideMerge(SmtpSink.layer()))

@@ -1,11 +1,12 @@
 /**
  * The server process: the engine on live ports (INBOX_* settings) behind Node's HTTP
- * server (node.ts: timeouts, connection cap, Node's own refusals as JSON). Storage is built
- * first, so migrations have run before the first request is answered and /health means
- * ready.
+ * server (node.ts: timeouts, connection cap, Node's own refusals as JSON), and its
+ * background work (the job worker, the blob sweeper, resending abandoned sends). Storage is
+ * built first, so migrations have run before the first request is answered and /health
+ * means ready.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Engine, Jobs, Sending } from "@inbox/core"
+import { Blobs, Engine, Jobs, Sending } from "@inbox/core"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
@@ -20,8 +21,8 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
 /** The HTTP server over an engine the caller provides. */
 export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
 
-/** The background work of a server process: the job worker, and resending what a dead process left half-sent. */
-export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker)
+/** The background work of a server process: the job worker, the blob sweeper, and resending what a dead process left half-sent. */
+export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig)))

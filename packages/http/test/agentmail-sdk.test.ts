@@ -11,7 +11,6 @@
  * README, "Compatibility with the agentmail SDK", lists what differs and why.
  */
 import { assert, layer } from "@effect/vitest"
-import { operations } from "@inbox/core"
 import { CapturedMail, deliverMailOverHttp, LoopbackServer, loopbackServer, newOrganization, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"
 import { AgentMail, AgentMailClient, AgentMailError, serialization } from "agentmail"
 import { Effect } from "effect"
@@ -118,7 +117,6 @@ const receiveScan = (client: AgentMailClient) =>
   })
 
 /** Whether the catalogue serves the signed download URLs (GET /downloads/:token). */
-const servesDownloadUrls = operations.some((op) => op.routes.some((r) => r.method === "GET" && r.path.startsWith("/downloads/")))
 
 for (const storage of storages()) {
   // The real clock, not the test clock: the SDK is a client living in real time (expires_at).
@@ -283,9 +281,7 @@ for (const storage of storages()) {
           assert.isUndefined(thread.sentTimestamp)
         }))
 
-      // download_url is served by GET /downloads/:token; until that route is in the catalogue
-      // this case is skipped (visibly), and from then on it must pass.
-      it.effect.skipIf(!servesDownloadUrls)("the attachment's download_url, fetched as an SDK user does, answers the bytes without the key", () =>
+      it.effect("the attachment's download_url, fetched as an SDK user does, answers the bytes without the key", () =>
         Effect.gen(function*() {
           const { client } = yield* sdkClient
           const { inbox, messageId, attachmentId } = yield* receiveScan(client)

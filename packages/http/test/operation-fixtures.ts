@@ -7,6 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
+import { Blobs, sha256Of } from "@inbox/core"
 import { buildMail, deliverMail, newOrganization, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect } from "effect"
 
@@ -138,5 +139,14 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "threads.list": fixed({}),
   "threads.get": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } })),
   "threads.update": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id }, input: { add_labels: ["walked"] } })),
-  "threads.delete": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } }))
+  "threads.delete": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } })),
+  "downloads.get": () =>
+    Effect.gen(function*() {
+      const blobs = yield* Blobs
+      const bytes = new TextEncoder().encode("the walk's download")
+      yield* blobs.store([{ sha256: sha256Of(bytes), bytes }])
+      const { download_url } = yield* blobs.downloadUrl({ sha256: sha256Of(bytes), contentType: "text/plain", filename: "walk.txt" })
+      const url = new URL(download_url)
+      return { params: { token: url.pathname.slice("/downloads/".length) }, input: Object.fromEntries(url.searchParams) }
+    })
 }

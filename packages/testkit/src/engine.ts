@@ -1,11 +1,13 @@
 /**
  * The whole engine over test ports: a given storage layer, the captured outbox, an Egress
  * that answers only the URLs a test gives it, real random Ids (tests that need predictable
- * ids use layerFixedIds) and test Settings with rate limits off unless asked for.
+ * ids use layerFixedIds), test Settings with rate limits off unless asked for, and a blob
+ * store (in memory unless the test gives another, e.g. BlobStores.layerPostgres).
  */
-import { BlobStores, Egress, Engine, Ids, Settings, type SettingsShape, type Signals } from "@inbox/core"
+import { type BlobStore, BlobStores, Egress, Engine, Ids, Settings, type SettingsShape, type Signals } from "@inbox/core"
 import { Layer } from "effect"
 import type { EgressTestResponse as TestResponse } from "@inbox/core"
+import type { SqlClient } from "effect/sql"
 import { CapturedMail } from "./transport.ts"
 
 /** The host the app harness's requests name (app.ts); the test settings allow it. */
@@ -17,13 +19,15 @@ export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => {
   return Layer.succeed(Settings, overrides.allowedHosts === undefined ? { ...settings, allowedHosts: [...settings.allowedHosts, TEST_HOST] } : settings)
 }
 
-export const engineLayer = <E, R>(
-  storage: Layer.Layer<import("effect/sql").SqlClient.SqlClient | Signals, E, R>,
+export const engineLayer = <E, R, EB = never, RB = never>(
+  storage: Layer.Layer<SqlClient.SqlClient | Signals, E, R>,
   settings: Partial<SettingsShape> = {},
-  egress: Readonly<Record<string, TestResponse>> = {}
+  egress: Readonly<Record<string, TestResponse>> = {},
+  /** May need the SqlClient (the PostgreSQL store): `storage` provides it. */
+  blobStore: Layer.Layer<BlobStore, EB, RB> = BlobStores.layerMemory
 ) =>
   Engine.layer.pipe(
     Layer.provideMerge(CapturedMail.layer),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress), BlobStores.layerPostgres)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, settingsLayer(settings), Egress.layerTest(egress), blobStore)),
     Layer.provideMerge(storage)
   )

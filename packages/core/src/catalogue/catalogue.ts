@@ -9,6 +9,7 @@
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
 import { inboundOperations } from "../inbound/operations.ts"
+import { blobOperations } from "../blobs/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
 import { messageOperations } from "../messages/operations.ts"
 import { sendingOperations } from "../sending/operations.ts"
@@ -42,7 +43,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...sendingOperations,
   ...messageOperations,
   ...threadOperations,
-  ...inboundOperations
+  ...inboundOperations,
+  ...blobOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

@@ -30,7 +30,7 @@ import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/paginati
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
-import { downloadOf } from "./downloads.ts"
+import { downloadOf } from "../blobs/download.ts"
 import { MessageStore } from "./MessageStore.ts"
 import {
   type AttachmentMeta,

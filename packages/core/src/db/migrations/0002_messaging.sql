@@ -13,11 +13,15 @@ CREATE TABLE blobs (
 );
 CREATE INDEX blobs_unreferenced ON blobs (sha256) WHERE refs = 0;
 
--- The PostgreSQL BlobStore's bytes (used when it is the configured store).
+-- The PostgreSQL BlobStore's bytes (used when it is the configured store). Stored
+-- uncompressed (EXTERNAL): the store reads a large value a piece at a time with substring,
+-- which then fetches only the TOAST chunks of that piece instead of inflating the whole
+-- value for every piece. Mail that compresses well is mostly text, and small.
 CREATE TABLE blob_data (
   sha256           text PRIMARY KEY,
   data             bytea NOT NULL
 );
+ALTER TABLE blob_data ALTER COLUMN data SET STORAGE EXTERNAL;
 
 -- Secrets the server makes for itself once and shares between its processes (the key that
 -- signs download URLs).
