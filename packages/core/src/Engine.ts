@@ -15,6 +15,7 @@ import { Agents } from "./agent/Agents.ts"
 import { ApiKeys } from "./apikeys/ApiKeys.ts"
 import * as Database from "./db/Database.ts"
 import { Inboxes } from "./inboxes/Inboxes.ts"
+import { Lists } from "./lists/Lists.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { Ids } from "./platform/Ids.ts"
 import { Pods } from "./pods/Pods.ts"
@@ -22,10 +23,22 @@ import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Settings } from "./settings/Settings.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
 
-export type EngineServices = Organizations | Pods | Inboxes | ApiKeys | Agents | RateLimiter | Settings | Ids | MailTransport | Egress
+export type EngineServices =
+  | Organizations
+  | Pods
+  | Inboxes
+  | ApiKeys
+  | Agents
+  | Lists
+  | RateLimiter
+  | Settings
+  | Ids
+  | MailTransport
+  | Egress
 
 const services = Agents.layer.pipe(
   Layer.provideMerge(ApiKeys.layer),
+  Layer.provideMerge(Lists.layer),
   Layer.provideMerge(Inboxes.layer),
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),

@@ -68,6 +68,17 @@ type Fixture = (world: World) => Effect.Effect<FixtureRequest, never, any>
 
 const fixed = (request: FixtureRequest): Fixture => () => Effect.succeed(request)
 
+// Entries are unique per list: each fixture call gets its own address.
+let serial = 0
+const nextAddress = () => `walk-${++serial}@example.com`
+
+/** A path on inbox I's send block list, with an entry already on it. */
+const listEntry = (w: World) => {
+  const params = { inbox_id: w.a.inboxId, direction: "send", type: "block" }
+  const entry = nextAddress()
+  return Effect.as(post(w.a.key, `/v0/inboxes/${w.a.inboxId}/lists/send/block`, { entry }), { params: { ...params, entry } })
+}
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -86,5 +97,10 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "apiKeys.list": fixed({}),
   "apiKeys.revoke": (w) =>
     Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
-  "plans.list": fixed({})
+  "plans.list": fixed({}),
+  "lists.create": (w) =>
+    Effect.sync(() => ({ params: { inbox_id: w.a.inboxId, direction: "send", type: "block" }, input: { entry: nextAddress() } })),
+  "lists.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId, direction: "receive", type: "allow" } }),
+  "lists.get": listEntry,
+  "lists.delete": listEntry
 }

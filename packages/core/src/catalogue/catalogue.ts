@@ -9,6 +9,7 @@
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
+import { listOperations } from "../lists/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
 import type { Operation } from "./Operation.ts"
@@ -34,7 +35,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...podOperations,
   ...inboxOperations,
   ...apiKeyOperations,
-  ...planOperations
+  ...planOperations,
+  ...listOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
