@@ -21,6 +21,7 @@ import { Ids } from "./platform/Ids.ts"
 import { Pods } from "./pods/Pods.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Settings } from "./settings/Settings.ts"
+import { Suppressions } from "./suppressions/Suppressions.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
 
 export type EngineServices =
@@ -30,6 +31,7 @@ export type EngineServices =
   | ApiKeys
   | Agents
   | Lists
+  | Suppressions
   | RateLimiter
   | Settings
   | Ids
@@ -38,7 +40,7 @@ export type EngineServices =
 
 const services = Agents.layer.pipe(
   Layer.provideMerge(ApiKeys.layer),
-  Layer.provideMerge(Lists.layer),
+  Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),
   Layer.provideMerge(Inboxes.layer),
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),

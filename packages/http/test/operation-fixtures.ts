@@ -7,6 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
+import { Suppressions } from "@inbox/core"
 import { newOrganization, TestApp } from "@inbox/testkit"
 import { Effect } from "effect"
 
@@ -68,7 +69,7 @@ type Fixture = (world: World) => Effect.Effect<FixtureRequest, never, any>
 
 const fixed = (request: FixtureRequest): Fixture => () => Effect.succeed(request)
 
-// Entries are unique per list: each fixture call gets its own address.
+// Entries and suppressions are unique per list or organization: each fixture call gets its own address.
 let serial = 0
 const nextAddress = () => `walk-${++serial}@example.com`
 
@@ -77,6 +78,15 @@ const listEntry = (w: World) => {
   const params = { inbox_id: w.a.inboxId, direction: "send", type: "block" }
   const entry = nextAddress()
   return Effect.as(post(w.a.key, `/v0/inboxes/${w.a.inboxId}/lists/send/block`, { entry }), { params: { ...params, entry } })
+}
+
+/** A suppression recorded for inbox I (as a bounce of its mail would record it). */
+const suppression = (w: World) => {
+  const address = nextAddress()
+  return Effect.as(
+    Suppressions.use((s) => s.add(w.a.organizationId, { address, reason: "bounce", inbox_id: w.a.inboxId })),
+    { params: { address } }
+  )
 }
 
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
@@ -102,5 +112,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
     Effect.sync(() => ({ params: { inbox_id: w.a.inboxId, direction: "send", type: "block" }, input: { entry: nextAddress() } })),
   "lists.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId, direction: "receive", type: "allow" } }),
   "lists.get": listEntry,
-  "lists.delete": listEntry
+  "lists.delete": listEntry,
+  "suppressions.list": fixed({}),
+  "suppressions.delete": suppression
 }

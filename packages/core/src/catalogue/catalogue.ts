@@ -12,6 +12,7 @@ import { inboxOperations } from "../inboxes/operations.ts"
 import { listOperations } from "../lists/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
+import { suppressionOperations } from "../suppressions/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -36,7 +37,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...inboxOperations,
   ...apiKeyOperations,
   ...planOperations,
-  ...listOperations
+  ...listOperations,
+  ...suppressionOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
