@@ -23,7 +23,7 @@
  * lists/operations.ts), and a pod or inbox it cannot see is 404.
  */
 import { Context, Effect, Layer, Schema, SchemaGetter } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { notFound, type Principal, scopeTooNarrow } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { AlreadyExists, BadRequest, type MissingPermission, type NotFound, type ValidationError } from "../errors/errors.ts"
@@ -168,6 +168,10 @@ const candidatesOf = (address: string): ReadonlyArray<string> => {
 
 const NEAREST_FIRST = ["inbox", "pod", "organization"] as const
 
+// SQLSTATE 23503: the driver reports every constraint but a unique one as ConstraintError.
+const isForeignKeyViolation = (e: SqlError.SqlError): boolean =>
+  e.reason._tag === "ConstraintError" && (e.reason.cause as { readonly code?: unknown } | undefined)?.code === "23503"
+
 const MatchRow = Schema.Struct({ scope: Schema.String, list_type: Schema.String, entry: Schema.NullOr(Schema.String) })
 
 export class Lists extends Context.Service<Lists, {
@@ -235,7 +239,9 @@ export class Lists extends Context.Service<Lists, {
         const inserted = yield* sql`INSERT INTO list_entries ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING entry`.pipe(
           // The pod or inbox was deleted after it was found: its list is gone with it.
           Effect.catchTag("SqlError", (e) =>
-            e.reason._tag === "ConstraintError" ? Effect.fail(notFound(o.scope === "pod" ? "Pod" : "Inbox", o.scope_id)) : Effect.die(e))
+            isForeignKeyViolation(e) && o.scope !== "organization"
+              ? Effect.fail(notFound(o.scope === "pod" ? "Pod" : "Inbox", o.scope_id))
+              : Effect.die(e))
         )
         if (inserted.length === 0) {
           return yield* new AlreadyExists({
