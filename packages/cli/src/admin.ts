@@ -1,9 +1,21 @@
 /**
  * The operator's commands, which act without an API key: `serve`, `migrate`, `org create`,
- * `outbox` and `mcp` (which takes a key but speaks MCP on stdio). Each is a thin effect
+ * `org key`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
+ * stdio). Each is a thin effect
  * over core (or over @inbox/http for serve) run by `runCommand`.
  */
-import { ApiKeys, Database, decodeInput, EmailAddress, Inbound, Organizations, type PlanId, readLocalOutbox } from "@inbox/core"
+import {
+  ApiKeys,
+  Database,
+  decodeInput,
+  EmailAddress,
+  Inbound,
+  Organizations,
+  type PlanId,
+  readLocalOutbox,
+  type SuppressionReason,
+  Suppressions
+} from "@inbox/core"
 import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
@@ -148,6 +160,22 @@ export const inbound = (options: { readonly file: string; readonly to: ReadonlyA
     if (options.json === true) return yield* print(json(result))
     yield* print(result.delivered.length === 0 ? "Delivered to no inbox." : table(result.delivered, ["address", "message_id", "thread_id", "duplicate"]))
     if (result.skipped.length > 0) yield* print(`Skipped (not hosted here): ${result.skipped.join(", ")}`)
+  })
+
+/**
+ * Suppresses an address in an organization, as a hard bounce or a complaint would: the
+ * operator's way until the mail provider's events arrive, and for addresses a recipient
+ * asked by other means never to be mailed. An address already suppressed keeps its first
+ * record.
+ */
+export const suppressionAdd = (options: { readonly organizationId: string; readonly address: string; readonly reason: SuppressionReason }) =>
+  Effect.gen(function*() {
+    const { address } = yield* decodeInput(Schema.Struct({ address: EmailAddress }), { address: options.address })
+    yield* withEngine(Effect.gen(function*() {
+      const organization = yield* (yield* Organizations).get(options.organizationId)
+      yield* (yield* Suppressions).add(organization.id, { address, reason: options.reason })
+    }))
+    yield* print(`Suppressed ${address.toLowerCase()} in ${options.organizationId}: sends to it are refused until the suppression is deleted.`)
   })
 
 const outboxRows = (limit: number) =>

@@ -3,9 +3,21 @@
  * same meaning before a command runs, so flags and environment are one mechanism; the
  * resource commands come from the operation catalogue (resources.ts).
  */
-import { PLAN_IDS, type PlanId } from "@inbox/core"
+import { PLAN_IDS, type PlanId, SUPPRESSION_REASONS, type SuppressionReason } from "@inbox/core"
 import { Command, InvalidArgumentError, Option } from "commander"
-import { inbound, mcp, migrate, orgCreate, orgKey, outboxList, outboxShow, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
+import {
+  inbound,
+  mcp,
+  migrate,
+  orgCreate,
+  orgKey,
+  outboxList,
+  outboxShow,
+  SERVE_SETTINGS,
+  serve,
+  STORAGE_SETTINGS,
+  suppressionAdd
+} from "./admin.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
 
@@ -84,6 +96,17 @@ export const buildProgram = (): Command => {
     )
 
   addCatalogueCommands(program)
+
+  // Beside the catalogue's `suppressions list|delete`: adding one is the operator's, with no key.
+  const suppressions = program.commands.find((c) => c.name() === "suppressions") ?? program.command("suppressions")
+  suppressions.command("add")
+    .description("Suppress an address in an organization (operator): sends to it are refused until the suppression is deleted.")
+    .requiredOption("--org <organization_id>", "the organization")
+    .requiredOption("--address <address>", "the email address")
+    .addOption(new Option("--reason <reason>", "why").choices([...SUPPRESSION_REASONS]).default("manual"))
+    .action((opts: { org: string; address: string; reason: SuppressionReason }) =>
+      runCommand(suppressionAdd({ organizationId: opts.org, address: opts.address, reason: opts.reason }))
+    )
 
   const outbox = program.command("outbox")
     .description("List the local outbox: mail kept when INBOX_SMTP_URL is unset (verification codes in development).")

@@ -20,7 +20,9 @@ export const GROUPS: Readonly<Record<string, string>> = {
   pod: "Pods: isolated groups of inboxes",
   inbox: "Inboxes: email addresses that receive and send mail",
   key: "API keys of the organization",
-  agent: "Agent accounts: attach and verify the human owner"
+  agent: "Agent accounts: attach and verify the human owner",
+  lists: "Allow and block lists of the organization, a pod (--pod) or an inbox (--inbox)",
+  suppressions: "Suppressed addresses: sends to them are refused"
 }
 
 type Kind = "string" | "number" | "boolean" | "list" | "map"

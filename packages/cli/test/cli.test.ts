@@ -122,6 +122,7 @@ for (const storage of storages()) {
   describe(`inboxctl on ${storage.name}`, { timeout: 120_000 }, () => {
     let env: Record<string, string> = {}
     let orgKey = ""
+    let orgId = ""
     let alice: { inbox_id: string; email: string } = { inbox_id: "", email: "" }
 
     beforeAll(async () => {
@@ -135,6 +136,7 @@ for (const storage of storages()) {
       assert.match(run.stdout, /^\{"organization_id": "org_[0-9a-f]+", "api_key": "am_[0-9a-f]+"\}\n$/)
       const body = JSON.parse(run.stdout) as { organization_id: string; api_key: string }
       orgKey = body.api_key
+      orgId = body.organization_id
     })
 
     it("pod create, inbox create --pod and key create --inbox-id run with the organization key; a scoped key lists only its inbox", async () => {
@@ -201,6 +203,28 @@ for (const storage of storages()) {
       const thread = await inboxctl(["threads", "get", result.delivered[0]?.thread_id ?? "", "--json"], withKey)
       assert.strictEqual((JSON.parse(thread.stdout) as { message_count: number }).message_count, 1)
       rmSync(dir, { recursive: true, force: true })
+    })
+
+    it("lists add --inbox and lists list run with a key; suppressions add is the operator's, with no key", async () => {
+      const withKey = { ...env, INBOX_API_KEY: orgKey }
+      const added = await inboxctl(["lists", "add", "send", "block", "--inbox", alice.inbox_id, "--entry", "Spam@Example.com", "--reason", "spam", "--json"], withKey)
+      assert.strictEqual(added.code, 0, added.stderr)
+      assert.deepInclude(JSON.parse(added.stdout), { entry: "spam@example.com", list_type: "block", inbox_id: alice.inbox_id, reason: "spam" })
+      const listed = await inboxctl(["lists", "list", "send", "block", "--inbox", alice.inbox_id], withKey)
+      assert.strictEqual(listed.code, 0, listed.stderr)
+      assert.match(listed.stdout, /^ENTRY\s+DIRECTION\s+LIST_TYPE.*\nspam@example\.com\s+send\s+block\s+spam\s/)
+
+      const suppressed = await inboxctl(["suppressions", "add", "--org", orgId, "--address", "Gone@Example.com", "--reason", "complaint"], env)
+      assert.strictEqual(suppressed.code, 0, suppressed.stderr)
+      const shown = await inboxctl(["suppressions", "list", "--json"], withKey)
+      assert.strictEqual(shown.code, 0, shown.stderr)
+      assert.deepStrictEqual(
+        (JSON.parse(shown.stdout) as { suppressions: ReadonlyArray<{ address: string; reason: string }> }).suppressions.map((x) => [x.address, x.reason]),
+        [["gone@example.com", "complaint"]]
+      )
+      const unknown = await inboxctl(["suppressions", "add", "--org", "org_000000000000000000000000", "--address", "a@example.com"], env)
+      assert.strictEqual(unknown.code, 1)
+      assert.match(unknown.stderr, /^error: not_found: /)
     })
 
     it("a reserved username prints error: reserved_username and exits 1", async () => {

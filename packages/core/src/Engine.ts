@@ -19,22 +19,21 @@ import * as BlobStores from "./blobs/stores.ts"
 import { ApiKeys } from "./apikeys/ApiKeys.ts"
 import * as Database from "./db/Database.ts"
 import { Inboxes } from "./inboxes/Inboxes.ts"
+import { Lists } from "./lists/Lists.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { Ids } from "./platform/Ids.ts"
 import { Pods } from "./pods/Pods.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Settings } from "./settings/Settings.ts"
+import { Suppressions } from "./suppressions/Suppressions.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
 import { Events } from "./events/Events.ts"
 import { Inbound } from "./inbound/Inbound.ts"
-import { ListsScratch, SuppressionsScratch } from "./lists/scratch.ts"
-import { Lists } from "./lists/Lists.ts"
 import { MailParser } from "./mail/parse.ts"
 import { Messages } from "./messages/Messages.ts"
 import { MessageStore } from "./messages/MessageStore.ts"
 import { Idempotency } from "./sending/Idempotency.ts"
 import { Sending } from "./sending/Sending.ts"
-import { Suppressions } from "./suppressions/Suppressions.ts"
 import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
@@ -68,12 +67,13 @@ export type EngineServices =
 const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
   Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, ListsScratch, SuppressionsScratch, Jobs.layer))
+  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))
 )
 
 const services = messaging.pipe(
   Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),
+  Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),
   Layer.provideMerge(Inboxes.layer),
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),

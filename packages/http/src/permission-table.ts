@@ -11,8 +11,9 @@ export const permissionTable = (): string =>
     "|---|---|---|---|",
     ...operations.flatMap((op) =>
       op.routes.map((r) => {
+        const scopes = op.access.kind === "member" ? r.scopes ?? op.access.scopes : undefined
         const permission = op.access.kind === "member"
-          ? `\`${op.access.permission}\`${op.access.scopes === undefined ? "" : ` (${op.access.scopes.join(" or ")} keys)`}`
+          ? `\`${op.access.permission}\`${scopes === undefined ? "" : ` (${scopes.join(" or ")} keys)`}`
           : op.access.kind === "operator" ? "operator" : "none"
         return `| ${r.method} | \`${r.path}\` | ${permission} | ${"tool" in op.mcp ? `\`${op.mcp.tool}\`` : "-"} |`
       })

@@ -6,17 +6,25 @@
  * it succeeds, and its body matches the response schema the OpenAPI document publishes.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { type Operation, operations, PERMISSIONS } from "@inbox/core"
+import { type Operation, operations, PERMISSIONS, type Route } from "@inbox/core"
 import { engineLayer, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 import { Effect, Layer } from "effect"
 import { buildWorld, FIXTURES, type FixtureRequest, type World } from "./operation-fixtures.ts"
 
-const pathOf = (op: Operation, request: FixtureRequest): string => {
-  const route = op.routes.find((r) => r.path.match(/:([a-z_]+)/g)?.every((p) => request.params?.[p.slice(1)] !== undefined) ?? true) ??
+/** The route a fixture names: the most specific one whose parameters it all gives. */
+const routeFor = (op: Operation, request: FixtureRequest): Route => {
+  const names = (r: Route) => r.path.match(/:([a-z_]+)/g) ?? []
+  const given = op.routes.filter((r) => names(r).every((p) => request.params?.[p.slice(1)] !== undefined))
+  const route = given.reduce<Route | undefined>((best, r) => best === undefined || names(r).length > names(best).length ? r : best, undefined) ??
     op.routes[0]
   if (route === undefined) throw new Error(`${op.name} has no route`)
+  return route
+}
+
+const pathOf = (op: Operation, request: FixtureRequest): string => {
+  const route = routeFor(op, request)
   const path = route.path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(request.params?.[name] ?? ""))
   if (route.method === "GET" || route.method === "DELETE" || op.query !== undefined) {
     const query = new URLSearchParams(Object.entries(request.input ?? {}).map(([k, v]) => [k, String(v)])).toString()
@@ -80,7 +88,8 @@ for (const storage of storages()) {
           const world = yield* buildWorld
           for (const op of members.filter((o) => o.params.some((p) => p.required))) {
             if (op.access.kind !== "member") continue
-            const scopes = op.access.scopes ?? ["organization", "pod", "inbox"]
+            const request = yield* fixture(op, world)
+            const scopes = routeFor(op, request).scopes ?? op.access.scopes ?? ["organization", "pod", "inbox"]
             const cases = [
               { who: "another organization", key: world.b.key, scope: "organization" },
               { who: "another pod", key: world.a.otherPodKey, scope: "pod" },

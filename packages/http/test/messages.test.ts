@@ -107,6 +107,19 @@ for (const storage of storages()) {
           assert.deepStrictEqual(threads.body.threads.map((t: { thread_id: string }) => t.thread_id), [normal.thread_id])
         }))
 
+      it.effect("a sender the inbox's receive lists block is stored labelled blocked and emits message.received.blocked", () =>
+        Effect.gen(function*() {
+          const { deliver, get, ids, app, key, inbox, organizationId } = yield* setUp
+          yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/lists/receive/block`, { key, json: { entry: "pest.example" } })
+          const pest = yield* deliver({ from: "Pest <p@pest.example>" })
+          const fine = yield* deliver({ from: "friend@ok.example" })
+          assert.deepStrictEqual(ids(yield* get("/messages")), [fine.message_id])
+          assert.deepStrictEqual(ids(yield* get("/messages?labels=blocked")), [pest.message_id])
+          const sql = yield* SqlClient.SqlClient
+          const types = yield* sql<{ event_type: string }>`SELECT event_type FROM events WHERE organization_id = ${organizationId} ORDER BY created_at, id`
+          assert.sameMembers(types.map((t) => t.event_type), ["message.received.blocked", "message.received"])
+        }))
+
       it.effect("a key with a permission list needs label_spam_read to request spam: 403 missing_permission", () =>
         Effect.gen(function*() {
           const { app, key, get } = yield* setUp

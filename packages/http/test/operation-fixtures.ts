@@ -7,7 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
-import { Blobs, sha256Of } from "@inbox/core"
+import { Blobs, sha256Of, Suppressions } from "@inbox/core"
 import { buildMail, deliverMail, newOrganization, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect } from "effect"
 
@@ -90,6 +90,26 @@ type Fixture = (world: World) => Effect.Effect<FixtureRequest, never, any>
 
 const fixed = (request: FixtureRequest): Fixture => () => Effect.succeed(request)
 
+// Entries and suppressions are unique per list or organization: each fixture call gets its own address.
+let serial = 0
+const nextAddress = () => `walk-${++serial}@example.com`
+
+/** A path on inbox I's send block list, with an entry already on it. */
+const listEntry = (w: World) => {
+  const params = { inbox_id: w.a.inboxId, direction: "send", type: "block" }
+  const entry = nextAddress()
+  return Effect.as(post(w.a.key, `/v0/inboxes/${w.a.inboxId}/lists/send/block`, { entry }), { params: { ...params, entry } })
+}
+
+/** A suppression recorded for inbox I (as a bounce of its mail would record it). */
+const suppression = (w: World) => {
+  const address = nextAddress()
+  return Effect.as(
+    Suppressions.use((s) => s.add(w.a.organizationId, { address, reason: "bounce", inbox_id: w.a.inboxId })),
+    { params: { address } }
+  )
+}
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -148,5 +168,12 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
       const { download_url } = yield* blobs.downloadUrl({ sha256: sha256Of(bytes), contentType: "text/plain", filename: "walk.txt" })
       const url = new URL(download_url)
       return { params: { token: url.pathname.slice("/downloads/".length) }, input: Object.fromEntries(url.searchParams) }
-    })
+    }),
+  "lists.create": (w) =>
+    Effect.sync(() => ({ params: { inbox_id: w.a.inboxId, direction: "send", type: "block" }, input: { entry: nextAddress() } })),
+  "lists.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId, direction: "receive", type: "allow" } }),
+  "lists.get": listEntry,
+  "lists.delete": listEntry,
+  "suppressions.list": fixed({}),
+  "suppressions.delete": suppression
 }

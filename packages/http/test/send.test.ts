@@ -4,6 +4,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { CapturedMail, deliverMail as inbound, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
+import { Suppressions } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -211,6 +212,31 @@ for (const storage of storages()) {
           const unreachable = yield* send({ to: "a@example.net", text: "x", attachments: [{ url: "https://files.example.com/missing" }] })
           assert.strictEqual(unreachable.status, 400)
           assert.deepStrictEqual(unreachable.body.errors[0].path, ["attachments", "0", "url"])
+        }))
+
+      it.effect("recipient_blocked: send lists for new messages, reply lists for replies, inbox then pod then organization; recipient_suppressed after a suppression", () =>
+        Effect.gen(function*() {
+          const { app, key, inbox, send, organizationId } = yield* setUp()
+          yield* app.request("POST", "/v0/lists/send/block", { key, json: { entry: "blocked.example" } })
+          const blocked = yield* send({ to: "x@sub.blocked.example", text: "x" })
+          assert.strictEqual(blocked.status, 403)
+          assert.strictEqual(blocked.body.code, "recipient_blocked")
+          // The inbox's allow entry decides before the organization's block.
+          yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/lists/send/allow`, { key, json: { entry: "ok@blocked.example" } })
+          assert.strictEqual((yield* send({ to: "ok@blocked.example", text: "x" })).status, 200)
+          // A non-empty allow list without a match blocks.
+          assert.strictEqual((yield* send({ to: "someone@elsewhere.example", text: "x" })).body.code, "recipient_blocked")
+          // Replies answer to the reply lists, not the send lists.
+          const arrived = yield* inbound(inbox.email, { from: "someone@elsewhere.example", messageId: "<lists@example.org>" })
+          const reply = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/${arrived.body.delivered[0].message_id}/reply`, { key, json: { text: "hi" } })
+          assert.strictEqual(reply.status, 200, reply.text)
+          yield* app.request("POST", "/v0/lists/reply/block", { key, json: { entry: "someone@elsewhere.example" } })
+          const refusedReply = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/${arrived.body.delivered[0].message_id}/reply`, { key, json: { text: "hi" } })
+          assert.strictEqual(refusedReply.body.code, "recipient_blocked")
+          yield* (yield* Suppressions).add(organizationId, { address: "ok@blocked.example", reason: "bounce" })
+          const suppressed = yield* send({ to: "OK@blocked.example", text: "x" })
+          assert.strictEqual(suppressed.status, 422)
+          assert.strictEqual(suppressed.body.code, "recipient_suppressed")
         }))
 
       it.effect("the per-inbox cap of 100 sends per rolling 24 hours is 429 rate_limited with Retry-After", () =>

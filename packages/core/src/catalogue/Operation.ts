@@ -27,13 +27,23 @@ export interface Route<P extends string = string> {
   readonly method: Method
   /** Path with `:name` parameters, e.g. `/v0/pods/:pod_id/inboxes`. */
   readonly path: P
+  /**
+   * Key scopes that may call the operation by this path, where the path itself names a
+   * level a narrower key never manages (the organization's own lists, say): a narrower key
+   * is 403 missing_permission here, like `access.scopes`. Default: the operation's scopes.
+   */
+  readonly scopes?: ReadonlyArray<Scope["type"]>
+}
+
+export interface RouteOptions {
+  readonly scopes?: ReadonlyArray<Scope["type"]>
 }
 
 export const route = {
-  get: <const P extends string>(path: P): Route<P> => ({ method: "GET", path }),
-  post: <const P extends string>(path: P): Route<P> => ({ method: "POST", path }),
-  patch: <const P extends string>(path: P): Route<P> => ({ method: "PATCH", path }),
-  delete: <const P extends string>(path: P): Route<P> => ({ method: "DELETE", path })
+  get: <const P extends string>(path: P, options: RouteOptions = {}): Route<P> => ({ method: "GET", path, ...options }),
+  post: <const P extends string>(path: P, options: RouteOptions = {}): Route<P> => ({ method: "POST", path, ...options }),
+  patch: <const P extends string>(path: P, options: RouteOptions = {}): Route<P> => ({ method: "PATCH", path, ...options }),
+  delete: <const P extends string>(path: P, options: RouteOptions = {}): Route<P> => ({ method: "DELETE", path, ...options })
 }
 
 type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}` ? Name | ParamNames<`/${Rest}`>
@@ -188,7 +198,20 @@ export interface TypedOperation<Params, Input, Output> extends Operation {
   readonly "~types"?: { readonly params: Params; readonly input: Input; readonly output: Output }
 }
 
-const paramNames = (path: string): ReadonlyArray<string> => [...path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] ?? "")
+export const paramNames = (path: string): ReadonlyArray<string> => [...path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] ?? "")
+
+/**
+ * The route a call came by: the one whose path parameters are exactly those given (REST
+ * passes its matched route's; MCP and the CLI pass the parameters a caller named), or
+ * undefined for a mix no route has.
+ */
+export const routeOf = (op: Operation, params: Readonly<Record<string, string | undefined>>): Route | undefined => {
+  const given = Object.keys(params).filter((name) => params[name] !== undefined)
+  return op.routes.find((r) => {
+    const names = paramNames(r.path)
+    return names.length === given.length && names.every((name) => given.includes(name))
+  })
+}
 
 const EmptyFields = Schema.Struct({})
 

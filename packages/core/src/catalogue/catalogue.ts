@@ -14,8 +14,10 @@ import { inboxOperations } from "../inboxes/operations.ts"
 import { messageOperations } from "../messages/operations.ts"
 import { sendingOperations } from "../sending/operations.ts"
 import { threadOperations } from "../threads/operations.ts"
+import { listOperations } from "../lists/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
+import { suppressionOperations } from "../suppressions/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -44,7 +46,9 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...messageOperations,
   ...threadOperations,
   ...inboundOperations,
-  ...blobOperations
+  ...blobOperations,
+  ...listOperations,
+  ...suppressionOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

@@ -2,9 +2,10 @@
  * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI)
  * and every embedding application goes through here, so they admit, refuse and answer
  * alike. The order is fixed and is the README's:
- * 1. access: a member operation without a principal is 401; a scope that may never do it,
- *    or a missing permission, is 403 missing_permission; an operator route checks its
- *    secret or signature (503 not_configured when the server has none, 401 when wrong);
+ * 1. access: a member operation without a principal is 401; a scope that may never do it
+ *    (by any route, or by the route called), or a missing permission, is 403
+ *    missing_permission; an operator route checks its secret or signature (503
+ *    not_configured when the server has none, 401 when wrong);
  * 2. validation: path parameters, named headers and the body or query are decoded, and any
  *    request that can never succeed is 400 before anything is read or written;
  * 3. the operation runs; conflicts, limits and not-found come from there.
@@ -17,7 +18,7 @@ import { Id } from "../shared/fields.ts"
 import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
 import { verifyOperatorCredential } from "./operator.ts"
-import type { Anonymous, CallContext, Operation } from "./Operation.ts"
+import { type Anonymous, type CallContext, type Operation, routeOf } from "./Operation.ts"
 
 export interface RawCall {
   /** The organization member calling, for member operations (absent: 401). */
@@ -51,8 +52,9 @@ const admit = (op: Operation, call: RawCall) => {
       if (principal === undefined) {
         return Effect.fail(new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." }))
       }
-      if (access.scopes !== undefined && !access.scopes.includes(principal.scope.type)) {
-        return Effect.fail(scopeTooNarrow(principal, access.scopes))
+      const scopes = routeOf(op, call.params ?? {})?.scopes ?? access.scopes
+      if (scopes !== undefined && !scopes.includes(principal.scope.type)) {
+        return Effect.fail(scopeTooNarrow(principal, scopes))
       }
       if (!holds(principal, access.permission)) return Effect.fail(missingPermission(access.permission))
       return Effect.succeed<unknown>(principal)

@@ -162,7 +162,10 @@ CREATE INDEX events_inbox ON events (inbox_id, created_at DESC, id DESC) WHERE i
 
 -- Allow and block lists at organization, pod and inbox scope. `scope_id` is the
 -- organization, pod or inbox the entry belongs to; pod_id and inbox_id are set as far as
--- the scope reaches, for visibility.
+-- the scope reaches, for visibility. `entry` is in normal form (lower case, ASCII domain).
+-- The key puts entry before list_type: the verdict on every send and arrival looks up
+-- candidate entries at three scopes whatever their type (lists/Lists.ts, verdicts); the
+-- page index serves listing one list and "is this allow list non-empty".
 CREATE TABLE list_entries (
   organization_id  text NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   scope            text NOT NULL,
@@ -174,7 +177,7 @@ CREATE TABLE list_entries (
   entry            text NOT NULL,
   reason           text,
   created_at       timestamptz NOT NULL,
-  PRIMARY KEY (scope_id, direction, list_type, entry)
+  PRIMARY KEY (scope_id, direction, entry, list_type)
 );
 CREATE INDEX list_entries_page ON list_entries (scope_id, direction, list_type, created_at DESC, entry DESC);
 
