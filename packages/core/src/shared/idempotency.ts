@@ -37,14 +37,19 @@ export const idempotentInsert = <S extends Schema.Top, E = never, R = never>(
 ): Effect.Effect<S["Type"], E | AlreadyExists, R | S["DecodingServices"]> =>
   Effect.gen(function*() {
     const table = sql(options.table)
+    // One statement finds the row and says whether the caller may see it: two separate reads
+    // could straddle a concurrent create's commit and call the id taken by someone else.
     const existing = (clientId: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql`SELECT * FROM ${table} WHERE organization_id = ${options.organizationId} AND client_id = ${clientId}
-          AND ${options.visible ?? sql`TRUE`}`.pipe(decodeRows(options.decode))
-        if (rows[0] !== undefined) return rows[0]
-        const hidden = yield* sql`SELECT 1 FROM ${table} WHERE organization_id = ${options.organizationId} AND client_id = ${clientId}`
-        if (hidden.length > 0) return yield* new AlreadyExists({ message: `client_id ${clientId} is already used by another resource.` })
-        return undefined
+        const rows = yield* sql`SELECT *, (${options.visible ?? sql`TRUE`}) AS caller_sees FROM ${table}
+          WHERE organization_id = ${options.organizationId} AND client_id = ${clientId}`
+        const row = rows[0] as { readonly caller_sees?: boolean } | undefined
+        if (row === undefined) return undefined
+        if (row.caller_sees !== true) {
+          return yield* new AlreadyExists({ message: `client_id ${clientId} is already used by another resource.` })
+        }
+        const { caller_sees: _, ...fields } = row
+        return (yield* Effect.succeed([fields]).pipe(decodeRows(options.decode)))[0]
       })
     if (options.clientId !== undefined) {
       const found = yield* existing(options.clientId)
