@@ -76,17 +76,6 @@ export interface Stored {
   readonly duplicate: boolean
 }
 
-const facts = (row: {
-  readonly id: string
-  readonly direction: "received" | "sent"
-  readonly timestamp: Date
-  readonly sender: string
-  readonly recipients: ReadonlyArray<string>
-  readonly labels: ReadonlyArray<string>
-  readonly subject: string
-  readonly preview: string
-  readonly size: number
-}): MessageFacts => row
 
 export class MessageStore extends Context.Service<MessageStore, {
   insert(message: NewMessage): Effect.Effect<Stored>
@@ -135,7 +124,7 @@ export class MessageStore extends Context.Service<MessageStore, {
     const refreshThread = Effect.fn("MessageStore.refreshThread")(function*(threadId: string) {
       const rows = yield* sql`SELECT id, direction, "timestamp", sender, recipients, labels, subject, preview, size FROM messages
         WHERE thread_id = ${threadId} ORDER BY "timestamp", id`.pipe(decodeRows(FactsRow))
-      const summary = summarise(rows.map(facts))
+      const summary = summarise(rows)
       if (summary === undefined) {
         yield* sql`DELETE FROM threads WHERE id = ${threadId}`
         return undefined

@@ -33,7 +33,7 @@ import { validationError } from "../shared/validation.ts"
 import { downloadOf } from "../blobs/download.ts"
 import { MessageStore } from "./MessageStore.ts"
 import {
-  type AttachmentMeta,
+  AttachmentMeta,
   FullMessageRow,
   HIDDEN_LABELS,
   type HiddenLabel,
@@ -86,12 +86,7 @@ export const RawInfo = Schema.Struct({
 })
 
 export const AttachmentInfo = Schema.Struct({
-  attachment_id: Schema.String,
-  filename: Schema.optionalKey(Schema.String),
-  content_type: Schema.String,
-  content_disposition: Schema.Literals(["inline", "attachment"]),
-  size: Schema.Number,
-  content_id: Schema.optionalKey(Schema.String),
+  ...AttachmentMeta.fields,
   download_url: Schema.String,
   expires_at: Schema.String
 })

@@ -18,15 +18,18 @@ export const SYSTEM_LABELS = ["received", "sent", "draft", "scheduled"] as const
 /** A caller-defined or system label: one line, lower case, at most 64 characters. */
 export const Label = Line(64).check(Schema.isPattern(/^[^A-Z]*$/, { message: "Labels are lower case" }))
 
-export const StoredAttachment = Schema.Struct({
+export const AttachmentMeta = Schema.Struct({
   attachment_id: Schema.String,
   filename: Schema.optionalKey(Schema.String),
   content_type: Schema.String,
   content_disposition: Schema.Literals(["inline", "attachment"]),
   size: Schema.Number,
-  content_id: Schema.optionalKey(Schema.String),
-  sha256: Schema.String
+  content_id: Schema.optionalKey(Schema.String)
 })
+export type AttachmentMeta = typeof AttachmentMeta.Type
+
+/** An attachment as stored on its message row: the metadata and the hash of its bytes. */
+export const StoredAttachment = Schema.Struct({ ...AttachmentMeta.fields, sha256: Schema.String })
 export type StoredAttachment = typeof StoredAttachment.Type
 
 export const MessageRow = Schema.Struct({
@@ -72,16 +75,6 @@ export const FullMessageRow = Schema.Struct({
   raw_sha256: Schema.String
 })
 export type FullMessageRow = typeof FullMessageRow.Type
-
-export const AttachmentMeta = Schema.Struct({
-  attachment_id: Schema.String,
-  filename: Schema.optionalKey(Schema.String),
-  content_type: Schema.String,
-  content_disposition: Schema.Literals(["inline", "attachment"]),
-  size: Schema.Number,
-  content_id: Schema.optionalKey(Schema.String)
-})
-export type AttachmentMeta = typeof AttachmentMeta.Type
 
 export const MessageSummary = Schema.Struct({
   inbox_id: Schema.String,

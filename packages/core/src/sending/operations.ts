@@ -1,80 +1,95 @@
-/** Sending, replying and forwarding (spec: Messages `/send`, `/reply`, `/reply-all`, `/forward`, Send rules). */
+/**
+ * Sending, replying and forwarding (spec: Messages `/send`, `/reply`, `/reply-all`,
+ * `/forward`, Send rules). The four share their body (SendInput), the Idempotency-Key header
+ * and their answer; they differ in what they answer and which permission they need.
+ */
 import { Schema } from "effect"
+import type { Permission } from "../access/permissions.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { SendInput } from "../mail/compose.ts"
+import { type ComposeKind, SendInput } from "../mail/compose.ts"
 import { Line } from "../shared/fields.ts"
 import { SendAnswer, Sending } from "./Sending.ts"
 
-const BASE = "/v0/inboxes/:inbox_id/messages"
+const BASE = "/v0/inboxes/:inbox_id/messages" as const
 const IdempotencyHeader = Schema.Struct({ "idempotency-key": Schema.optionalKey(Line(255)) })
 /** 6 MB of inline attachments is about 8 MB of base64, plus the bodies. */
 const SEND_BODY_LIMIT = 10 * 1024 * 1024
 
-const keyOf = (headers: { readonly "idempotency-key"?: string }) =>
-  headers["idempotency-key"] === undefined ? {} : { idempotencyKey: headers["idempotency-key"] }
-
-export const sendMessage = operation({
-  name: "messages.send",
-  summary: "Send a new message from the inbox to to/cc/bcc (a string or a list), with text and/or html and attachments (inline base64 `content` or `url`).",
-  routes: [route.post(`${BASE}/send`)],
-  access: { kind: "member", permission: "message_send" },
+const common = {
+  access: undefined as never,
   body: SendInput,
   headers: IdempotencyHeader,
   bodyLimit: SEND_BODY_LIMIT,
   output: Output.json(SendAnswer),
-  mutates: true,
+  mutates: true
+}
+
+const keyOf = (headers: { readonly "idempotency-key"?: string }) =>
+  headers["idempotency-key"] === undefined ? {} : { idempotencyKey: headers["idempotency-key"] }
+
+/** An operation that answers (or forwards) the message of its path. */
+const answering = (spec: {
+  readonly name: string
+  readonly summary: string
+  readonly path: "reply" | "reply-all" | "forward"
+  readonly kind: Exclude<ComposeKind, "send">
+  readonly permission: Permission
+  readonly tool: string
+  readonly command: string
+}) =>
+  operation({
+    ...common,
+    name: spec.name,
+    summary: spec.summary,
+    // Typed as one of the three paths: each has the same two parameters.
+    routes: [route.post(`${BASE}/:message_id/${spec.path}` as `${typeof BASE}/:message_id/reply`)],
+    access: { kind: "member", permission: spec.permission },
+    mcp: { tool: spec.tool },
+    cli: { command: spec.command },
+    run: ({ principal, params, input, headers }) =>
+      Sending.use((s) => s.send(principal, { kind: spec.kind, inboxId: params.inbox_id, messageId: params.message_id, input, ...keyOf(headers) }))
+  })
+
+export const sendMessage = operation({
+  ...common,
+  name: "messages.send",
+  summary: "Send a new message from the inbox to to/cc/bcc (a string or a list), with text and/or html and attachments (inline base64 `content` or `url`).",
+  routes: [route.post(`${BASE}/send`)],
+  access: { kind: "member", permission: "message_send" },
   mcp: { tool: "send_message" },
   cli: { command: "send" },
   run: ({ principal, params, input, headers }) =>
     Sending.use((s) => s.send(principal, { kind: "send", inboxId: params.inbox_id, input, ...keyOf(headers) }))
 })
 
-export const replyToMessage = operation({
+export const replyToMessage = answering({
   name: "messages.reply",
   summary: "Reply to a message's sender in the same thread (In-Reply-To and References are set).",
-  routes: [route.post(`${BASE}/:message_id/reply`)],
-  access: { kind: "member", permission: "message_reply" },
-  body: SendInput,
-  headers: IdempotencyHeader,
-  bodyLimit: SEND_BODY_LIMIT,
-  output: Output.json(SendAnswer),
-  mutates: true,
-  mcp: { tool: "reply_to_message" },
-  cli: { command: "messages reply" },
-  run: ({ principal, params, input, headers }) =>
-    Sending.use((s) => s.send(principal, { kind: "reply", inboxId: params.inbox_id, messageId: params.message_id, input, ...keyOf(headers) }))
+  path: "reply",
+  kind: "reply",
+  permission: "message_reply",
+  tool: "reply_to_message",
+  command: "messages reply"
 })
 
-export const replyAllToMessage = operation({
+export const replyAllToMessage = answering({
   name: "messages.replyAll",
   summary: "Reply to everyone on a message (its sender, To and Cc, without this inbox) in the same thread.",
-  routes: [route.post(`${BASE}/:message_id/reply-all`)],
-  access: { kind: "member", permission: "message_reply" },
-  body: SendInput,
-  headers: IdempotencyHeader,
-  bodyLimit: SEND_BODY_LIMIT,
-  output: Output.json(SendAnswer),
-  mutates: true,
-  mcp: { tool: "reply_all_to_message" },
-  cli: { command: "messages reply-all" },
-  run: ({ principal, params, input, headers }) =>
-    Sending.use((s) => s.send(principal, { kind: "reply_all", inboxId: params.inbox_id, messageId: params.message_id, input, ...keyOf(headers) }))
+  path: "reply-all",
+  kind: "reply_all",
+  permission: "message_reply",
+  tool: "reply_all_to_message",
+  command: "messages reply-all"
 })
 
-export const forwardMessage = operation({
+export const forwardMessage = answering({
   name: "messages.forward",
   summary: "Forward a message with its attachments to new recipients; a forward starts a new thread.",
-  routes: [route.post(`${BASE}/:message_id/forward`)],
-  access: { kind: "member", permission: "message_send" },
-  body: SendInput,
-  headers: IdempotencyHeader,
-  bodyLimit: SEND_BODY_LIMIT,
-  output: Output.json(SendAnswer),
-  mutates: true,
-  mcp: { tool: "forward_message" },
-  cli: { command: "messages forward" },
-  run: ({ principal, params, input, headers }) =>
-    Sending.use((s) => s.send(principal, { kind: "forward", inboxId: params.inbox_id, messageId: params.message_id, input, ...keyOf(headers) }))
+  path: "forward",
+  kind: "forward",
+  permission: "message_send",
+  tool: "forward_message",
+  command: "messages forward"
 })
 
 export const sendingOperations = [sendMessage, replyToMessage, replyAllToMessage, forwardMessage]
