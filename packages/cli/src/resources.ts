@@ -134,9 +134,13 @@ const addAction = (parent: Command, action: string, op: Operation) => {
       const key = op.access.kind === "member" ? yield* apiKeyFrom(typeof opts["apiKey"] === "string" ? opts["apiKey"] : undefined) : undefined
       const result = yield* withEngine(Effect.gen(function*() {
         const principal = key === undefined ? undefined : yield* authenticate(key)
-        return yield* runOperation(op, { principal, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
+        const result = yield* runOperation(op, { principal, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
+        // A download streams from its store (the database, for PostgreSQL), so its bytes
+        // are written while the engine and its connections are still open.
+        if (op.output.kind === "download") yield* writeBytes(result as Download)
+        return result
       }))
-      yield* show(op, result, opts["json"] === true, ids)
+      if (op.output.kind !== "download") yield* show(op, result, opts["json"] === true, ids)
     }))
   })
 }
@@ -144,7 +148,6 @@ const addAction = (parent: Command, action: string, op: Operation) => {
 const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArray<string>) => {
   const face = op.cli
   const columns = "command" in face ? face.columns : undefined
-  if (op.output.kind === "download") return writeBytes(result as Download)
   if (asJson) return result === undefined ? Effect.void : print(json(result))
   switch (op.output.kind) {
     case "empty":

@@ -6,7 +6,7 @@
  * SDK client keeps its own timers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Agents, ApiKeys, type EngineServices, Inboxes, Organizations, type Principal } from "@inbox/core"
+import { Agents, ApiKeys, type EngineServices, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core"
 import { engineLayer, lastCode, storages } from "@inbox/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
@@ -259,6 +259,15 @@ for (const storage of storages()) {
         yield* call("update_thread", { thread_id: received?.thread_id, add_labels: ["done"] })
         yield* call("delete_message", { inbox_id: agent.inbox_id, message_id: sent["message_id"] })
         yield* call("delete_thread", { thread_id: received?.thread_id })
+        // Lists at the organization's level and at an inbox's, and a suppression to lift.
+        yield* call("create_list_entry", { direction: "send", type: "block", entry: "blocked.example", reason: "schema" })
+        yield* call("create_list_entry", { inbox_id: inbox["inbox_id"], direction: "receive", type: "allow", entry: "friend@example.org" })
+        yield* call("list_list_entries", { direction: "send", type: "block" })
+        yield* call("get_list_entry", { inbox_id: inbox["inbox_id"], direction: "receive", type: "allow", entry: "friend@example.org" })
+        yield* call("delete_list_entry", { direction: "send", type: "block", entry: "blocked.example" })
+        yield* (yield* Suppressions).add(principal.organizationId, { address: "gone@example.net", reason: "bounce" })
+        yield* call("list_suppressions")
+        yield* call("delete_suppression", { address: "gone@example.net" })
         yield* call("delete_inbox", { inbox_id: inbox["inbox_id"] })
         yield* call("delete_pod", { pod_id: pod["pod_id"] })
         // A tool added to the catalogue must join this test.
