@@ -17,7 +17,8 @@ import {
   serverEnv,
   SmtpSink,
   startServer,
-  TEST_INBOUND_SECRET
+  TEST_INBOUND_SECRET,
+  THREAD_INCONSISTENCIES
 } from "@inbox/testkit"
 import { Effect } from "effect"
 
@@ -115,14 +116,7 @@ if (url !== undefined && url !== "") {
               assert.strictEqual(await one(`SELECT count(*)::int AS n FROM messages`), 98)
 
               // Every thread equals its messages: count, newest message, same inbox; no empty thread.
-              const inconsistent = await queryRows(db.url, `
-                SELECT t.id, t.message_count, m.n, t.last_message_id, m.newest FROM threads t
-                LEFT JOIN (
-                  SELECT thread_id, count(*)::int AS n, (array_agg(id ORDER BY "timestamp" DESC, id DESC))[1] AS newest,
-                    bool_and(inbox_id = (SELECT inbox_id FROM threads WHERE id = thread_id)) AS same_inbox
-                  FROM messages GROUP BY thread_id
-                ) m ON m.thread_id = t.id
-                WHERE m.n IS NULL OR t.message_count <> m.n OR t.last_message_id <> m.newest OR NOT m.same_inbox`)
+              const inconsistent = await queryRows(db.url, THREAD_INCONSISTENCIES)
               assert.deepStrictEqual(inconsistent, [])
               assert.strictEqual(
                 await one(`SELECT count(DISTINCT thread_id)::int AS n FROM messages WHERE rfc_message_id LIKE '<twice-%' OR rfc_message_id LIKE '<parent-%' OR rfc_message_id LIKE '<reply-%'`),

@@ -49,6 +49,19 @@ export const queryRows = <A extends object = Record<string, unknown>>(url: strin
     Effect.runPromise
   )
 
+/**
+ * The threads whose summary is not what their messages say (count, newest message), that
+ * hold a message of another inbox, or that have no message: none in a consistent store.
+ */
+export const THREAD_INCONSISTENCIES = `
+  SELECT t.id, t.message_count, m.n, t.last_message_id, m.newest FROM threads t
+  LEFT JOIN (
+    SELECT thread_id, count(*)::int AS n, (array_agg(id ORDER BY "timestamp" DESC, id DESC))[1] AS newest,
+      bool_and(inbox_id = (SELECT inbox_id FROM threads WHERE id = thread_id)) AS same_inbox
+    FROM messages GROUP BY thread_id
+  ) m ON m.thread_id = t.id
+  WHERE m.n IS NULL OR t.message_count <> m.n OR t.last_message_id <> m.newest OR NOT m.same_inbox`
+
 /** Runs `inboxctl ARGS` to the end; its stdout, or a rejection with its stderr. */
 export const inboxctl = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<string> =>
   new Promise((resolve, reject) => {
