@@ -19,7 +19,7 @@
  */
 import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { isDeepStrictEqual } from "node:util"
 import { SMTPServer } from "smtp-server"
@@ -418,9 +418,12 @@ export const benchSend = async (): Promise<ReadonlyArray<Section>> => {
 const n = (x: number) => Math.round(x).toLocaleString("en-US")
 const r2 = (x: number) => x.toFixed(2)
 
+/** The machine's 15-minute load average when the benchmark started: how shared the 2 cores were. */
+const loadAtStart = loadavg()[2]!.toFixed(1)
+
 export const messagingSection = (intro: string, sections: ReadonlyArray<Section>, unit: string) => {
   const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}; load average over the 15 minutes before the run ${loadAtStart}.`,
     `autocannon, ${CLIENTS} concurrent clients, ${SECONDS} s per run after a 2 s warm-up, ${ROUNDS} rounds of ours then the bare reference (bench/reference.ts); a ratio is taken within its round, the figure is the median round. Latencies in ms; the machine is shared with other work, so absolute figures move between runs and the ratios say more.`,
     "",
     intro,

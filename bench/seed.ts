@@ -56,7 +56,7 @@ const generator = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
 }
 
-/** The contact a message comes from: low numbers are frequent (a cube skews the draw). */
+/** Contact number n's address; conversations draw n skewed toward 0, so contact(0) is the most frequent sender. */
 export const contact = (n: number) => `contact${n}@customer${n % 300}.example`
 
 const WORDS = "order invoice meeting shipment contract renewal question update report schedule payment account delivery access review".split(" ")
