@@ -62,11 +62,12 @@ interface OurServer {
   readonly seeded?: Seeded
 }
 
-const startServer = async (env: Record<string, string>, port: number): Promise<OurServer> => {
+/** bench/server.ts with the inbound secret; `flags` for node (e.g. --cpu-prof). */
+export const startServer = async (env: Record<string, string>, port: number, flags: ReadonlyArray<string> = []): Promise<OurServer> => {
   const { child, value } = await spawnServer(
     "bench/server.ts",
     { INBOX_RATE_LIMITS: "off", INBOX_INBOUND_SECRET: SECRET, ...env, INBOX_PORT: String(port) },
-    [],
+    flags,
     (line) => line.startsWith("BENCH_KEYS ") ? JSON.parse(line.slice(11)) as { keys: Array<string>; seeded?: Seeded } : undefined
   )
   await waitHealthy(port)
@@ -291,6 +292,12 @@ const inboundOptions = (base: string, to: string, raw: Buffer): Parameters<typeo
       setupRequest: (req) => ({ ...req, body: Buffer.concat([head, Buffer.from(`<ingest-${tag}-${n++}@example.org>`), tail]) })
     }]
   }
+}
+
+/** The 5 KB ingest load of benchIngest on a new inbox of the key's organization (bench/profile-ingest.ts). */
+export const ingestLoad = async (base: string, key: string) => {
+  const [inbox] = await inboxesOf(base, key, 1)
+  return inboundOptions(base, inbox!.email, benchMessages[0]![1])
 }
 
 export const benchIngest = async (): Promise<ReadonlyArray<Section>> => {
