@@ -65,7 +65,7 @@ const BASELINE = process.env["BENCH_BASELINE"]
 const SKIP_POST = process.env["BENCH_SKIP_POST"] === "1"
 
 /** Spawns `script` under the same loader and flags for every server, and waits for its ready line. */
-const spawnServer = <A>(
+export const spawnServer = <A>(
   script: string,
   env: Record<string, string>,
   flags: ReadonlyArray<string>,
@@ -97,8 +97,8 @@ export const startOurs = (env: Record<string, string>, port: number, flags: Flag
     cwd
   )
 
-export const startReference = (url: string, port: number, flags: Flags = []) =>
-  spawnServer("bench/reference.ts", { REF_DATABASE_URL: url, REF_PORT: String(port) }, flags, (line) =>
+export const startReference = (url: string, port: number, flags: Flags = [], env: Record<string, string> = {}) =>
+  spawnServer("bench/reference.ts", { ...env, REF_DATABASE_URL: url, REF_PORT: String(port) }, flags, (line) =>
     line === "REFERENCE_READY" ? true : undefined)
 
 export const stop = async (child: ChildProcess) => {

@@ -5,17 +5,23 @@
  * the SHA-256 of the bearer secret (revoked keys refused), the `inbox_read` permission
  * checked, the inbox read within the key's organization and scope, the same JSON body and
  * an `x-request-id`. Two indexed queries per request, as ours does. It is a yardstick,
- * not a product: no other route, no body reading, no limits.
+ * not a product: no limits, and only the routes the benchmarks drive.
  *
- * REF_DATABASE_URL, REF_PORT; prints `REFERENCE_READY` once listening.
+ * The messaging benchmark (bench/messaging.ts) adds the routes in reference-messaging.ts:
+ * message and thread lists and a thread detail with the engine's statements, an inbound
+ * route that parses and stores nothing, and a send route that relays and stores nothing.
+ *
+ * REF_DATABASE_URL, REF_PORT, REF_INBOUND_SECRET, REF_SMTP_URL; prints `REFERENCE_READY`
+ * once listening.
  */
 import { createHash, randomFillSync } from "node:crypto"
-import { createServer, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
+import { messagingRoute } from "./reference-messaging.ts"
 
 const pool = new pg.Pool({ connectionString: process.env["REF_DATABASE_URL"], max: 10 })
 
-interface KeyRow {
+export interface KeyRow {
   id: string
   organization_id: string
   pod_id: string | null
@@ -86,15 +92,22 @@ const inbox = (row: InboxRow) => {
 const PATH = /^\/v0\/inboxes\/([^/?]+)(?:\?.*)?$/
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
+/** The key of the bearer secret, or undefined after answering 401. */
+const authenticate = async (req: IncomingMessage, res: ServerResponse): Promise<KeyRow | undefined> => {
+  const secret = BEARER.exec(req.headers.authorization ?? "")?.[1]
+  if (secret === undefined || !secret.startsWith("am_")) return void error(res, 401, "unauthorized")
+  const keys = await pool.query<KeyRow>(KEY_SQL, [createHash("sha256").update(secret).digest("hex")])
+  const key = keys.rows[0]
+  if (key === undefined) return void error(res, 401, "unauthorized")
+  return key
+}
+
 const server = createServer(async (req, res) => {
   try {
     const path = req.method === "GET" ? PATH.exec(req.url ?? "") : null
-    if (path === null) return error(res, 404, "not_found")
-    const secret = BEARER.exec(req.headers.authorization ?? "")?.[1]
-    if (secret === undefined || !secret.startsWith("am_")) return error(res, 401, "unauthorized")
-    const keys = await pool.query<KeyRow>(KEY_SQL, [createHash("sha256").update(secret).digest("hex")])
-    const key = keys.rows[0]
-    if (key === undefined) return error(res, 401, "unauthorized")
+    if (path === null) return await messagingRoute({ pool, authenticate, send, error }, req, res)
+    const key = await authenticate(req, res)
+    if (key === undefined) return
     if (key.permissions !== null && !key.permissions.includes("inbox_read")) return error(res, 403, "missing_permission")
     const id = decodeURIComponent(path[1] ?? "")
     const rows = key.inbox_id !== null

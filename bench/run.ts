@@ -1,22 +1,44 @@
 /**
- * `pnpm bench`: runs every benchmark and writes the figures, with the date and machine, to
- * BENCHMARKS.md (one section per benchmark; sections written by other scripts are kept).
+ * `pnpm bench [name ...]`: runs every benchmark (or the ones named) and writes the figures,
+ * with the date and machine, to BENCHMARKS.md (one section per benchmark; sections written
+ * by other scripts are kept).
  */
 import { benchHttp, httpSection } from "./http.ts"
+import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
 import { writeSection } from "./report.ts"
 
+/** name on the command line, section title in BENCHMARKS.md, and the run that makes its body */
+const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]> = [
+  ["http", "HTTP: inboxes", async () => httpSection(await benchHttp())],
+  ["parse", "Parse", async () => parseSection(await benchParse())],
+  ["listing", "Messaging: listing", async () =>
+    messagingSection(
+      "Listing at scale (issue 7): bench/seed.ts loads the messages into one organization (10 inboxes, conversations of 1 to 5 messages, a year of mail), then each case asks one page (50 messages or threads) or a thread's detail. Goal: p99 under 20 ms for each on PostgreSQL. Each plan line below is the EXPLAIN ANALYZE of our statement for the case.",
+      await benchListing(),
+      "req/s"
+    )],
+  ["ingest", "Messaging: ingest", async () =>
+    messagingSection(
+      "Ingest over `POST /inbound/raw` (issue 7): a 2xx means the message is stored, threaded, labelled and its event written, committed. The reference is node:http and mailparser's simpleParser storing nothing. Goal on PostgreSQL: ratio at least 1.0, and 1,000 messages/s of 5 KB wherever the reference reaches that.",
+      await benchIngest(),
+      "msg/s"
+    )],
+  ["send", "Messaging: send", async () =>
+    messagingSection(
+      "Sends through the whole send path (validation, lists, suppressions, caps, the message stored and threaded, the relay to an SMTP sink on loopback, the event) against node:http + nodemailer relaying to the same sink and storing nothing.",
+      await benchSend(),
+      "sends/s"
+    )]
+]
+
 const main = async () => {
   const only = process.argv.slice(2)
-  if (only.length === 0 || only.includes("http")) {
-    const body = httpSection(await benchHttp())
+  for (const [name, title, make] of benchmarks) {
+    if (only.length > 0 && !only.includes(name)) continue
+    const body = await make()
     console.log(body)
-    writeSection("HTTP: inboxes", body)
-  }
-  if (only.length === 0 || only.includes("parse")) {
-    const body = parseSection(await benchParse())
-    console.log(body)
-    writeSection("Parse", body)
+    writeSection(title, body)
   }
 }
 

@@ -1,12 +1,15 @@
 /**
  * The benchmark's server process: the real server (INBOX_* settings) plus a setup step
  * that creates tenants with organization keys, printed as one JSON line on stdout before
- * the server answers.
+ * the server answers. With BENCH_SEED=N it first seeds N messages into one organization
+ * (bench/seed.ts; reused when already there) and adds `seeded` to that line: PGlite allows
+ * one process, so its seed runs in the server.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { ApiKeys, Engine, Organizations } from "@inbox/core"
 import { ServerLive } from "@inbox/http"
 import { Effect, Layer } from "effect"
+import { seed } from "./seed.ts"
 
 const tenants = Number(process.env["BENCH_TENANTS"] ?? "40")
 
@@ -16,7 +19,8 @@ const setup = Layer.effectDiscard(Effect.gen(function*() {
     const { organization } = yield* (yield* Organizations).create({ ownerEmail: `bench${i}@example.com`, verified: true, plan: "scale" })
     keys.push((yield* (yield* ApiKeys).issue(organization.id, { name: "bench" })).api_key)
   }
-  process.stdout.write(`BENCH_KEYS ${JSON.stringify({ keys })}\n`)
+  const seeded = process.env["BENCH_SEED"] === undefined ? undefined : yield* seed(Number(process.env["BENCH_SEED"]))
+  process.stdout.write(`BENCH_KEYS ${JSON.stringify({ keys, seeded })}\n`)
 }))
 
 NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, setup).pipe(Layer.provide(Engine.layerConfig))))

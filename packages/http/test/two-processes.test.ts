@@ -1,0 +1,152 @@
+/**
+ * Two server processes on one PostgreSQL (issue 7, Proof): two real `inboxctl serve`
+ * processes share a fresh database and take inbound mail and sends at the same moment,
+ * a forwarder's retry of each message landing on the other process, a reply arriving at
+ * one while its parent arrives at the other, sends with one Idempotency-Key sent to both,
+ * and mail between two inboxes of the server. Then the database is read from outside: no
+ * message stored twice, every thread's summary equal to its messages, every event written
+ * once, every relayed message relayed once. PostgreSQL only (PGlite is one process).
+ */
+import { assert, layer } from "@effect/vitest"
+import {
+  buildMail,
+  createOrganization,
+  freshDatabase,
+  POSTGRES_ENV,
+  queryRows,
+  serverEnv,
+  SmtpSink,
+  startServer,
+  TEST_INBOUND_SECRET,
+  THREAD_INCONSISTENCIES
+} from "@inbox/testkit"
+import { Effect } from "effect"
+
+const url = process.env[POSTGRES_ENV]
+
+interface Answer {
+  readonly status: number
+  readonly body: any
+}
+
+const call = async (base: string, method: string, path: string, init: { key?: string; json?: unknown; raw?: Uint8Array; headers?: Record<string, string> } = {}): Promise<Answer> => {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(init.key === undefined ? {} : { authorization: `Bearer ${init.key}` }),
+      ...(init.json === undefined ? {} : { "content-type": "application/json" }),
+      ...(init.raw === undefined ? {} : { "content-type": "message/rfc822", "x-inbound-secret": TEST_INBOUND_SECRET }),
+      ...init.headers
+    },
+    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+    ...(init.raw === undefined ? {} : { body: Buffer.from(init.raw) })
+  })
+  const text = await res.text()
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+const deliver = (base: string, to: string, raw: Uint8Array) => call(base, "POST", `/inbound/raw?to=${encodeURIComponent(to)}`, { raw })
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i)
+
+if (url !== undefined && url !== "") {
+  layer(SmtpSink.layer(), { timeout: "300 seconds" })("two server processes on one PostgreSQL", (it) => {
+    it.effect("receiving and sending at once on two processes: no message stored twice, every thread consistent, every event written once", () =>
+      Effect.gen(function*() {
+        const sink = yield* SmtpSink
+        yield* Effect.promise(async () => {
+          const db = await freshDatabase(url, "twoproc")
+          try {
+            const env = serverEnv({ INBOX_DATABASE_URL: db.url, INBOX_INBOUND_SECRET: TEST_INBOUND_SECRET, INBOX_SMTP_URL: sink.url })
+            const { api_key: key } = await createOrganization(env)
+            const [a, b] = await Promise.all([startServer(env), startServer(env)])
+            try {
+              const alice = (await call(a.url, "POST", "/v0/inboxes", { key, json: { username: "alice" } })).body as { inbox_id: string; email: string }
+              const bob = (await call(b.url, "POST", "/v0/inboxes", { key, json: { username: "bob" } })).body as { inbox_id: string; email: string }
+
+              // Mail prepared beforehand, so the requests below leave together.
+              const twice = await Promise.all(range(20).map((i) => buildMail({ to: alice.email, messageId: `<twice-${i}@example.org>`, subject: `Twice ${i}` })))
+              const parents = await Promise.all(range(15).map((i) => buildMail({ to: alice.email, messageId: `<parent-${i}@example.org>`, subject: `Topic ${i}` })))
+              const replies = await Promise.all(range(15).map((i) =>
+                buildMail({ to: alice.email, messageId: `<reply-${i}@example.org>`, subject: `Re: Topic ${i}`, inReplyTo: `<parent-${i}@example.org>`, references: [`<parent-${i}@example.org>`] })
+              ))
+              const send = (base: string, i: number, to: string, idempotencyKey?: string) =>
+                call(base, "POST", `/v0/inboxes/${alice.inbox_id}/messages/send`, {
+                  key,
+                  json: { to, subject: `Send ${i}`, text: `Message ${i}` },
+                  ...(idempotencyKey === undefined ? {} : { headers: { "idempotency-key": idempotencyKey } })
+                })
+
+              const [twiceAnswers, conversationAnswers, sends, keyed, local] = await Promise.all([
+                Promise.all(twice.map((raw) => Promise.all([deliver(a.url, alice.email, raw), deliver(b.url, alice.email, raw)]))),
+                Promise.all(range(15).map((i) => Promise.all([deliver(a.url, alice.email, parents[i]!), deliver(b.url, alice.email, replies[i]!)]))),
+                Promise.all(range(20).map((i) => send(i % 2 === 0 ? a.url : b.url, i, `customer${i}@example.net`))),
+                Promise.all(range(8).map((i) => Promise.all([send(a.url, 100 + i, `keyed${i}@example.net`, `key-${i}`), send(b.url, 100 + i, `keyed${i}@example.net`, `key-${i}`)]))),
+                Promise.all(range(10).map((i) => send(i % 2 === 0 ? a.url : b.url, 200 + i, bob.email)))
+              ])
+
+              // Each message delivered to both processes: both answer 2xx, one stored it and the other saw a duplicate.
+              for (const [x, y] of twiceAnswers) {
+                assert.deepStrictEqual([x.status, y.status], [200, 200], `${a.stderr()}${b.stderr()}`)
+                assert.deepStrictEqual([x.body.delivered[0].duplicate, y.body.delivered[0].duplicate].sort(), [false, true])
+                assert.strictEqual(x.body.delivered[0].message_id, y.body.delivered[0].message_id)
+              }
+              // A reply and its parent arriving at once on two processes end in one thread.
+              for (const [parent, reply] of conversationAnswers) {
+                assert.deepStrictEqual([parent.status, reply.status], [200, 200])
+                assert.strictEqual(parent.body.delivered[0].thread_id, reply.body.delivered[0].thread_id)
+              }
+              for (const s of [...sends, ...local]) assert.strictEqual(s.status, 200, JSON.stringify(s.body))
+              // One Idempotency-Key on both processes at once: one message, the same answer.
+              for (const [x, y] of keyed) {
+                assert.deepStrictEqual([x.status, y.status], [200, 200], JSON.stringify([x.body, y.body]))
+                assert.deepStrictEqual(x.body, y.body)
+              }
+
+              const one = async (statement: string) => (await queryRows<{ n: number }>(db.url, statement))[0]!.n
+              assert.strictEqual(
+                await one(`SELECT count(*)::int AS n FROM (SELECT 1 FROM messages GROUP BY inbox_id, direction, rfc_message_id HAVING count(*) > 1) d`),
+                0,
+                "a message stored twice"
+              )
+              // alice: 20 + 15 + 15 received from outside, 20 + 8 + 10 sent; bob: the 10 sent to him, received locally.
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM messages WHERE inbox_id = '${alice.inbox_id}' AND direction = 'received'`), 50)
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM messages WHERE inbox_id = '${alice.inbox_id}' AND direction = 'sent' AND state = 'sent'`), 38)
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM messages WHERE inbox_id = '${bob.inbox_id}' AND direction = 'received'`), 10)
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM messages`), 98)
+
+              // Every thread equals its messages: count, newest message, same inbox; no empty thread.
+              const inconsistent = await queryRows(db.url, THREAD_INCONSISTENCIES)
+              assert.deepStrictEqual(inconsistent, [])
+              assert.strictEqual(
+                await one(`SELECT count(DISTINCT thread_id)::int AS n FROM messages WHERE rfc_message_id LIKE '<twice-%' OR rfc_message_id LIKE '<parent-%' OR rfc_message_id LIKE '<reply-%'`),
+                20 + 15
+              )
+
+              // Events: one per stored message, never two for one message.
+              assert.strictEqual(
+                await one(`SELECT count(*)::int AS n FROM (SELECT payload->'message'->>'message_id' FROM events WHERE event_type = 'message.received' GROUP BY 1 HAVING count(*) > 1) d`),
+                0
+              )
+              assert.strictEqual(
+                await one(`SELECT count(*)::int AS n FROM (SELECT payload->'send'->>'message_id' FROM events WHERE event_type = 'message.sent' GROUP BY 1 HAVING count(*) > 1) d`),
+                0
+              )
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM events WHERE event_type = 'message.received'`), 60)
+              assert.strictEqual(await one(`SELECT count(*)::int AS n FROM events WHERE event_type = 'message.sent'`), 38)
+
+              // The relay got each outside send once: the 20, and each keyed pair once; local mail never reaches it.
+              const relayed = sink.received().flatMap((m) => m.to)
+              assert.strictEqual(relayed.length, 28)
+              assert.strictEqual(new Set(relayed).size, 28)
+              assert.isFalse(relayed.includes(bob.email))
+            } finally {
+              await Promise.all([a.stop(), b.stop()])
+            }
+          } finally {
+            await db.drop()
+          }
+        })
+      }), 280_000)
+  })
+}
