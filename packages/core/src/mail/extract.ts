@@ -60,8 +60,20 @@ const quoteDepth = (markers: string): number => {
   return depth
 }
 
+/** A Mailman digest's table of contents: the messages below it are the content, each
+ * with its own headers and quotes, and none is history of the digest. */
+const isDigest = (lines: ReadonlyArray<string>): boolean => {
+  for (let k = 0; k < lines.length && k < 40; k++) if (lines[k]?.trim() === "Today's Topics:") return true
+  return false
+}
+
 const extractText = (text: string): string => {
   const lines = text.split(/\r\n|\r|\n/)
+  if (isDigest(lines)) {
+    let first = 0
+    while (first < lines.length && (lines[first] ?? "").trim() === "") first++
+    return lines.slice(first).join("\n").trimEnd()
+  }
   const items: Array<Item> = lines.map((line) => {
     if (isQuotedLine(line)) {
       const markers = /^[\s>]+/.exec(line)?.[0] ?? ""

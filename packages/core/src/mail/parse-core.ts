@@ -204,7 +204,10 @@ const textFromHtml = (html: string, max: number): string => {
       ]
     })
   )
-  return converted ?? stripTags(input)
+  // html-to-text gives a block holding only <br> (how Gmail, Apple Mail and Yahoo type an
+  // empty line) a line of its own besides the block breaks around it; a reader sees one
+  // blank line, so runs of blank lines become one
+  return converted === undefined ? stripTags(input) : converted.replace(/\n{3,}/g, "\n\n")
 }
 
 const entities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", nbsp: " " }
