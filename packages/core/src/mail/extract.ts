@@ -67,13 +67,10 @@ const isDigest = (lines: ReadonlyArray<string>): boolean => {
   return false
 }
 
-const extractText = (text: string): string => {
+/** The reply of a text body, and whether anything in it was history. */
+const extractText = (text: string): { readonly text: string; readonly history: boolean } => {
   const lines = text.split(/\r\n|\r|\n/)
-  if (isDigest(lines)) {
-    let first = 0
-    while (first < lines.length && (lines[first] ?? "").trim() === "") first++
-    return lines.slice(first).join("\n").trimEnd()
-  }
+  if (isDigest(lines)) return { text: keptLines(lines), history: false }
   const items: Array<Item> = lines.map((line) => {
     if (isQuotedLine(line)) {
       const markers = /^[\s>]+/.exec(line)?.[0] ?? ""
@@ -89,12 +86,37 @@ const extractText = (text: string): string => {
     const line = lines[k]
     if (line !== undefined && !plan.drop.has(k)) kept.push(line)
   }
-  let first = 0
-  while (first < kept.length && (kept[first] ?? "").trim() === "") first++
-  return kept.slice(first).join("\n").trimEnd()
+  return { text: keptLines(kept), history: plan.cutAt < items.length || plan.drop.size > 0 }
 }
 
-export const extractReply = (input: { text?: string; html?: string }): { text?: string; html?: string } => ({
-  ...(input.text === undefined ? {} : { text: extractText(input.text) }),
-  ...(input.html === undefined ? {} : { html: extractHtml(input.html) })
-})
+/** Lines joined, without the blank lines at the start and the whitespace at the end. */
+const keptLines = (lines: ReadonlyArray<string>): string => {
+  let first = 0
+  while (first < lines.length && (lines[first] ?? "").trim() === "") first++
+  return lines.slice(first).join("\n").trimEnd()
+}
+
+/** Any client's quote markup: an HTML body without it can only hold history as text
+ * (attributions, separators, header blocks), which its text alternative holds too. */
+const quoteMarkup =
+  /<blockquote|gmail_|divrplyfwdmsg|appendonsend|reference-message|moz-cite|moz-forward|yahoo_quoted|protonmail_quote|freshdesk_quote|border-top|stopspelling|outlookmessageheader/i
+
+/**
+ * The two bodies of a message are alternatives carrying the same words. When the text
+ * holds no history and the HTML no quote markup, the HTML holds no history either, and is
+ * kept as it is without being read (most new messages: the tokenizer is most of the cost
+ * of extraction). `sameWords` says the text is the HTML's alternative (or was derived from
+ * it); a text from another part of the message decides nothing about the HTML.
+ */
+export const extractReply = (input: { text?: string; html?: string; sameWords?: boolean }): { text?: string; html?: string } => {
+  const text = input.text === undefined ? undefined : extractText(input.text)
+  const html = input.html === undefined
+    ? undefined
+    : input.sameWords === true && text !== undefined && !text.history && !quoteMarkup.test(input.html)
+    ? input.html
+    : extractHtml(input.html)
+  return {
+    ...(text === undefined ? {} : { text: text.text }),
+    ...(html === undefined ? {} : { html })
+  }
+}

@@ -12,7 +12,7 @@
  * Runs under Node's own type stripping in the worker: erasable TypeScript only (no enums,
  * no parameter properties) and type-only imports marked `import type`.
  */
-import { convert as htmlToText } from "html-to-text"
+import { compile as compileHtmlToText } from "html-to-text"
 import libmime from "libmime"
 import { type AddressObject, type Attachment, type EmailAddress, type ParsedMail, type SimpleParserOptions, simpleParser } from "mailparser"
 import { extractReply } from "./extract.ts"
@@ -58,28 +58,30 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
     return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
   }
   const input = repairRootBoundary(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
-  // mailsplit reads the two size options from the same object; @types/mailparser omits them
-  const options: SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } = {
-    // the engine serves attachments itself: keep cid: links, skip data: inlining
-    keepCidLinks: true,
-    skipImageLinks: true,
-    // textAsHtml and html-to-text are unbounded sync work inside mailparser (seconds on a
-    // 2 MB table); text is derived from HTML below, with limits
-    skipTextToHtml: true,
-    skipTextLinks: true,
-    skipHtmlToText: true,
-    // mailparser hashes every attachment's bytes (md5 by default) for a checksum the model
-    // never reads; sha1 is the cheapest digest it can be given (2.5x faster than md5 on the
-    // benchmark machine, and not slower than md5 on common CPUs)
-    checksumAlgo: "sha1",
-    maxChildNodes: limits.maxParts,
-    maxHeadSize: limits.maxHeaderBytes
-  }
   return Promise.resolve()
-    .then(() => simpleParser(input, options))
-    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits) }), (error: unknown) => classify(error))
+    .then(() => simpleParser(input, parseOptions(limits)))
+    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits, hasAlternative(input)) }), (error: unknown) => classify(error))
     .then(undefined, (error: unknown) => failure("malformed", `Could not build the message model: ${describe(error)}`))
 }
+
+/** mailparser's options: the work we do not need skipped, the size bounds set.
+ * mailsplit reads the two size options from the same object; @types/mailparser omits them. */
+export const parseOptions = (limits: ParseLimits): SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } => ({
+  // the engine serves attachments itself: keep cid: links, skip data: inlining
+  keepCidLinks: true,
+  skipImageLinks: true,
+  // textAsHtml and html-to-text are unbounded sync work inside mailparser (seconds on a
+  // 2 MB table); text is derived from HTML below, with limits
+  skipTextToHtml: true,
+  skipTextLinks: true,
+  skipHtmlToText: true,
+  // mailparser hashes every attachment's bytes (md5 by default) for a checksum the model
+  // never reads; sha1 is the cheapest digest it can be given (2.5x faster than md5 on the
+  // benchmark machine, and not slower than md5 on common CPUs)
+  checksumAlgo: "sha1",
+  maxChildNodes: limits.maxParts,
+  maxHeadSize: limits.maxHeaderBytes
+})
 
 /**
  * A top-level multipart without a boundary parameter would lose its whole body; senders
@@ -121,15 +123,21 @@ const classify = (error: unknown): ParseOutcome => {
   return failure("malformed", `Unreadable message: ${message}`)
 }
 
+/** Whether the message has a multipart/alternative: its text and HTML then carry the
+ * same words (a miss only costs the shortcut in extractReply, never a wrong result). */
+const hasAlternative = (raw: Buffer): boolean =>
+  raw.indexOf("multipart/alternative") >= 0 || raw.indexOf("Multipart/Alternative") >= 0
+
 /** Builds the model from mailparser's output. Pure apart from reading `mail`. */
-export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits): ParseResult => {
+export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits, alternative = false): ParseResult => {
   const headers = headerMap(mail.headerLines, limits.maxHeaderLines)
   const html = typeof mail.html === "string" ? nonEmpty(cut(trimJoins(mail.html), limits.maxBodyChars)) : undefined
   const partText = typeof mail.text === "string" && mail.text.length > 0 ? cut(mail.text, limits.maxBodyChars) : undefined
   const text = partText ?? (html === undefined ? undefined : textFromHtml(html, limits.maxHtmlToTextChars))
   const extracted = extractReply({
     ...(text === undefined ? {} : { text: cut(text, limits.maxExtractChars) }),
-    ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) })
+    ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) }),
+    sameWords: partText === undefined || alternative
   })
   const attachments = mail.attachments.map(toAttachment)
   const from = addresses(mail.from)[0] ?? ""
@@ -188,22 +196,24 @@ export const preview = (text: string): string => {
   return (space > PREVIEW_CHARS * 0.6 ? head.slice(0, space) : head).trimEnd()
 }
 
-const textFromHtml = (html: string, max: number): string => {
+/** html-to-text with our options, compiled once: `convert` compiles its options (selectors
+ * into a decision tree) on every call, which cost more than converting a small message. */
+const htmlToText = compileHtmlToText({
+  wordwrap: false,
+  // depth and breadth bounds stop the recursive walker from overflowing the stack on
+  // thousands of unclosed tags; such content is hostile anyway
+  limits: { maxDepth: 64, maxChildNodes: 20_000 },
+  selectors: [
+    ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
+    { selector: "table", options: { uppercaseHeaderCells: false } },
+    { selector: "img", format: "skip" },
+    { selector: "a", options: { ignoreHref: true } }
+  ]
+})
+
+export const textFromHtml = (html: string, max: number): string => {
   const input = cut(html, max)
-  const converted = attempt(() =>
-    htmlToText(input, {
-      wordwrap: false,
-      // depth and breadth bounds stop the recursive walker from overflowing the stack on
-      // thousands of unclosed tags; such content is hostile anyway
-      limits: { maxDepth: 64, maxChildNodes: 20_000 },
-      selectors: [
-        ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
-        { selector: "table", options: { uppercaseHeaderCells: false } },
-        { selector: "img", format: "skip" },
-        { selector: "a", options: { ignoreHref: true } }
-      ]
-    })
-  )
+  const converted = attempt(() => htmlToText(input))
   // html-to-text gives a block holding only <br> (how Gmail, Apple Mail and Yahoo type an
   // empty line) a line of its own besides the block breaks around it; a reader sees one
   // blank line, so runs of blank lines become one
