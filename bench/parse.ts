@@ -4,7 +4,7 @@
  * interleaved: each round runs one, then the other (the order alternating between
  * rounds), and the ratio is taken within the round, because the speed of a shared machine
  * drifts between rounds. The messages are three synthetic sizes and the whole reply
- * corpus (231 real-client shapes, parsed one after the other as one unit). A breakdown
+ * corpus (every real-client shape in it, parsed one after the other as one unit). A breakdown
  * says where our time goes (mailparser with our options, text extraction, HTML
  * extraction, html-to-text, the worker hop).
  *

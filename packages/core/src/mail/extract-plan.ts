@@ -146,7 +146,12 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: numb
   return dated && kinds.size >= 3 && (kinds.has("sent") || (items[fromAt]?.text.includes("@") ?? false))
 }
 
-export const planReply = (items: ReadonlyArray<Item>): Plan => {
+/** `reply`: the message answers another (it has In-Reply-To or References). A new message
+ * holds history only behind a marker (an attribution, a separator, a header block, a
+ * client's quote container or divider): its unattributed `>` lines are quotations the
+ * sender wrote. (Client quote containers in HTML are markers: clients write them only
+ * when replying or forwarding.) */
+export const planReply = (items: ReadonlyArray<Item>, reply = true): Plan => {
   const attributionLines = new Set<number>()
   let hardCut = items.length
   // Each line is looked at by up to 16 header-block probes; classify it once. By index,
@@ -214,6 +219,9 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
   }
 
   const isAttribution = (k: number): boolean => attributionLines.has(k) || items[k]?.kind === "attr"
+  if (!reply && hardCut === items.length && attributionLines.size === 0 && !items.some((item) => item.kind === "attr")) {
+    return { cutAt: hardCut, drop: new Set() }
+  }
   let firstQuote = -1
   let lastQuote = -1
   for (let k = 0; k < hardCut; k++) {

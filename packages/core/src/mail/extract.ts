@@ -68,7 +68,7 @@ const isDigest = (lines: ReadonlyArray<string>): boolean => {
 }
 
 /** The reply of a text body, and whether anything in it was history. */
-const extractText = (text: string): { readonly text: string; readonly history: boolean } => {
+const extractText = (text: string, reply: boolean): { readonly text: string; readonly history: boolean } => {
   const lines = text.split(/\r\n|\r|\n/)
   if (isDigest(lines)) return { text: keptLines(lines), history: false }
   const items: Array<Item> = lines.map((line) => {
@@ -80,7 +80,7 @@ const extractText = (text: string): { readonly text: string; readonly history: b
     const normalised = normaliseLine(line)
     return { kind: "line", text: normalised, content: normalised !== "" && !isRule(normalised) }
   })
-  const plan = planReply(items)
+  const plan = planReply(items, reply)
   const kept: Array<string> = []
   for (let k = 0; k < plan.cutAt; k++) {
     const line = lines[k]
@@ -108,8 +108,11 @@ const quoteMarkup =
  * of extraction). `sameWords` says the text is the HTML's alternative (or was derived from
  * it); a text from another part of the message decides nothing about the HTML.
  */
-export const extractReply = (input: { text?: string; html?: string; sameWords?: boolean }): { text?: string; html?: string } => {
-  const text = input.text === undefined ? undefined : extractText(input.text)
+export const extractReply = (
+  input: { text?: string; html?: string; sameWords?: boolean; reply?: boolean }
+): { text?: string; html?: string } => {
+  const reply = input.reply ?? true
+  const text = input.text === undefined ? undefined : extractText(input.text, reply)
   const html = input.html === undefined
     ? undefined
     : input.sameWords === true && text !== undefined && !text.history && !quoteMarkup.test(input.html)

@@ -137,7 +137,8 @@ export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = d
   const extracted = extractReply({
     ...(text === undefined ? {} : { text: cut(text, limits.maxExtractChars) }),
     ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) }),
-    sameWords: partText === undefined || alternative
+    sameWords: partText === undefined || alternative,
+    reply: headers["in-reply-to"] !== undefined || headers["references"] !== undefined
   })
   const attachments = mail.attachments.map(toAttachment)
   const from = addresses(mail.from)[0] ?? ""
