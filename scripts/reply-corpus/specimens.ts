@@ -469,6 +469,25 @@ Which day suits you?
     "Perfecto, empezamos el lunes.\nLucía",
     `<html><head></head><body><div class="ydp1a2b3c4dyahoo-style-wrap" style="font-family:Helvetica Neue, Helvetica, Arial, sans-serif;font-size:13px;"><div dir="ltr" data-setdir="false">Perfecto, empezamos el lunes.</div><div dir="ltr" data-setdir="false">Lucía</div></div></body></html>`),
 
+  // format=flowed (RFC 3676) where mailparser's own decoder went wrong: a soft break at the
+  // end of a quote ran the reply under it into the quote; delsp=yes as Apple Mail sends it.
+  plain("thunderbird-flowed-soft-quote-above-reply", "Thunderbird", en, `On 04/03/2024 10:15, Tom Baker wrote:
+> Can we deliver order 4471 on Thursday 
+> or Friday? 
+Thursday, please. The loading dock is at the 
+back of the building.
+`, "Thursday, please. The loading dock is at the back of the building.", { charset: "UTF-8", encoding: "8bit", flowed: true }),
+  plain("apple-mail-flowed-delsp-japanese", "Apple Mail", lang("ja"), `お世話になっております。見積書の内容で問題ござ 
+いません。発注手続きを進めます。
+
+佐藤
+
+> 2024/03/04 10:15、山田太郎 <taro.yamada@example.jp>のメール:
+> 
+> ご依頼の見積書をお送りしま 
+> す。
+`, "お世話になっております。見積書の内容で問題ございません。発注手続きを進めます。\n\n佐藤", { charset: "utf-8", encoding: "quoted-printable", flowed: true, delsp: true }),
+
   // Charsets as senders mis-declare them.
   raw("charset-latin1-holding-windows-1252", "Outlook desktop", "English", `From: Jane Doe <jane.doe@example.com>
 To: Tom Baker <tom.baker@example.org>

@@ -110,6 +110,44 @@ for (const [name, parserLayer] of [["worker pool", MailParser.layer], ["in-threa
   })
 }
 
+const flowed = (body: string, params = "") =>
+  Buffer.from(
+    `From: a@x.org\r\nTo: b@y.org\r\nSubject: f\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8; format=flowed${params}\r\n` +
+      `Content-Transfer-Encoding: 8bit\r\n\r\n${body.replace(/\n/g, "\r\n")}`
+  )
+
+// RFC 3676, decoded by libmime's decodeFlowed as patched in patches/libmime@5.4.6.patch
+describe("Mail.parse format=flowed", () => {
+  const textOf = (raw: Buffer) => parse(raw).pipe(Effect.map(({ message }) => message.text), Effect.provide(MailParser.layerInline))
+
+  it.effect("never joins lines of different quote depth", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("> the question ends soft \nthe answer\n")), "> the question ends soft \nthe answer")
+      assert.strictEqual(yield* textOf(flowed(">> deeper soft \n> shallower\n")), ">> deeper soft \n> shallower")
+    }))
+
+  it.effect("joins soft-broken lines of one quote depth without repeating the quote marks", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("> a soft \n> continued\n>\n> next\n")), "> a soft continued\n>\n> next")
+    }))
+
+  it.effect("undoes space-stuffing", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed(" From the start\n >not a quote\n")), "From the start\n>not a quote")
+    }))
+
+  it.effect("honours DelSp=yes, and keeps the space without it", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("問題ござ \nいません。\n", "; DelSp=Yes")), "問題ございません。")
+      assert.strictEqual(yield* textOf(flowed("two \nwords\n")), "two words")
+    }))
+
+  it.effect("keeps the signature separator a hard break", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("reply\n-- \nJane\n")), "reply\n-- \nJane")
+    }))
+})
+
 describe("Mail.parse edge cases", () => {
   it.effect("fails with a typed MailParseError for a message over the size limit", () =>
     Effect.gen(function*() {
