@@ -488,6 +488,46 @@ back of the building.
 > す。
 `, "お世話になっております。見積書の内容で問題ございません。発注手続きを進めます。\n\n佐藤", { charset: "utf-8", encoding: "quoted-printable", flowed: true, delsp: true }),
 
+  // A nested multipart/alternative that lost its boundary parameter (a broken gateway):
+  // both alternatives still read, with an attachment beside them.
+  raw("nested-alternative-missing-boundary", "Gmail", "English", `From: Jane Doe <jane.doe@example.com>
+To: Tom Baker <tom.baker@example.org>
+Subject: Re: Delivery date for order 4471
+Date: Mon, 4 Mar 2024 11:02:37 +0100
+Message-ID: <nested-no-boundary-4471@example.com>
+In-Reply-To: <orig-4471@example.org>
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="000000000000outer"
+
+--000000000000outer
+Content-Type: multipart/alternative
+
+--000000000000inner
+Content-Type: text/plain; charset="UTF-8"
+
+Thursday works, the signed form is attached.
+
+On Mon, Mar 4, 2024 at 10:15 AM Tom Baker <tom.baker@example.org> wrote:
+
+> Can we deliver on Thursday?
+
+--000000000000inner
+Content-Type: text/html; charset="UTF-8"
+
+<div dir="ltr">Thursday works, the signed form is attached.</div><br><div class="gmail_quote"><div dir="ltr" class="gmail_attr">On Mon, Mar 4, 2024 at 10:15 AM Tom Baker &lt;tom.baker@example.org&gt; wrote:<br></div><blockquote class="gmail_quote">Can we deliver on Thursday?</blockquote></div>
+
+--000000000000inner--
+
+--000000000000outer
+Content-Type: application/pdf; name="form.pdf"
+Content-Disposition: attachment; filename="form.pdf"
+Content-Transfer-Encoding: base64
+
+JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoK
+
+--000000000000outer--
+`, "Thursday works, the signed form is attached.", `<div dir="ltr">Thursday works, the signed form is attached.</div>`),
+
   // Charsets as senders mis-declare them.
   raw("charset-latin1-holding-windows-1252", "Outlook desktop", "English", `From: Jane Doe <jane.doe@example.com>
 To: Tom Baker <tom.baker@example.org>

@@ -57,7 +57,7 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
   if (raw.byteLength > limits.maxRawBytes) {
     return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
   }
-  const input = repairRootBoundary(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
+  const input = repairBoundaries(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
   return Promise.resolve()
     .then(() => simpleParser(input, parseOptions(limits)))
     .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits, hasAlternative(input)) }), (error: unknown) => classify(error))
@@ -84,28 +84,68 @@ export const parseOptions = (limits: ParseLimits): SimpleParserOptions & { reado
 })
 
 /**
- * A top-level multipart without a boundary parameter would lose its whole body; senders
- * that forget the parameter still write delimiter lines, so take the first one as the
- * boundary, or read the body as plain text when there is none. Nested parts are not
- * repaired (rare, and mailparser keeps their bytes as an attachment).
+ * A multipart without a boundary parameter would lose its whole body; senders that forget
+ * the parameter still write delimiter lines, so the first delimiter line under its header
+ * that is no other part's boundary becomes its boundary, or, when there is none, the part
+ * is read as plain text. Repaired at every level of nesting. Linear: a message whose
+ * multipart headers all name a boundary (nearly all) costs one search per "multipart/".
  */
-const repairRootBoundary = (raw: Buffer, maxHeaderBytes: number): Buffer => {
-  const window = raw.subarray(0, Math.min(raw.byteLength, maxHeaderBytes))
-  const crlf = window.indexOf("\r\n\r\n")
-  const lf = window.indexOf("\n\n")
-  const end = crlf === -1 ? lf : lf === -1 ? crlf : Math.min(crlf, lf)
-  if (end === -1) return raw
-  const head = window.toString("latin1", 0, end)
-  const header = head.match(/^content-type:[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/im)
-  const value = header?.[1]
-  if (header === null || value === undefined || !/^\s*multipart\//i.test(value) || /boundary\s*=/i.test(value)) return raw
-  const sample = raw.toString("latin1", end, Math.min(raw.byteLength, end + 64 * 1024))
-  const delimiter = sample.match(/^--([^\s]{1,70})[ \t]*\r?$/m)?.[1]?.replace(/--$/, "")
-  const replacement = delimiter === undefined || delimiter === "" || delimiter.includes('"')
-    ? "Content-Type: text/plain"
-    : `Content-Type: ${value.trim()}; boundary="${delimiter}"`
-  const fixed = head.replace(header[0], replacement)
-  return Buffer.concat([Buffer.from(fixed, "latin1"), raw.subarray(end)])
+const repairBoundaries = (raw: Buffer, maxHeaderBytes: number): Buffer => {
+  const broken: Array<{ readonly start: number; readonly end: number; readonly value: string }> = []
+  for (const needle of ["multipart/", "Multipart/", "MULTIPART/"]) {
+    for (let at = raw.indexOf(needle); at >= 0; at = raw.indexOf(needle, at + needle.length)) {
+      const header = headerAround(raw, at, maxHeaderBytes)
+      if (header !== undefined && !/boundary\s*=/i.test(header.value)) broken.push(header)
+    }
+  }
+  if (broken.length === 0) return raw
+  broken.sort((x, y) => x.start - y.start)
+  const known = new Set<string>()
+  for (const m of raw.toString("latin1").matchAll(/boundary\s*=\s*"?([^";\r\n]+)"?/gi)) if (m[1] !== undefined) known.add(m[1].trim())
+  const pieces: Array<Buffer> = []
+  let from = 0
+  for (const header of broken) {
+    if (header.start < from) continue
+    const sample = raw.toString("latin1", header.end, Math.min(raw.byteLength, header.end + 64 * 1024))
+    let delimiter: string | undefined
+    for (const m of sample.matchAll(/^--([^\s]{1,70})[ \t]*\r?$/gm)) {
+      const candidate = (m[1] ?? "").replace(/--$/, "")
+      if (candidate !== "" && !known.has(candidate) && !candidate.includes('"')) {
+        delimiter = candidate
+        break
+      }
+    }
+    const replacement = delimiter === undefined ? "Content-Type: text/plain" : `Content-Type: ${header.value.trim()}; boundary="${delimiter}"`
+    if (delimiter !== undefined) known.add(delimiter)
+    pieces.push(raw.subarray(from, header.start), Buffer.from(replacement, "latin1"))
+    from = header.end
+  }
+  pieces.push(raw.subarray(from))
+  return Buffer.concat(pieces)
+}
+
+/** The Content-Type header line (with its folded continuation lines) holding `at`, as
+ * [start, end) offsets and its value; undefined when `at` is not in such a header. */
+const headerAround = (raw: Buffer, at: number, maxHeaderBytes: number) => {
+  const lineStart = raw.lastIndexOf(0x0a, at) + 1
+  if (at - lineStart > 200) return undefined
+  const head = raw.toString("latin1", lineStart, at)
+  if (!/^content-type:[ \t]*$/i.test(head)) return undefined
+  let end = at
+  const limit = Math.min(raw.byteLength, at + maxHeaderBytes)
+  while (end < limit) {
+    const nl = raw.indexOf(0x0a, end)
+    if (nl < 0 || nl >= limit) {
+      end = limit
+      break
+    }
+    const next = raw[nl + 1]
+    end = nl
+    if (next !== 0x20 && next !== 0x09) break
+    end = nl + 1
+  }
+  if (end > lineStart && raw[end - 1] === 0x0d) end--
+  return { start: lineStart, end, value: raw.toString("latin1", lineStart, end).replace(/^content-type:[ \t]*/i, "") }
 }
 
 const failure = (reason: MailParseFailure, message: string): ParseOutcome => ({ ok: false, reason, message })

@@ -149,6 +149,21 @@ describe("Mail.parse format=flowed", () => {
 })
 
 describe("Mail.parse edge cases", () => {
+  it.effect("reads a nested multipart whose boundary parameter is missing", () =>
+    Effect.gen(function*() {
+      const raw = Buffer.from([
+        "From: a@x.org", "To: b@y.org", "Subject: nested", "MIME-Version: 1.0", 'Content-Type: multipart/mixed; boundary="outer"', "",
+        "--outer", "Content-Type: multipart/alternative", "", "--inner", "Content-Type: text/plain", "", "plain words",
+        "--inner", "Content-Type: text/html", "", "<p>html words</p>", "--inner--", "",
+        "--outer", "Content-Type: multipart/related", "", "--rel", "Content-Type: text/plain", "", "second part", "--rel--", "--outer--", ""
+      ].join("\r\n"))
+      const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+      assert.include(message.text ?? "", "plain words")
+      assert.include(message.text ?? "", "second part")
+      assert.include(message.html ?? "", "<p>html words</p>")
+      assert.deepStrictEqual(message.attachments, [])
+    }))
+
   it.effect("fails with a typed MailParseError for a message over the size limit", () =>
     Effect.gen(function*() {
       const error = yield* parse(new Uint8Array(2048)).pipe(
