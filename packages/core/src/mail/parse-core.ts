@@ -90,6 +90,8 @@ export const parseOptions = (limits: ParseLimits): SimpleParserOptions & { reado
  * is read as plain text. Repaired at every level of nesting. Linear: a message whose
  * multipart headers all name a boundary (nearly all) costs one search per "multipart/".
  */
+const MAX_REPAIRS = 50
+
 const repairBoundaries = (raw: Buffer, maxHeaderBytes: number): Buffer => {
   const broken: Array<{ readonly start: number; readonly end: number; readonly value: string }> = []
   for (const needle of ["multipart/", "Multipart/", "MULTIPART/"]) {
@@ -100,6 +102,9 @@ const repairBoundaries = (raw: Buffer, maxHeaderBytes: number): Buffer => {
   }
   if (broken.length === 0) return raw
   broken.sort((x, y) => x.start - y.start)
+  // each repair reads up to 64 KB ahead: a hostile message of many broken headers gets
+  // its first MAX_REPAIRS repaired and no more
+  broken.length = Math.min(broken.length, MAX_REPAIRS)
   const known = new Set<string>()
   for (const m of raw.toString("latin1").matchAll(/boundary\s*=\s*"?([^";\r\n]+)"?/gi)) if (m[1] !== undefined) known.add(m[1].trim())
   const pieces: Array<Buffer> = []
