@@ -16,6 +16,7 @@
 import { Layer, ManagedRuntime } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { loadavg } from "node:os"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { extractReply } from "../packages/core/src/mail/extract.ts"
 import { MailParser, parse } from "../packages/core/src/mail/parse.ts"
@@ -156,7 +157,12 @@ const breakdown = async (unit: Unit, ms: number) => {
   return { mailparser, textExtraction: textOnly, htmlExtraction: Math.max(0, both - textOnly), htmlToText }
 }
 
+/** The machine's 1-minute load average at the start and the end of the run: on a shared
+ * machine, the figures mean little when it is far above the core count. */
+const load: Array<number> = []
+
 export const benchParse = async (): Promise<ReadonlyArray<ParseFigure>> => {
+  load.push(loadavg()[0] ?? 0)
   const pool = ManagedRuntime.make(Layer.fresh(MailParser.layerWith({ workers: 1 })))
   const figures: Array<ParseFigure> = []
   for (const unit of units()) {
@@ -195,6 +201,7 @@ export const benchParse = async (): Promise<ReadonlyArray<ParseFigure>> => {
     })
   }
   await pool.dispose()
+  load.push(loadavg()[0] ?? 0)
   return figures
 }
 
@@ -202,7 +209,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
 
 export const parseSection = (figures: ReadonlyArray<ParseFigure>) =>
   [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}; 1-minute load average ${load.map((l) => l.toFixed(1)).join(" at the start, ")} at the end.`,
     `Bare \`simpleParser\` (default options, which also build \`textAsHtml\`) and Mail.parse in-thread (mailparser with our options, the model, html-to-text when there is no text part, reply extraction of text and HTML, preview), interleaved: ${ROUNDS} rounds of ${SECONDS} s per side, the order alternating, the speed ratio (bare µs / ours µs, above 1 is faster than bare) taken within each round; median of rounds, range in brackets. The corpus row parses the ${corpus.length} messages of the reply corpus one after the other and counts per message.`,
     "",
     "| message | bytes | bare µs/msg | Mail.parse µs/msg | speed ratio ours/bare |",
