@@ -11,17 +11,21 @@
  *   Roundcube), yahoo_quoted, protonmail_quote; a plain blockquote right under an
  *   attribution;
  * - its attribution right above it: "On <date>, <name> wrote:" in English, German,
- *   French, Spanish, Portuguese, Italian, Dutch, Russian, Polish, Swedish, Japanese and
- *   Chinese, also wrapped over up to three lines, also quoted as the quote's first line
- *   (Apple Mail), plus gmail_attr and moz-cite-prefix. An attribution naming a date or
- *   an address ends the reply even with no `>` quote under it (Yahoo's text part);
+ *   French, Spanish, Portuguese, Italian, Dutch, Russian, Polish, Swedish, Czech,
+ *   Turkish, Japanese, Chinese, Korean, Hebrew and Arabic (bidi marks ignored), Lotus
+ *   Notes' "wrote on <date>:", mutt's "* <name> [<date>]:", also wrapped over up to three
+ *   lines, also quoted as the quote's first line (Apple Mail), plus gmail_attr and
+ *   moz-cite-prefix. An attribution naming a date or an address ends the reply even with
+ *   no `>` quote under it (Yahoo's text part);
  * - a separator: "-----Original Message-----", "---------- Forwarded message ---------",
- *   "-------- Forwarded Message --------", "Begin forwarded message:", localised;
+ *   "-------- Forwarded Message --------", "Begin forwarded message:", localised; a
+ *   ticketing system's "Please type your reply above this line" (with the rule above it);
  * - an Outlook header block: From, then at least two of Sent/Date, To, Cc, Subject
  *   (localised: Von/Gesendet/An/Betreff, De/Envoyé/À/Objet, ...), with an address in From
  *   or Outlook's "Sent:" (so a memo typed into a body is not one), with the rule above it;
  * - Outlook's HTML dividers: divRplyFwdMsg, appendonsend, the reference-message container
- *   of Outlook mobile, the top-bordered div holding the header, moz-forward-container.
+ *   of Outlook mobile, the top-bordered div holding the header, moz-forward-container,
+ *   old Hotmail's hr#stopSpelling.
  *   Everything after a divider or separator is history, whatever its markup.
  *
  * What is kept:
@@ -33,7 +37,10 @@
  *   the last answer go.
  * - Forwards: the sender's note above the forwarded block; the block is history.
  * - Signatures ("-- ") and mobile footers ("Sent from my iPhone", "Von meinem iPhone
- *   gesendet", "Sent from Outlook for Android") are the sender's and stay.
+ *   gesendet", "Sent from Outlook for Android") are the sender's and stay, in every
+ *   language; a signature under the last quote stays and the quote above it goes.
+ * - A new message (no In-Reply-To, no References) keeps its unattributed `>` lines: a
+ *   quotation, not history. A Mailman digest ("Today's Topics:") is kept whole.
  * - A message with nothing new (only a quote, a forward without a note) extracts to "":
  *   repeating the history would present old text as new.
  *
