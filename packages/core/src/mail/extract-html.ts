@@ -419,6 +419,8 @@ const structuralKind = (el: ElementNode): ItemKind | undefined => {
   }
   const cls = markup.classes
   if (cls.includes("moz-forward-container") || cls.includes("OutlookMessageHeader")) return "cut"
+  // old Hotmail / Outlook.com: the history starts at this rule
+  if (el.name === "hr" && id === "stopspelling") return "cut"
   if (el.name === "div") {
     const style = markup.style.toLowerCase().replace(/\s+/g, "")
     // Outlook desktop draws its reply header as a div with only a top border; a signature
@@ -430,7 +432,7 @@ const structuralKind = (el: ElementNode): ItemKind | undefined => {
   if (el.name === "blockquote") {
     if (markup.type.toLowerCase() === "cite" || cls.includes("gmail_quote")) return "quote"
   }
-  if (cls.some((c) => c.endsWith("yahoo_quoted")) || cls.includes("protonmail_quote")) return "quote"
+  if (cls.some((c) => c.endsWith("yahoo_quoted")) || cls.includes("protonmail_quote") || cls.includes("freshdesk_quote")) return "quote"
   if (cls.includes("gmail_quote") || cls.includes("gmail_quote_container")) return "quote"
   return undefined
 }

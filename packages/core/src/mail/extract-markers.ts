@@ -19,8 +19,11 @@ export const isSpaceCode = (c: number): boolean =>
   (c >= 0xa0 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
     c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff))
 
-/** Zero-width marks that are dropped without leaving a space. */
-const isInvisibleCode = (c: number): boolean => c === 0x200b || c === 0x200e || c === 0x200f || c === 0xfeff
+/** Zero-width marks that are dropped without leaving a space: besides the zero-width space
+ * and the BOM, the bidirectional marks and embeddings Gmail wraps around every name and
+ * address of a Hebrew or Arabic attribution (U+200E/F, U+202A-E, U+2066-9). */
+const isInvisibleCode = (c: number): boolean =>
+  c === 0x200b || c === 0x200e || c === 0x200f || c === 0xfeff || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
 
 /** Neither whitespace nor a zero-width mark; printable ASCII is decided by the first test. */
 const isKeptCode = (c: number): boolean =>
@@ -29,7 +32,7 @@ const isKeptCode = (c: number): boolean =>
 /** A stretch already in normal form: kept characters with single spaces between them.
  * The repeat is bounded so that the matcher's backtracking state stays small on a 2 MB
  * line; normaliseLine resumes where a match stops. */
-const normalStretch = /[^\s\u200b\u200e\u200f]+(?: [^\s\u200b\u200e\u200f]+){0,64}/y
+const normalStretch = /[^\s\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]+(?: [^\s\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]+){0,64}/y
 
 /** Collapses the whitespace variants clients put into markers (NBSP before French colons,
  * tabs in Thunderbird's header tables, the BOM iOS puts in front of a quote): zero-width
@@ -83,17 +86,28 @@ const ledAttributions: ReadonlyArray<RegExp> = [
   /^il\s.+\sha\sscritto\s?:$/i,
   /^op\s.+\s(schreef(\s.+)?|het volgende geschreven)\s?:$/i,
   /^w dniu\s.+\s(pisze|napisał|napisała|napisał\(a\))\s?:$/i,
-  /^den\s.+\sskrev(\s.+)?\s?:$/i
+  /^den\s.+\sskrev(\s.+)?\s?:$/i,
+  /^dne\s.+\snapsal(a|\(a\))?\s?:$/i,
+  /^בתאריך\s.+\s(מאת\s.+|כתב(\/ה|ה)?\s?):$/,
+  /^في\s.+\s(بواسطة|كتب)\s.+:$/
 ]
 
 const strongAttributions: ReadonlyArray<RegExp> = [
   /^.+\s(napisał|napisała|napisał\(a\))\s?:$/i,
   /^.+\s(пишет|написал|написала|написал\(а\))\s?:$/i,
+  /^.+\snapsal(a|\(a\))?\s?:$/i,
+  /^.+\s(şunu yazdı|şunları yazdı|yazdı)\s?:$/i,
+  /^.+(님이 작성|\s작성|쓴 글)\s?:$/,
+  /^.+\sכתב(\/ה|ה)?\s?:$/,
+  // Lotus Notes' internet-style history: "<name> <address> wrote on <date>:"
+  /^.+\s(wrote on|schrieb am|a écrit le)\s.+:$/i,
+  // mutt's default: "* <name> <address> [<date>]:"
+  /^\*\s.+\s\[[^\]]+\]\s?:$/,
   /(のメッセージ|のメール|は書きました|が書きました)\s?[:：]$/,
   /(写道|寫道)\s?[:：]$/
 ]
 
-const weakAttribution = /\s(wrote|writes|schrieb|écrit|escribió|escreveu|scritto|schreef|skrev|pisze|пишет)\s?:$/i
+const weakAttribution = /\s(wrote|writes|schrieb|écrit|escribió|escreveu|scritto|schreef|skrev|pisze|пишет|napsal|napsala|yazdı|כתב|כתב\/ה|كتب)\s?:$/i
 
 /** Gmail in several locales (ru, ja, ...) writes only "<date>, <name> <address>:". */
 const endsWithAddressColon = (s: string): boolean => {
@@ -125,22 +139,24 @@ export const attributionStrength = (line: string): AttributionStrength | undefin
 export type HeaderKind = "from" | "sent" | "date" | "to" | "cc" | "subject"
 
 const headerKeys: ReadonlyMap<string, HeaderKind> = new Map<string, HeaderKind>([
-  ...["from", "von", "de", "da", "van", "от", "od", "från", "fra", "差出人", "发件人", "寄件者", "發件人"].map(
+  ...["from", "von", "de", "da", "van", "от", "od", "från", "fra", "差出人", "发件人", "寄件者", "發件人",
+    "보낸 사람", "kimden", "מאת", "من"].map(
     (k) => [k, "from"] as const
   ),
   ...[
     "sent", "gesendet", "envoyé", "enviado", "enviada", "enviado el", "enviada el", "enviado em", "enviada em",
     "inviato", "verzonden", "отправлено", "wysłano", "wysłane", "skickat", "sendt", "送信日時", "发送时间", "寄件日期",
-    "傳送時間"
+    "傳送時間", "보낸 날짜", "odesláno", "gönderildi", "gönderilme tarihi", "נשלח", "تم الإرسال"
   ].map((k) => [k, "sent"] as const),
-  ...["date", "datum", "fecha", "data", "дата", "日付", "日期"].map((k) => [k, "date"] as const),
-  ...["to", "an", "à", "a", "para", "aan", "кому", "do", "till", "til", "宛先", "收件人", "收件者"].map(
+  ...["date", "datum", "fecha", "data", "дата", "日付", "日期", "날짜", "tarih", "תאריך", "التاريخ"].map((k) => [k, "date"] as const),
+  ...["to", "an", "à", "a", "para", "aan", "кому", "do", "till", "til", "宛先", "收件人", "收件者",
+    "받는 사람", "komu", "kime", "אל", "إلى"].map(
     (k) => [k, "to"] as const
   ),
-  ...["cc", "kopie", "copie", "copia", "копия", "dw", "kopia", "kopi", "抄送", "副本"].map((k) => [k, "cc"] as const),
+  ...["cc", "kopie", "copie", "copia", "копия", "dw", "kopia", "kopi", "抄送", "副本", "참조", "bilgi", "עותק", "نسخة"].map((k) => [k, "cc"] as const),
   ...[
     "subject", "betreff", "objet", "asunto", "assunto", "oggetto", "onderwerp", "тема", "temat", "ämne", "emne", "件名",
-    "主题", "主旨"
+    "主题", "主旨", "제목", "předmět", "konu", "נושא", "الموضوع"
   ].map((k) => [k, "subject"] as const)
 ])
 
@@ -166,14 +182,16 @@ const originalPhrases: ReadonlyArray<string> = [
   "original message", "ursprüngliche nachricht", "originalnachricht", "message d'origine", "message d’origine",
   "message original", "mensaje original", "mensagem original", "messaggio originale", "oorspronkelijk bericht",
   "исходное сообщение", "оригинальное сообщение", "wiadomość oryginalna", "oryginalna wiadomość",
-  "ursprungligt meddelande", "originalmeddelande", "元のメッセージ", "原始邮件", "原始郵件", "原始信件"
+  "ursprungligt meddelande", "originalmeddelande", "元のメッセージ", "原始邮件", "原始郵件", "原始信件",
+  "원본 메시지", "원본 이메일", "původní zpráva", "orijinal ileti", "özgün ileti", "הודעה מקורית", "الرسالة الأصلية"
 ]
 
 const forwardPhrases: ReadonlyArray<string> = [
   "forwarded message", "weitergeleitete nachricht", "message transféré", "mensaje reenviado", "mensagem encaminhada",
   "messaggio inoltrato", "doorgestuurd bericht", "пересылаемое сообщение", "пересланное сообщение",
   "przekazana wiadomość", "wiadomość przekazana", "vidarebefordrat meddelande", "転送されたメッセージ", "转发的邮件",
-  "轉寄的郵件"
+  "轉寄的郵件", "전달된 메일", "přeposlaná zpráva", "yönlendirilmiş ileti", "yönlendirilen ileti", "הודעה שהועברה",
+  "الرسالة المُعاد توجيهها", "الرسالة المعاد توجيهها"
 ]
 
 /** Apple Mail's forward opener, which has no dashes. */
@@ -182,7 +200,8 @@ const forwardOpeners: ReadonlyArray<string> = [
   "début du message transféré", "inicio del mensaje reenviado", "início da mensagem reencaminhada",
   "início da mensagem encaminhada", "inizio messaggio inoltrato", "begin doorgestuurd bericht",
   "начало переадресованного сообщения", "początek przekazywanej wiadomości", "vidarebefordrat mejl",
-  "vidarebefordrat brev", "転送されたメッセージ", "转发的邮件", "以下为转发的邮件", "轉寄的郵件"
+  "vidarebefordrat brev", "転送されたメッセージ", "转发的邮件", "以下为转发的邮件", "轉寄的郵件", "전달된 메일",
+  "začátek přeposílané zprávy", "yönlendirilmiş ileti başlangıcı", "תחילת הודעה שהועברה", "بداية الرسالة المُعاد توجيهها"
 ]
 
 /** The phrase between the dashes of "-----Original Message-----"-style lines, if any. */
@@ -197,9 +216,25 @@ export const dashedPhrase = (line: string): string | undefined => {
   return phrase.length > 0 ? phrase.toLowerCase() : undefined
 }
 
+/** Ticketing systems (Zendesk, Jira, Freshservice, ...) head their notifications with a
+ * line asking for the answer above it: below it is their message, whatever the client
+ * made of it. Matched on the words, with the decoration (`##-`, dashes) stripped. */
+const replyAbovePhrases: ReadonlyArray<string> = [
+  "please type your reply above this line", "type your reply above this line", "please reply above this line",
+  "reply above this line", "please write your reply above this line", "write your reply above this line"
+]
+
+const isReplyAboveLine = (line: string): boolean => {
+  const lower = line.toLowerCase()
+  if (!lower.includes("above this line")) return false
+  const words = lower.replace(/^[\s#*=_.\-–—]+|[\s#*=_.\-–—]+$/g, "")
+  return replyAbovePhrases.includes(words)
+}
+
 /** A line that on its own says "everything below is an earlier message". */
 export const isSeparator = (line: string): boolean => {
   if (line.length > 120) return false
+  if (isReplyAboveLine(line)) return true
   const phrase = dashedPhrase(line)
   if (phrase !== undefined) {
     return originalPhrases.some((p) => phrase.includes(p)) || forwardPhrases.some((p) => phrase.includes(p))
@@ -218,9 +253,10 @@ export const isRuleLike = (line: string): boolean => {
   return line.startsWith("---") && line.endsWith("---") && dashedPhrase(line) !== undefined
 }
 
-/** A line of five or more of `-_=*` and nothing else: a rule drawn in text. */
+/** A line of five or more of `-_=*` and the dashes (–, —), and nothing else: a rule drawn
+ * in text (Jira draws "—-—-—-—"). */
 export const isRule = (line: string): boolean => {
   // most lines fail at the first character, without a regex call
   const c = line.charCodeAt(0)
-  return (c === 0x2d || c === 0x5f || c === 0x3d || c === 0x2a) && /^[-_=*]{5,}$/.test(line)
+  return (c === 0x2d || c === 0x5f || c === 0x3d || c === 0x2a || c === 0x2013 || c === 0x2014) && /^[-_=*–—]{5,}$/.test(line)
 }

@@ -56,9 +56,13 @@ const joined = (items: ReadonlyArray<Item>, from: number, to: number, kind: Item
 
 const endsWithColon = (text: string): boolean => text.endsWith(":") || text.endsWith("：")
 
+const rank = { weak: 0, strong: 1, led: 2 } as const
+
 /** The attribution span starting at `i`, preferring the shortest wrap. A match over
- * several lines without a lead word ("On", "Am", ...) yields to one that starts a line
- * later, so that "Thanks!" above "<name> 写道：" stays with the reply. */
+ * several lines without a lead word ("On", "Am", ...) yields to one at least as strong
+ * that starts a line later, so that "Thanks!" above "<name> 写道：" stays with the reply;
+ * a weaker tail does not take over ("<name> <address>, <date> tarihinde" wrapped above
+ * "şunu yazdı:" is one attribution, not prose above a bare verb). */
 const attributionAt = (
   items: ReadonlyArray<Item>,
   i: number,
@@ -79,7 +83,8 @@ const attributionAt = (
       for (let s = i + 1; s <= i + k; s++) {
         for (let e = s; e <= i + k; e++) {
           const later = joined(items, s, e, kind)
-          if (later !== undefined && attributionStrength(later) !== undefined) return undefined
+          const laterStrength = later === undefined ? undefined : attributionStrength(later)
+          if (laterStrength !== undefined && rank[laterStrength] >= rank[strength]) return undefined
         }
       }
     }
@@ -110,14 +115,18 @@ const nextNonBlank = (items: ReadonlyArray<Item>, from: number): number => {
   return j
 }
 
-/** A mail header block: it starts with "From:", has at least two of sent/date, to, cc,
- * subject on consecutive lines (wrapped values of long To: lists allowed), and either
- * names an address in From or uses Outlook's "Sent:". The last rule keeps a memo typed
- * into a body ("From: HR / To: All staff / Date: ...") from being taken for history.
- * Thunderbird's forward table starts with Subject, but its separator line cuts first. */
+/** A mail header block: it starts with "From:" (or "Date:" right above "From:", as old
+ * Hotmail wrote it), has at least two of sent/date, to, cc, subject on consecutive lines
+ * (wrapped values of long To: lists allowed), and either names an address in From or uses
+ * Outlook's "Sent:". The last rule keeps a memo typed into a body ("From: HR / To: All
+ * staff / Date: ...") from being taken for history. Thunderbird's forward table starts
+ * with Subject, but its separator line cuts first. */
 const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: number) => HeaderKind | undefined): boolean => {
   const first = items[i]
-  if (first === undefined || first.kind !== "line" || kindOf(i) !== "from") return false
+  if (first === undefined || first.kind !== "line") return false
+  const firstKind = kindOf(i)
+  const fromAt = firstKind === "from" ? i : firstKind === "date" && kindOf(i + 1) === "from" ? i + 1 : -1
+  if (fromAt < 0) return false
   const kinds = new Set<HeaderKind>()
   let continuation = 0
   for (let j = i; j < items.length && j < i + 16; j++) {
@@ -134,10 +143,15 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, kindOf: (k: numb
     }
   }
   const dated = kinds.has("sent") || kinds.has("date") || kinds.has("subject")
-  return dated && kinds.size >= 3 && (kinds.has("sent") || first.text.includes("@"))
+  return dated && kinds.size >= 3 && (kinds.has("sent") || (items[fromAt]?.text.includes("@") ?? false))
 }
 
-export const planReply = (items: ReadonlyArray<Item>): Plan => {
+/** `reply`: the message answers another (it has In-Reply-To or References). A new message
+ * holds history only behind a marker (an attribution, a separator, a header block, a
+ * client's quote container or divider): its unattributed `>` lines are quotations the
+ * sender wrote. (Client quote containers in HTML are markers: clients write them only
+ * when replying or forwarding.) */
+export const planReply = (items: ReadonlyArray<Item>, reply = true): Plan => {
   const attributionLines = new Set<number>()
   let hardCut = items.length
   // Each line is looked at by up to 16 header-block probes; classify it once. By index,
@@ -174,7 +188,9 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
     if (item.kind !== "line" || item.text === "") continue
     const text = item.text
     if (isSeparator(text)) {
+      // the rule drawn above a separator ("—-—-—-—" over Jira's line) belongs to it
       hardCut = i
+      while (hardCut > 0 && items[hardCut - 1]?.kind === "line" && items[hardCut - 1]?.content === false) hardCut--
       break
     }
     if (isRuleLike(text) && isHeaderBlockAt(items, nextNonBlank(items, i + 1), kindOf)) {
@@ -203,21 +219,53 @@ export const planReply = (items: ReadonlyArray<Item>): Plan => {
   }
 
   const isAttribution = (k: number): boolean => attributionLines.has(k) || items[k]?.kind === "attr"
+  if (!reply && hardCut === items.length && attributionLines.size === 0 && !items.some((item) => item.kind === "attr")) {
+    return { cutAt: hardCut, drop: new Set() }
+  }
   let firstQuote = -1
   let lastQuote = -1
+  for (let k = 0; k < hardCut; k++) {
+    if (items[k]?.kind !== "quote") continue
+    if (firstQuote < 0) firstQuote = k
+    lastQuote = k
+  }
+  // A signature under the last quote (Thunderbird's "signature below the quote", mutt) is
+  // the sender's: it stays, but it is not an answer that would keep the quote above it.
+  let signature = -1
+  for (let k = lastQuote + 1; firstQuote >= 0 && k < hardCut; k++) {
+    const item = items[k]
+    if (item?.kind === "line" && item.text === "--") {
+      signature = k
+      break
+    }
+  }
+  const contentEnd = signature < 0 ? hardCut : signature
   let firstContent = -1
   let lastContent = -1
-  for (let k = 0; k < hardCut; k++) {
+  for (let k = 0; k < contentEnd; k++) {
     const item = items[k]
-    if (item === undefined) break
-    if (item.kind === "quote") {
-      if (firstQuote < 0) firstQuote = k
-      lastQuote = k
-    } else if (item.kind === "line" && item.content && !isAttribution(k)) {
+    if (item !== undefined && item.kind === "line" && item.content && !isAttribution(k)) {
       if (firstContent < 0) firstContent = k
       lastContent = k
     }
   }
+  const plan = shape(items, hardCut, isAttribution, attributionLines, { firstQuote, lastQuote, firstContent, lastContent })
+  if (signature < 0 || signature < plan.cutAt || firstContent < 0) return plan
+  const drop = new Set(plan.drop)
+  for (let k = plan.cutAt; k < signature; k++) drop.add(k)
+  return { cutAt: hardCut, drop }
+}
+
+/** The plan from where the quotes and the new content lie: top-posting, bottom-posting or
+ * inline answers. */
+const shape = (
+  items: ReadonlyArray<Item>,
+  hardCut: number,
+  isAttribution: (k: number) => boolean,
+  attributionLines: ReadonlySet<number>,
+  at: { readonly firstQuote: number; readonly lastQuote: number; readonly firstContent: number; readonly lastContent: number }
+): Plan => {
+  const { firstQuote, lastQuote, firstContent, lastContent } = at
 
   const drop = new Set<number>()
   if (firstQuote < 0) {

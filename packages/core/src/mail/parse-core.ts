@@ -12,7 +12,7 @@
  * Runs under Node's own type stripping in the worker: erasable TypeScript only (no enums,
  * no parameter properties) and type-only imports marked `import type`.
  */
-import { convert as htmlToText } from "html-to-text"
+import { compile as compileHtmlToText } from "html-to-text"
 import libmime from "libmime"
 import { type AddressObject, type Attachment, type EmailAddress, type ParsedMail, type SimpleParserOptions, simpleParser } from "mailparser"
 import { extractReply } from "./extract.ts"
@@ -57,53 +57,100 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
   if (raw.byteLength > limits.maxRawBytes) {
     return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
   }
-  const input = repairRootBoundary(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
-  // mailsplit reads the two size options from the same object; @types/mailparser omits them
-  const options: SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } = {
-    // the engine serves attachments itself: keep cid: links, skip data: inlining
-    keepCidLinks: true,
-    skipImageLinks: true,
-    // textAsHtml and html-to-text are unbounded sync work inside mailparser (seconds on a
-    // 2 MB table); text is derived from HTML below, with limits
-    skipTextToHtml: true,
-    skipTextLinks: true,
-    skipHtmlToText: true,
-    // mailparser hashes every attachment's bytes (md5 by default) for a checksum the model
-    // never reads; sha1 is the cheapest digest it can be given (2.5x faster than md5 on the
-    // benchmark machine, and not slower than md5 on common CPUs)
-    checksumAlgo: "sha1",
-    maxChildNodes: limits.maxParts,
-    maxHeadSize: limits.maxHeaderBytes
-  }
+  const input = repairBoundaries(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
   return Promise.resolve()
-    .then(() => simpleParser(input, options))
-    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits) }), (error: unknown) => classify(error))
+    .then(() => simpleParser(input, parseOptions(limits)))
+    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits, hasAlternative(input)) }), (error: unknown) => classify(error))
     .then(undefined, (error: unknown) => failure("malformed", `Could not build the message model: ${describe(error)}`))
 }
 
+/** mailparser's options: the work we do not need skipped, the size bounds set.
+ * mailsplit reads the two size options from the same object; @types/mailparser omits them. */
+export const parseOptions = (limits: ParseLimits): SimpleParserOptions & { readonly maxChildNodes: number; readonly maxHeadSize: number } => ({
+  // the engine serves attachments itself: keep cid: links, skip data: inlining
+  keepCidLinks: true,
+  skipImageLinks: true,
+  // textAsHtml and html-to-text are unbounded sync work inside mailparser (seconds on a
+  // 2 MB table); text is derived from HTML below, with limits
+  skipTextToHtml: true,
+  skipTextLinks: true,
+  skipHtmlToText: true,
+  // mailparser hashes every attachment's bytes (md5 by default) for a checksum the model
+  // never reads; sha1 is the cheapest digest it can be given (2.5x faster than md5 on the
+  // benchmark machine, and not slower than md5 on common CPUs)
+  checksumAlgo: "sha1",
+  maxChildNodes: limits.maxParts,
+  maxHeadSize: limits.maxHeaderBytes
+})
+
 /**
- * A top-level multipart without a boundary parameter would lose its whole body; senders
- * that forget the parameter still write delimiter lines, so take the first one as the
- * boundary, or read the body as plain text when there is none. Nested parts are not
- * repaired (rare, and mailparser keeps their bytes as an attachment).
+ * A multipart without a boundary parameter would lose its whole body; senders that forget
+ * the parameter still write delimiter lines, so the first delimiter line under its header
+ * that is no other part's boundary becomes its boundary, or, when there is none, the part
+ * is read as plain text. Repaired at every level of nesting. Linear: a message whose
+ * multipart headers all name a boundary (nearly all) costs one search per "multipart/".
  */
-const repairRootBoundary = (raw: Buffer, maxHeaderBytes: number): Buffer => {
-  const window = raw.subarray(0, Math.min(raw.byteLength, maxHeaderBytes))
-  const crlf = window.indexOf("\r\n\r\n")
-  const lf = window.indexOf("\n\n")
-  const end = crlf === -1 ? lf : lf === -1 ? crlf : Math.min(crlf, lf)
-  if (end === -1) return raw
-  const head = window.toString("latin1", 0, end)
-  const header = head.match(/^content-type:[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/im)
-  const value = header?.[1]
-  if (header === null || value === undefined || !/^\s*multipart\//i.test(value) || /boundary\s*=/i.test(value)) return raw
-  const sample = raw.toString("latin1", end, Math.min(raw.byteLength, end + 64 * 1024))
-  const delimiter = sample.match(/^--([^\s]{1,70})[ \t]*\r?$/m)?.[1]?.replace(/--$/, "")
-  const replacement = delimiter === undefined || delimiter === "" || delimiter.includes('"')
-    ? "Content-Type: text/plain"
-    : `Content-Type: ${value.trim()}; boundary="${delimiter}"`
-  const fixed = head.replace(header[0], replacement)
-  return Buffer.concat([Buffer.from(fixed, "latin1"), raw.subarray(end)])
+const MAX_REPAIRS = 50
+
+const repairBoundaries = (raw: Buffer, maxHeaderBytes: number): Buffer => {
+  const broken: Array<{ readonly start: number; readonly end: number; readonly value: string }> = []
+  for (const needle of ["multipart/", "Multipart/", "MULTIPART/"]) {
+    for (let at = raw.indexOf(needle); at >= 0; at = raw.indexOf(needle, at + needle.length)) {
+      const header = headerAround(raw, at, maxHeaderBytes)
+      if (header !== undefined && !/boundary\s*=/i.test(header.value)) broken.push(header)
+    }
+  }
+  if (broken.length === 0) return raw
+  broken.sort((x, y) => x.start - y.start)
+  // each repair reads up to 64 KB ahead: a hostile message of many broken headers gets
+  // its first MAX_REPAIRS repaired and no more
+  broken.length = Math.min(broken.length, MAX_REPAIRS)
+  const known = new Set<string>()
+  for (const m of raw.toString("latin1").matchAll(/boundary\s*=\s*"?([^";\r\n]+)"?/gi)) if (m[1] !== undefined) known.add(m[1].trim())
+  const pieces: Array<Buffer> = []
+  let from = 0
+  for (const header of broken) {
+    if (header.start < from) continue
+    const sample = raw.toString("latin1", header.end, Math.min(raw.byteLength, header.end + 64 * 1024))
+    let delimiter: string | undefined
+    for (const m of sample.matchAll(/^--([^\s]{1,70})[ \t]*\r?$/gm)) {
+      const candidate = (m[1] ?? "").replace(/--$/, "")
+      if (candidate !== "" && !known.has(candidate) && !candidate.includes('"')) {
+        delimiter = candidate
+        break
+      }
+    }
+    const replacement = delimiter === undefined ? "Content-Type: text/plain" : `Content-Type: ${header.value.trim()}; boundary="${delimiter}"`
+    if (delimiter !== undefined) known.add(delimiter)
+    pieces.push(raw.subarray(from, header.start), Buffer.from(replacement, "latin1"))
+    from = header.end
+  }
+  pieces.push(raw.subarray(from))
+  return Buffer.concat(pieces)
+}
+
+/** The Content-Type header line (with its folded continuation lines) holding `at`, as
+ * [start, end) offsets and its value; undefined when `at` is not in such a header. */
+const headerAround = (raw: Buffer, at: number, maxHeaderBytes: number) => {
+  const lineStart = raw.lastIndexOf(0x0a, at) + 1
+  if (at - lineStart > 200) return undefined
+  const head = raw.toString("latin1", lineStart, at)
+  if (!/^content-type:[ \t]*$/i.test(head)) return undefined
+  let end = at
+  const limit = Math.min(raw.byteLength, at + maxHeaderBytes)
+  while (end < limit) {
+    const nl = raw.indexOf(0x0a, end)
+    if (nl < 0 || nl >= limit) {
+      end = limit
+      break
+    }
+    const next = raw[nl + 1]
+    end = nl
+    if (next !== 0x20 && next !== 0x09) break
+    end = nl + 1
+  }
+  if (end > lineStart && raw[end - 1] === 0x0d) end--
+  return { start: lineStart, end, value: raw.toString("latin1", lineStart, end).replace(/^content-type:[ \t]*/i, "") }
 }
 
 const failure = (reason: MailParseFailure, message: string): ParseOutcome => ({ ok: false, reason, message })
@@ -121,15 +168,22 @@ const classify = (error: unknown): ParseOutcome => {
   return failure("malformed", `Unreadable message: ${message}`)
 }
 
+/** Whether the message has a multipart/alternative: its text and HTML then carry the
+ * same words (a miss only costs the shortcut in extractReply, never a wrong result). */
+const hasAlternative = (raw: Buffer): boolean =>
+  raw.indexOf("multipart/alternative") >= 0 || raw.indexOf("Multipart/Alternative") >= 0
+
 /** Builds the model from mailparser's output. Pure apart from reading `mail`. */
-export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits): ParseResult => {
+export const toResult = (mail: ParsedMail, size: number, limits: ParseLimits = defaultLimits, alternative = false): ParseResult => {
   const headers = headerMap(mail.headerLines, limits.maxHeaderLines)
   const html = typeof mail.html === "string" ? nonEmpty(cut(trimJoins(mail.html), limits.maxBodyChars)) : undefined
   const partText = typeof mail.text === "string" && mail.text.length > 0 ? cut(mail.text, limits.maxBodyChars) : undefined
   const text = partText ?? (html === undefined ? undefined : textFromHtml(html, limits.maxHtmlToTextChars))
   const extracted = extractReply({
     ...(text === undefined ? {} : { text: cut(text, limits.maxExtractChars) }),
-    ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) })
+    ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) }),
+    sameWords: partText === undefined || alternative,
+    reply: headers["in-reply-to"] !== undefined || headers["references"] !== undefined
   })
   const attachments = mail.attachments.map(toAttachment)
   const from = addresses(mail.from)[0] ?? ""
@@ -188,23 +242,28 @@ export const preview = (text: string): string => {
   return (space > PREVIEW_CHARS * 0.6 ? head.slice(0, space) : head).trimEnd()
 }
 
-const textFromHtml = (html: string, max: number): string => {
+/** html-to-text with our options, compiled once: `convert` compiles its options (selectors
+ * into a decision tree) on every call, which cost more than converting a small message. */
+const htmlToText = compileHtmlToText({
+  wordwrap: false,
+  // depth and breadth bounds stop the recursive walker from overflowing the stack on
+  // thousands of unclosed tags; such content is hostile anyway
+  limits: { maxDepth: 64, maxChildNodes: 20_000 },
+  selectors: [
+    ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
+    { selector: "table", options: { uppercaseHeaderCells: false } },
+    { selector: "img", format: "skip" },
+    { selector: "a", options: { ignoreHref: true } }
+  ]
+})
+
+export const textFromHtml = (html: string, max: number): string => {
   const input = cut(html, max)
-  const converted = attempt(() =>
-    htmlToText(input, {
-      wordwrap: false,
-      // depth and breadth bounds stop the recursive walker from overflowing the stack on
-      // thousands of unclosed tags; such content is hostile anyway
-      limits: { maxDepth: 64, maxChildNodes: 20_000 },
-      selectors: [
-        ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
-        { selector: "table", options: { uppercaseHeaderCells: false } },
-        { selector: "img", format: "skip" },
-        { selector: "a", options: { ignoreHref: true } }
-      ]
-    })
-  )
-  return converted ?? stripTags(input)
+  const converted = attempt(() => htmlToText(input))
+  // html-to-text gives a block holding only <br> (how Gmail, Apple Mail and Yahoo type an
+  // empty line) a line of its own besides the block breaks around it; a reader sees one
+  // blank line, so runs of blank lines become one
+  return converted === undefined ? stripTags(input) : converted.replace(/\n{3,}/g, "\n\n")
 }
 
 const entities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", nbsp: " " }

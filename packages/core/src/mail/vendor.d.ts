@@ -21,4 +21,5 @@ declare module "html-to-text" {
     readonly selectors?: ReadonlyArray<{ readonly selector: string; readonly format?: string; readonly options?: Record<string, unknown> }>
   }
   export function convert(html: string, options?: HtmlToTextOptions): string
+  export function compile(options?: HtmlToTextOptions): (html: string) => string
 }

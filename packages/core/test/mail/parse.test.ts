@@ -110,7 +110,60 @@ for (const [name, parserLayer] of [["worker pool", MailParser.layer], ["in-threa
   })
 }
 
+const flowed = (body: string, params = "") =>
+  Buffer.from(
+    `From: a@x.org\r\nTo: b@y.org\r\nSubject: f\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8; format=flowed${params}\r\n` +
+      `Content-Transfer-Encoding: 8bit\r\n\r\n${body.replace(/\n/g, "\r\n")}`
+  )
+
+// RFC 3676, decoded by libmime's decodeFlowed as patched in patches/libmime@5.4.6.patch
+describe("Mail.parse format=flowed", () => {
+  const textOf = (raw: Buffer) => parse(raw).pipe(Effect.map(({ message }) => message.text), Effect.provide(MailParser.layerInline))
+
+  it.effect("never joins lines of different quote depth", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("> the question ends soft \nthe answer\n")), "> the question ends soft \nthe answer")
+      assert.strictEqual(yield* textOf(flowed(">> deeper soft \n> shallower\n")), ">> deeper soft \n> shallower")
+    }))
+
+  it.effect("joins soft-broken lines of one quote depth without repeating the quote marks", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("> a soft \n> continued\n>\n> next\n")), "> a soft continued\n>\n> next")
+    }))
+
+  it.effect("undoes space-stuffing", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed(" From the start\n >not a quote\n")), "From the start\n>not a quote")
+    }))
+
+  it.effect("honours DelSp=yes, and keeps the space without it", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("問題ござ \nいません。\n", "; DelSp=Yes")), "問題ございません。")
+      assert.strictEqual(yield* textOf(flowed("two \nwords\n")), "two words")
+    }))
+
+  it.effect("keeps the signature separator a hard break", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* textOf(flowed("reply\n-- \nJane\n")), "reply\n-- \nJane")
+    }))
+})
+
 describe("Mail.parse edge cases", () => {
+  it.effect("reads a nested multipart whose boundary parameter is missing", () =>
+    Effect.gen(function*() {
+      const raw = Buffer.from([
+        "From: a@x.org", "To: b@y.org", "Subject: nested", "MIME-Version: 1.0", 'Content-Type: multipart/mixed; boundary="outer"', "",
+        "--outer", "Content-Type: multipart/alternative", "", "--inner", "Content-Type: text/plain", "", "plain words",
+        "--inner", "Content-Type: text/html", "", "<p>html words</p>", "--inner--", "",
+        "--outer", "Content-Type: multipart/related", "", "--rel", "Content-Type: text/plain", "", "second part", "--rel--", "--outer--", ""
+      ].join("\r\n"))
+      const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+      assert.include(message.text ?? "", "plain words")
+      assert.include(message.text ?? "", "second part")
+      assert.include(message.html ?? "", "<p>html words</p>")
+      assert.deepStrictEqual(message.attachments, [])
+    }))
+
   it.effect("fails with a typed MailParseError for a message over the size limit", () =>
     Effect.gen(function*() {
       const error = yield* parse(new Uint8Array(2048)).pipe(
