@@ -147,6 +147,6 @@ if (url !== undefined && url !== "") {
             await db.drop()
           }
         })
-      }), 280_000)
+      }), 600_000)
   })
 }
