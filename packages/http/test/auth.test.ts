@@ -500,6 +500,20 @@ for (const storage of storages()) {
       }))
   })
 
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { trustedProxies: ["local"], signup: "open", publicUrl: "https://inbox.test" }))), { timeout: "120 seconds" })(
+    `/auth cookie behind https (${storage.name})`,
+    (it) => {
+      it.effect("behind https the session cookie is also Secure, and mailed links use the public URL", () =>
+        Effect.gen(function*() {
+          const { browser: b, email, password } = yield* signedInOwner()
+          const app = yield* TestApp
+          const res = yield* app.request("POST", "/auth/sign-in", { json: { email, password }, headers: { "x-forwarded-for": b.ip } })
+          assert.match(res.headers.get("set-cookie") ?? "", /; HttpOnly; SameSite=Lax; Secure$/)
+          assert.isTrue((yield* mailsTo(email)).some((m) => m.includes("https://inbox.test/verify-email?token=")))
+        }))
+    }
+  )
+
   layer(app(storage.layer, "closed"), { timeout: "120 seconds" })(`/auth sign-up (${storage.name}, INBOX_SIGNUP=closed)`, (it) => {
     it.effect("with sign-up closed, even the first sign-up is 403 forbidden", () =>
       Effect.gen(function*() {
