@@ -41,7 +41,8 @@ export const SERVE_SETTINGS = [
   { flag: "--trusted-proxies <list>", env: "INBOX_TRUSTED_PROXIES", help: "proxy addresses whose X-Forwarded-For names the client, ip,..." },
   { flag: "--max-connections <n>", env: "INBOX_MAX_CONNECTIONS", help: "open connections at most; more are closed at once (default 1000)" },
   { flag: "--headers-timeout <seconds>", env: "INBOX_HEADERS_TIMEOUT", help: "time for a request's headers to arrive (default 10)" },
-  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" }
+  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" },
+  { flag: "--signup <open|invite|closed>", env: "INBOX_SIGNUP", help: "who may create a dashboard account (default invite: the first person, then invitees)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

@@ -37,6 +37,7 @@ import { Sending } from "./sending/Sending.ts"
 import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
+import { Auth } from "./auth/Auth.ts"
 
 export type EngineServices =
   | Organizations
@@ -63,6 +64,7 @@ export type EngineServices =
   | MailTransport
   | Egress
   | BlobStore
+  | Auth
 
 const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
@@ -71,6 +73,7 @@ const messaging = Sending.layer.pipe(
 )
 
 const services = messaging.pipe(
+  Layer.provideMerge(Auth.layer),
   Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),

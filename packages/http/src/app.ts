@@ -11,6 +11,7 @@ import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { guard } from "./guard.ts"
+import { AuthRoutes } from "./auth.ts"
 import { McpRoutes } from "./mcp.ts"
 import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
@@ -60,5 +61,6 @@ export const AppRoutes = Layer.mergeAll(
   McpRoutes,
   Health,
   OpenApi,
+  AuthRoutes,
   RequestIds
 )

@@ -6,9 +6,10 @@
  * empty body; invalid JSON; a body over the route's limit. A body-less POST with no content
  * type is `{}`.
  */
-import { ApiKeys, BadRequest, type Principal, RateLimiter, Settings, Unauthorized } from "@inbox/core"
+import { ApiKeys, type Auth, BadRequest, type CsrfFailed, type Principal, RateLimiter, Settings, Unauthorized } from "@inbox/core"
 import { ByteSize, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
+import { sessionIdOf, sessionPrincipal } from "./session.ts"
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -23,12 +24,18 @@ export const searchParams = (request: HttpServerRequest.HttpServerRequest): URLS
   return new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
 }
 
+/**
+ * The principal of the request: its API key, or (where `allowSession`, i.e. /v0) the
+ * dashboard session its cookie names when it sends no key. A key wins over a cookie, so
+ * API-key requests never meet the session's CSRF rule.
+ */
 export const authenticate = (
   request: HttpServerRequest.HttpServerRequest,
-  options: { readonly allowQueryKey: boolean }
-): Effect.Effect<Principal, Unauthorized, ApiKeys> => {
+  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
+): Effect.Effect<Principal, Unauthorized | CsrfFailed, ApiKeys | Auth | Settings> => {
   const key = bearer(request.headers["authorization"]) ??
     (options.allowQueryKey ? searchParams(request).get("api_key") ?? undefined : undefined)
+  if (key === undefined && options.allowSession === true && sessionIdOf(request) !== undefined) return sessionPrincipal(request)
   if (key === undefined) {
     return Effect.fail(new Unauthorized({
       message: "No API key was sent.",
@@ -134,7 +141,7 @@ export const limitRequest = (principal: Principal | undefined, ip: string) =>
  */
 export const authenticateAndLimit = (
   request: HttpServerRequest.HttpServerRequest,
-  options: { readonly allowQueryKey: boolean }
+  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
 ) => {
   return Effect.flatMap(clientIp(request), (ip) =>
     authenticate(request, options).pipe(

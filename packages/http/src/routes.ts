@@ -42,7 +42,7 @@ const handler = (op: Operation, method: string, path: string) =>
     const ip = yield* clientIp(request)
     const onV0 = path.startsWith("/v0/")
     const principal = op.access.kind === "member"
-      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0 })
+      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0 })
       : yield* Effect.as(limitRequest(undefined, ip), undefined)
     const raw = op.raw === undefined ? undefined : yield* readBytes(request, op.raw.maxBytes)
     const input = op.raw !== undefined || !hasBody(method)

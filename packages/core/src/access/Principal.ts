@@ -22,6 +22,8 @@ export interface Principal {
   readonly permissions?: ReadonlySet<Permission>
   /** The key that authenticated the request, when one did. */
   readonly keyId?: string
+  /** The dashboard session that authenticated the request, when one did: its person and their role. */
+  readonly session?: { readonly userId: string; readonly role: "owner" | "admin" | "member" }
 }
 
 /**

@@ -48,6 +48,8 @@ export class Organizations extends Context.Service<Organizations, {
   requireVerifiedEmail(id: string): Effect.Effect<void, EmailUnverified | NotFound>
   requireCanSend(id: string): Effect.Effect<void, EmailUnverified | SendLocked | NotFound>
   setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription"): Effect.Effect<void>
+  /** Marks the owner email verified on every organization whose owner email is `email` (a dashboard account proved it). */
+  verifyOwnerEmail(email: string): Effect.Effect<void>
 }>()("inbox/Organizations") {
   static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -115,6 +117,12 @@ export class Organizations extends Context.Service<Organizations, {
         Effect.gen(function*() {
           const at = yield* now
           yield* sql`UPDATE organizations SET plan = ${plan}, plan_source = ${source}, updated_at = ${at} WHERE id = ${id}`
+        }).pipe(Effect.orDie),
+      verifyOwnerEmail: (email) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          yield* sql`UPDATE organizations SET email_verified = true, updated_at = ${at}
+            WHERE owner_email = ${email.toLowerCase()} AND NOT email_verified AND NOT is_agent`
         }).pipe(Effect.orDie)
     })
   }))

@@ -32,7 +32,14 @@ export interface SettingsShape {
   readonly trustedProxies: ReadonlyArray<string>
   /** INBOX_OPEN_TRACKING=off: `track_opens` is refused with 422 tracking_disabled. */
   readonly openTracking: boolean
+  /** INBOX_SIGNUP: who may create a dashboard account (open, invite or closed; default invite). */
+  readonly signup: SignupMode
 }
+
+export type SignupMode = "open" | "invite" | "closed"
+
+const signupMode = (value: string): SignupMode | undefined =>
+  value === "open" || value === "invite" || value === "closed" ? value : undefined
 
 const list = (value: string): ReadonlyArray<string> =>
   value.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
@@ -63,6 +70,9 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
     const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
+    const signupText = (yield* Config.String("INBOX_SIGNUP").pipe(Config.withDefault("invite"))).trim().toLowerCase()
+    const signup = signupMode(signupText)
+    if (signup === undefined) return yield* Effect.die(new Error(`INBOX_SIGNUP must be open, invite or closed, not ${JSON.stringify(signupText)}`))
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -73,7 +83,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
       trustedProxies,
-      openTracking
+      openTracking,
+      signup
     })
   }).pipe(Effect.orDie))
 
@@ -89,6 +100,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", []),
       trustedProxies: [],
       openTracking: true,
+      signup: "invite",
       ...overrides
     }
   }
