@@ -58,7 +58,7 @@ export const buildProgram = (): Command => {
   for (const setting of SERVE_SETTINGS) serveCommand.option(setting.flag, `${setting.help} [${setting.env}]`)
   serveCommand.action(() => {
     applySettings(serveCommand, SERVE_SETTINGS)
-    runCommand(serve)
+    runCommand(serve, { terminateIsSuccess: true })
   })
 
   program.command("migrate")
