@@ -41,7 +41,8 @@ export const SERVE_SETTINGS = [
   { flag: "--trusted-proxies <list>", env: "INBOX_TRUSTED_PROXIES", help: "proxy addresses whose X-Forwarded-For names the client, ip,..." },
   { flag: "--max-connections <n>", env: "INBOX_MAX_CONNECTIONS", help: "open connections at most; more are closed at once (default 1000)" },
   { flag: "--headers-timeout <seconds>", env: "INBOX_HEADERS_TIMEOUT", help: "time for a request's headers to arrive (default 10)" },
-  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" }
+  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" },
+  { flag: "--shutdown-timeout <seconds>", env: "INBOX_SHUTDOWN_TIMEOUT", help: "on SIGTERM, time for requests and jobs under way to finish (default 20)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */
