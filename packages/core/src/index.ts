@@ -65,3 +65,4 @@ export { contentDisposition, downloadHeaders, downloadOf, type DownloadSource, s
 export * as BlobOperations from "./blobs/operations.ts"
 export * as Backup from "./operating/Backup.ts"
 export * as Move from "./operating/Move.ts"
+export * as OperatorMetrics from "./operating/metrics.ts"

@@ -12,6 +12,7 @@ import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { guard } from "./guard.ts"
 import { McpRoutes } from "./mcp.ts"
+import { observe, ObserveRoutes } from "./observe.ts"
 import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
 import { OperationRoutes } from "./routes.ts"
@@ -50,7 +51,8 @@ const RequestIds = HttpRouter.middleware((app) =>
         return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())
       }),
       guard,
-      Effect.provideService(RequestId, requestId)
+      Effect.provideService(RequestId, requestId),
+      observe(requestId)
     )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)
   }), { global: true })
@@ -60,5 +62,6 @@ export const AppRoutes = Layer.mergeAll(
   McpRoutes,
   Health,
   OpenApi,
-  RequestIds
+  RequestIds,
+  ObserveRoutes
 )

@@ -15,6 +15,7 @@ import { Blobs, Engine, Jobs, Sending } from "@inbox/core"
 import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
+import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
@@ -32,6 +33,8 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer = Layer.launch(Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig)))
+export const launchServer = Layer.launch(
+  Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
+)
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)

@@ -83,6 +83,8 @@ export class Jobs extends Context.Service<Jobs, {
    * running to other processes; answers how many it released.
    */
   drain(deadline: Duration.Input): Effect.Effect<number>
+  /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
+  readonly lastPass: Effect.Effect<Date | undefined>
 }>()("inbox/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -91,6 +93,7 @@ export class Jobs extends Context.Service<Jobs, {
     const handlers = new Map<string, { readonly handler: Handler; readonly slots: Semaphore.Semaphore; running: number }>()
     const claims = new Set<string>()
     const running = new Set<Fiber.Fiber<void>>()
+    let lastPass: Date | undefined
     const scope = yield* Effect.scope
 
     const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
@@ -149,6 +152,7 @@ export class Jobs extends Context.Service<Jobs, {
 
     const runDue = (options: { readonly wait?: boolean } = {}) =>
       Effect.gen(function*() {
+        lastPass = yield* now
         const started: Array<Fiber.Fiber<void>> = []
         for (const entry of handlers.values()) {
           const free = entry.handler.concurrency - entry.running
@@ -205,6 +209,7 @@ export class Jobs extends Context.Service<Jobs, {
           handlers.set(handler.kind, { handler, slots: yield* Semaphore.make(handler.concurrency), running: 0 })
         }),
       runDue,
+      lastPass: Effect.sync(() => lastPass),
       drain: (deadline) =>
         Effect.gen(function*() {
           yield* Fiber.awaitAll([...running]).pipe(Effect.timeoutOption(deadline))

@@ -32,6 +32,8 @@ export interface SettingsShape {
   readonly trustedProxies: ReadonlyArray<string>
   /** INBOX_OPEN_TRACKING=off: `track_opens` is refused with 422 tracking_disabled. */
   readonly openTracking: boolean
+  /** INBOX_METRICS_TOKEN: the bearer token `/metrics` asks for; unset, `/metrics` is not served. */
+  readonly metricsToken?: string
 }
 
 const list = (value: string): ReadonlyArray<string> =>
@@ -63,6 +65,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
     const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
+    const metricsToken = yield* Config.option(Config.String("INBOX_METRICS_TOKEN"))
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -73,7 +76,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
       trustedProxies,
-      openTracking
+      openTracking,
+      ...(Option.isSome(metricsToken) && metricsToken.value !== "" ? { metricsToken: metricsToken.value } : {})
     })
   }).pipe(Effect.orDie))
 
