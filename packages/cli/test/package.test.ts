@@ -14,7 +14,7 @@ import { childEnv, freePort, runProcess, startProcess, waitFor } from "./process
 
 const CLI = fileURLToPath(new URL("../", import.meta.url))
 
-describe("the packed inboxctl", { timeout: 300_000 }, () => {
+describe("the packed inboxctl", { timeout: 900_000 }, () => {
   let dir = ""
   let bin = ""
 
@@ -31,7 +31,7 @@ describe("the packed inboxctl", { timeout: 300_000 }, () => {
     const installed = await runProcess("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball ?? "")], { cwd: app, env: childEnv() })
     assert.strictEqual(installed.code, 0, installed.stderr)
     bin = join(app, "node_modules", ".bin", "inboxctl")
-  }, 300_000)
+  }, 900_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it("installs compiled JavaScript with source maps and no TypeScript", () => {
