@@ -42,7 +42,11 @@ export const SERVE_SETTINGS = [
   { flag: "--max-connections <n>", env: "INBOX_MAX_CONNECTIONS", help: "open connections at most; more are closed at once (default 1000)" },
   { flag: "--headers-timeout <seconds>", env: "INBOX_HEADERS_TIMEOUT", help: "time for a request's headers to arrive (default 10)" },
   { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" },
-  { flag: "--signup <open|invite|closed>", env: "INBOX_SIGNUP", help: "who may create a dashboard account (default invite: the first person, then invitees)" }
+  { flag: "--signup <open|invite|closed>", env: "INBOX_SIGNUP", help: "who may create a dashboard account (default invite: the first person, then invitees)" },
+  { flag: "--shutdown-timeout <seconds>", env: "INBOX_SHUTDOWN_TIMEOUT", help: "on SIGTERM, time for requests and jobs under way to finish (default 20)" },
+  { flag: "--log-level <level>", env: "INBOX_LOG_LEVEL", help: "least level logged: trace, debug, info, warning, error, fatal, none (default info)" },
+  { flag: "--log-format <json|pretty>", env: "INBOX_LOG_FORMAT", help: "one JSON object a line, or pretty for a terminal (default json)" },
+  { flag: "--metrics-token <token>", env: "INBOX_METRICS_TOKEN", help: "bearer token that /metrics asks for; unset, /metrics is off" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

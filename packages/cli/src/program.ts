@@ -18,6 +18,7 @@ import {
   STORAGE_SETTINGS,
   suppressionAdd
 } from "./admin.ts"
+import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
 
@@ -58,7 +59,7 @@ export const buildProgram = (): Command => {
   for (const setting of SERVE_SETTINGS) serveCommand.option(setting.flag, `${setting.help} [${setting.env}]`)
   serveCommand.action(() => {
     applySettings(serveCommand, SERVE_SETTINGS)
-    runCommand(serve)
+    runCommand(serve, { terminateIsSuccess: true })
   })
 
   program.command("migrate")
@@ -123,6 +124,18 @@ export const buildProgram = (): Command => {
     .option("--api-key <key>", "API key whose permissions the tools run with (default: INBOX_API_KEY)")
     .option("--read-only", "offer only tools that change nothing")
     .action((opts: { apiKey?: string; readOnly?: boolean }) => runCommand(mcp(opts)))
+
+  program.command("backup")
+    .description("Write the embedded database and its blobs to one file (the server must be stopped: it holds the folder).")
+    .argument("<file>", "the backup file to write (a tar archive)")
+    .action((file: string) => runCommand(backupCommand(file)))
+  program.command("restore")
+    .description("Restore a backup into an empty data folder (--data-dir / INBOX_DATA_DIR), checking every checksum.")
+    .argument("<file>", "a file written by `inboxctl backup`")
+    .action((file: string) => runCommand(restoreCommand(file)))
+  program.command("move-to-postgres")
+    .description("Copy the embedded installation (rows and blobs) to the empty PostgreSQL database of --database-url (blobs to --blob-url when given), then verify counts and checksums.")
+    .action(() => runCommand(moveCommand))
 
   return program
 }

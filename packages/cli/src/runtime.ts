@@ -68,9 +68,13 @@ const defectMessage = (defect: unknown): string =>
 /**
  * Runs a command as the process's main fiber (SIGINT/SIGTERM interrupt it and run its
  * finalizers) and exits with the command's code. The exit is explicit so a handle some
- * library leaves open cannot keep a finished command alive.
+ * library leaves open cannot keep a finished command alive. A signal that stops a command
+ * exits 130, except SIGTERM with `terminateIsSuccess` (serve): SIGTERM is how a supervisor
+ * stops a server, and by the time the process exits its finalizers have drained it.
  */
-export const runCommand = (effect: Effect.Effect<void, ApiError | CliError>): void => {
+export const runCommand = (effect: Effect.Effect<void, ApiError | CliError>, options: { readonly terminateIsSuccess?: boolean } = {}): void => {
+  let terminated = false
+  if (options.terminateIsSuccess === true) process.once("SIGTERM", () => (terminated = true))
   const program = effect.pipe(
     Effect.as<number>(EXIT.ok),
     Effect.catch((error) => Effect.sync(() => (process.stderr.write(`${report(error)}\n`), EXIT.failed))),
@@ -83,7 +87,7 @@ export const runCommand = (effect: Effect.Effect<void, ApiError | CliError>): vo
     teardown: (exit, onExit) => {
       const code = Exit.isSuccess(exit)
         ? (typeof exit.value === "number" ? exit.value : EXIT.ok)
-        : Cause.hasInterruptsOnly(exit.cause) ? 130 : EXIT.failed
+        : Cause.hasInterruptsOnly(exit.cause) ? (terminated ? EXIT.ok : 130) : EXIT.failed
       onExit(code)
       process.exit(code)
     }

@@ -65,3 +65,6 @@ export { contentDisposition, downloadHeaders, downloadOf, type DownloadSource, s
 export * as BlobOperations from "./blobs/operations.ts"
 export { Auth, Me, type NewSession, type Session } from "./auth/Auth.ts"
 export * as AuthModel from "./auth/model.ts"
+export * as Backup from "./operating/Backup.ts"
+export * as Move from "./operating/Move.ts"
+export * as OperatorMetrics from "./operating/metrics.ts"

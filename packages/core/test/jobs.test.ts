@@ -6,7 +6,7 @@
 import { assert, it, layer } from "@effect/vitest"
 import { Database, Ids, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
 import { postgresSchema, POSTGRES_ENV, storages } from "@inbox/testkit"
-import { Clock, Context, Deferred, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
@@ -147,6 +147,37 @@ for (const storage of storages()) {
         yield* jobs.runDue({ wait: true })
         assert.strictEqual(yield* Ref.get(done), 5)
       }))
+
+    it.effect("a stopping worker lets a running job finish within its deadline", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const gate = yield* Deferred.make<void>()
+        yield* jobs.register({ kind: "t.drain-finish", policy: RETRY_POLICIES.once, concurrency: 1, run: () => Deferred.await(gate) })
+        const id = yield* jobs.enqueue({ kind: "t.drain-finish", payload: {} })
+        assert.strictEqual(yield* jobs.runDue(), 1)
+        const drained = yield* Effect.forkChild(jobs.drain("10 seconds"))
+        yield* Deferred.succeed(gate, undefined)
+        assert.strictEqual(yield* Fiber.join(drained), 0)
+        assert.strictEqual((yield* stateOf(id))?.state, "done")
+      }))
+
+    it.effect("a stopping worker releases the jobs it could not finish by its deadline, and another process claims them at once", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        yield* jobs.register({ kind: "t.drain-release", policy: RETRY_POLICIES.once, concurrency: 1, run: () => Effect.never })
+        const id = yield* jobs.enqueue({ kind: "t.drain-release", payload: {} })
+        assert.strictEqual(yield* jobs.runDue(), 1)
+        assert.strictEqual((yield* stateOf(id))?.state, "running")
+        const drained = yield* Effect.forkChild(jobs.drain("5 seconds"))
+        yield* TestClock.adjust("5 seconds")
+        assert.strictEqual(yield* Fiber.join(drained), 1)
+        assert.deepStrictEqual(yield* stateOf(id), { state: "queued", attempts: 0, last_error: null })
+        // Another process (a second runner on the same database), long before the 30 s lease would have run out.
+        const other = Context.get(yield* Layer.build(Jobs.layer), Jobs)
+        yield* other.register({ kind: "t.drain-release", policy: RETRY_POLICIES.once, concurrency: 1, run: () => Effect.void })
+        assert.strictEqual(yield* other.runDue({ wait: true }), 1)
+        assert.deepStrictEqual(yield* stateOf(id), { state: "done", attempts: 1, last_error: null })
+      }).pipe(Effect.scoped))
 
     it.effect("the worker loop runs a job enqueued anywhere without being asked", () =>
       Effect.gen(function*() {

@@ -13,6 +13,7 @@ import { RequestId } from "./context.ts"
 import { guard } from "./guard.ts"
 import { AuthRoutes } from "./auth.ts"
 import { McpRoutes } from "./mcp.ts"
+import { observe, ObserveRoutes } from "./observe.ts"
 import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
 import { OperationRoutes } from "./routes.ts"
@@ -51,7 +52,8 @@ const RequestIds = HttpRouter.middleware((app) =>
         return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())
       }),
       guard,
-      Effect.provideService(RequestId, requestId)
+      Effect.provideService(RequestId, requestId),
+      observe(requestId)
     )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)
   }), { global: true })
@@ -62,5 +64,6 @@ export const AppRoutes = Layer.mergeAll(
   Health,
   OpenApi,
   AuthRoutes,
-  RequestIds
+  RequestIds,
+  ObserveRoutes
 )

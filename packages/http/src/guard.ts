@@ -2,8 +2,9 @@
  * What every request meets before its route, and what every response carries after it:
  *
  * - Host: a request that names another site is refused with 400 bad_request (core's
- *   checkHost), on every route but GET /health, whose answer says nothing and which load
- *   balancers probe by address;
+ *   checkHost), on every route but GET /health and /ready, whose answers say nothing and
+ *   which load balancers probe by address, and /metrics, which Prometheus scrapes by address
+ *   and which asks for its own token;
  * - Origin on /mcp: a browser page on another origin is refused with 403 forbidden (core's
  *   checkSameOrigin), since /mcp has no CORS;
  * - CORS on /v0 and /public: any origin may call them, without credentials. An API key is a
@@ -42,7 +43,7 @@ const hostsOf = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<st
 
 const admit = (request: HttpServerRequest.HttpServerRequest, path: string) =>
   Effect.gen(function*() {
-    if (path === "/health") return
+    if (path === "/health" || path === "/ready" || path === "/metrics") return
     const hosts = hostsOf(request)
     if (hosts.length === 0) yield* checkHost(undefined)
     for (const host of hosts) yield* checkHost(host)

@@ -17,7 +17,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
-import { Config, Effect, Layer } from "effect"
+import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type Server, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 
@@ -94,7 +94,10 @@ export const makeNodeServer = (options: NodeServerOptions, requestId: () => stri
 }
 
 /** Node's server listening at `listen`, with x-request-ids from the engine's Ids. */
-export const layerNodeServer = (listen: { readonly port: number; readonly host: string }, options: NodeServerOptions) =>
+export const layerNodeServer = (
+  listen: { readonly port: number; readonly host: string; readonly gracefulShutdownTimeout?: Duration.Duration },
+  options: NodeServerOptions
+) =>
   Layer.unwrap(Effect.gen(function*() {
     const ids = yield* Ids
     return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req"))), listen)

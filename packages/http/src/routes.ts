@@ -8,6 +8,7 @@ import { type ApiError, isApiError, type Operation, operations, runOperation } f
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
+import { noteRequest } from "./observe.ts"
 import { errorResponse, json } from "./respond.ts"
 import {
   authenticateAndLimit,
@@ -41,9 +42,11 @@ const handler = (op: Operation, method: string, path: string) =>
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)
     const onV0 = path.startsWith("/v0/")
+    yield* noteRequest(path, undefined)
     const principal = op.access.kind === "member"
       ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0 })
       : yield* Effect.as(limitRequest(undefined, ip), undefined)
+    yield* noteRequest(path, principal?.organizationId)
     const raw = op.raw === undefined ? undefined : yield* readBytes(request, op.raw.maxBytes)
     const input = op.raw !== undefined || !hasBody(method)
       ? queryObject(request, ["api_key"])

@@ -4,18 +4,26 @@
  * background work (the job worker, the blob sweeper, resending abandoned sends). Storage is
  * built first, so migrations have run before the first request is answered and /health
  * means ready.
+ *
+ * Shutdown (SIGTERM, SIGINT) closes the layers in reverse: the listener stops accepting and
+ * the requests under way finish (INBOX_SHUTDOWN_TIMEOUT), the job worker stops claiming and
+ * its running jobs finish or go back to the queue (Jobs.drain), and the database closes last,
+ * after everything that writes to it.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Blobs, Engine, Jobs, Sending } from "@inbox/core"
-import { Config, Effect, Layer } from "effect"
+import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
+import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
   const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000))
   const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
-  return layerNodeServer({ port, host }, yield* nodeServerOptionsConfig)
+  // On SIGTERM the listener closes at once and requests under way get this long to finish.
+  const shutdownSeconds = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(20))
+  return layerNodeServer({ port, host, gracefulShutdownTimeout: Duration.seconds(shutdownSeconds) }, yield* nodeServerOptionsConfig)
 }).pipe(Effect.orDie))
 
 /** The HTTP server over an engine the caller provides. */
@@ -25,6 +33,8 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer = Layer.launch(Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig)))
+export const launchServer = Layer.launch(
+  Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
+)
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)

@@ -50,9 +50,30 @@ export class Migrations extends Context.Service<Migrations, {
   readonly applied: ReadonlyArray<{ readonly id: number; readonly name: string }>
 }>()("inbox/Migrations") {}
 
+/**
+ * A database that a newer version has migrated may hold tables and rules this version does
+ * not know: it is refused at start, with a message that says so, instead of served wrongly.
+ */
+const refuseNewer = (known: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const latest = (yield* sql<{ id: number; name: string }>`SELECT migration_id AS id, name FROM inbox_migrations ORDER BY migration_id DESC LIMIT 1`)[0]
+    const ours = Math.max(0, ...known.map((k) => Number.parseInt(k, 10)))
+    if (latest !== undefined && latest.id > ours) {
+      return yield* Effect.die(new Error(
+        `the database was migrated by a newer version (migration ${String(latest.id).padStart(4, "0")}_${latest.name}; this version knows up to ${String(ours).padStart(4, "0")}): run that version or a newer one`
+      ))
+    }
+  })
+
 const migrate = Layer.effect(
   Migrations,
-  Effect.suspend(() => PgMigrator.run({ loader: PgMigrator.fromRecord(loadMigrations()), table: "inbox_migrations" })).pipe(
+  Effect.suspend(() => {
+    const migrations = loadMigrations()
+    return PgMigrator.run({ loader: PgMigrator.fromRecord(migrations), table: "inbox_migrations" }).pipe(
+      Effect.tap(() => refuseNewer(Object.keys(migrations)))
+    )
+  }).pipe(
     Effect.map((applied) => Migrations.of({ applied: applied.map(([id, name]) => ({ id, name })) }))
   )
 ).pipe(Layer.provide(NodeServices.layer))

@@ -19,7 +19,8 @@
  * - the event is `message.received`, or the opt-in `message.received.blocked`,
  *   `.unauthenticated` or `.spam` (in that order of precedence) for a labelled message.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Metric, Schema } from "effect"
+import { messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { sha256Of } from "../blobs/Blobs.ts"
 import { BadRequest, NotFound, PayloadTooLarge } from "../errors/errors.ts"
@@ -195,6 +196,7 @@ export class Inbound extends Context.Service<Inbound, {
             duplicate: stored.duplicate
           }
         }))).pipe(Effect.catchTag("SqlError", Effect.die))
+      yield* Metric.update(messagesReceived, delivered.filter((d) => !d.duplicate).length)
       return { delivered, skipped }
     })
 

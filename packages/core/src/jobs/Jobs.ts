@@ -18,8 +18,11 @@
  *   again after its policy's next wait (policies.ts), until its attempts are spent (failed);
  *   without, it fails at once. A defect in a handler counts as a retryable failure.
  * - Kinds run with bounded concurrency (per kind), so a slow handler never holds up others.
+ * - `drain` (the worker's shutdown) waits for the running jobs up to a deadline, then puts
+ *   back those still running (queued, due now, the attempt not counted), so another process
+ *   claims them at once instead of waiting for their leases to run out.
  */
-import { Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schema, Semaphore, Stream } from "effect"
+import { Config, Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schema, Semaphore, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Ids } from "../platform/Ids.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -75,6 +78,13 @@ export class Jobs extends Context.Service<Jobs, {
    * many it started. `wait` waits for them to finish (tests and the worker's drain).
    */
   runDue(options?: { readonly wait?: boolean }): Effect.Effect<number>
+  /**
+   * Waits up to `deadline` for this process's running jobs, then releases the ones still
+   * running to other processes; answers how many it released.
+   */
+  drain(deadline: Duration.Input): Effect.Effect<number>
+  /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
+  readonly lastPass: Effect.Effect<Date | undefined>
 }>()("inbox/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -82,6 +92,8 @@ export class Jobs extends Context.Service<Jobs, {
     const signals = yield* Signals
     const handlers = new Map<string, { readonly handler: Handler; readonly slots: Semaphore.Semaphore; running: number }>()
     const claims = new Set<string>()
+    const running = new Set<Fiber.Fiber<void>>()
+    let lastPass: Date | undefined
     const scope = yield* Effect.scope
 
     const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
@@ -140,6 +152,7 @@ export class Jobs extends Context.Service<Jobs, {
 
     const runDue = (options: { readonly wait?: boolean } = {}) =>
       Effect.gen(function*() {
+        lastPass = yield* now
         const started: Array<Fiber.Fiber<void>> = []
         for (const entry of handlers.values()) {
           const free = entry.handler.concurrency - entry.running
@@ -148,7 +161,10 @@ export class Jobs extends Context.Service<Jobs, {
           for (const job of jobs) {
             entry.running++
             if (job.claim !== null) claims.add(job.claim)
-            started.push(yield* Effect.forkIn(entry.slots.withPermits(1)(execute(job)), scope))
+            const fiber = yield* Effect.forkIn(entry.slots.withPermits(1)(execute(job)), scope)
+            running.add(fiber)
+            fiber.addObserver(() => running.delete(fiber))
+            started.push(fiber)
           }
         }
         if (options.wait === true) yield* Fiber.awaitAll(started)
@@ -192,7 +208,21 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.gen(function*() {
           handlers.set(handler.kind, { handler, slots: yield* Semaphore.make(handler.concurrency), running: 0 })
         }),
-      runDue
+      runDue,
+      lastPass: Effect.sync(() => lastPass),
+      drain: (deadline) =>
+        Effect.gen(function*() {
+          yield* Fiber.awaitAll([...running]).pipe(Effect.timeoutOption(deadline))
+          if (claims.size === 0) return 0
+          const at = yield* now
+          // The claim check keeps a job that finished meanwhile (done, or retried) as it is.
+          const rows = yield* sql`UPDATE jobs SET state = 'queued', run_at = ${at}, lease_until = NULL, claim = NULL,
+              attempts = GREATEST(attempts - 1, 0), updated_at = ${at}
+            WHERE claim = ANY(${[...claims]}::text[]) AND state = 'running' RETURNING id`
+          for (const fiber of running) yield* Fiber.interrupt(fiber)
+          yield* signals.notify(WAKE, "released")
+          return rows.length
+        }).pipe(Effect.orDie)
     })
   }))
 
@@ -203,6 +233,14 @@ export class Jobs extends Context.Service<Jobs, {
   static readonly layerWorker = Layer.effectDiscard(Effect.gen(function*() {
     const jobs = yield* Jobs
     const signals = yield* Signals
+    const deadline = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(20), Effect.orDie)
+    // Added before the loop is forked, so it runs after the loop stops claiming (finalizers
+    // run in reverse): running jobs finish within the deadline or go back to the queue.
+    yield* Effect.addFinalizer(() =>
+      jobs.drain(Duration.seconds(deadline)).pipe(
+        Effect.flatMap((released) => released > 0 ? Effect.logInfo(`released ${released} running jobs to other processes`) : Effect.void),
+        Effect.catchCause((cause) => Effect.logWarning("draining the job worker failed", cause))
+      ))
     const woken = yield* Latch.make()
     yield* signals.subscribe(WAKE).pipe(Stream.runForEach(() => woken.open), Effect.forkScoped)
     yield* Effect.gen(function*() {

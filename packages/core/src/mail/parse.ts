@@ -109,7 +109,9 @@ interface ParseWorker {
   nextJob: number
 }
 
-const workerUrl = new URL("./parse-worker.ts", import.meta.url)
+// From source (tsx, vitest) the worker is the .ts beside this module; in the packed CLI
+// this code is bundled into one .js file and the worker is built beside it as .js.
+const workerUrl = new URL(import.meta.url.endsWith(".ts") ? "./parse-worker.ts" : "./parse-worker.js", import.meta.url)
 
 // Resolves once the worker has loaded its modules, so the job time limit never counts
 // start-up (a few hundred ms); a worker that cannot start is a defect, not a parse failure.

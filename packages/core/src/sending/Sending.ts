@@ -26,7 +26,8 @@
  * Idempotency-Key resumes it, and `recoverStale` (run by the server every minute) sends
  * messages left `sending` for over five minutes again, with the same bytes and Message-ID.
  */
-import { Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Metric, Schedule, Schema } from "effect"
+import { messagesSent } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { Principal } from "../access/Principal.ts"
@@ -232,6 +233,7 @@ export class Sending extends Context.Service<Sending, {
           })
           if (key !== undefined) yield* idempotency.done(key, answer)
         })).pipe(Effect.orDie)
+        yield* Metric.update(messagesSent, 1)
         return answer
       })
 

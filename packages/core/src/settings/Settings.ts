@@ -34,6 +34,8 @@ export interface SettingsShape {
   readonly openTracking: boolean
   /** INBOX_SIGNUP: who may create a dashboard account (open, invite or closed; default invite). */
   readonly signup: SignupMode
+  /** INBOX_METRICS_TOKEN: the bearer token `/metrics` asks for; unset, `/metrics` is not served. */
+  readonly metricsToken?: string
 }
 
 export type SignupMode = "open" | "invite" | "closed"
@@ -73,6 +75,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const signupText = (yield* Config.String("INBOX_SIGNUP").pipe(Config.withDefault("invite"))).trim().toLowerCase()
     const signup = signupMode(signupText)
     if (signup === undefined) return yield* Effect.die(new Error(`INBOX_SIGNUP must be open, invite or closed, not ${JSON.stringify(signupText)}`))
+    const metricsToken = yield* Config.option(Config.String("INBOX_METRICS_TOKEN"))
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -84,7 +87,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
       trustedProxies,
       openTracking,
-      signup
+      signup,
+      ...(Option.isSome(metricsToken) && metricsToken.value !== "" ? { metricsToken: metricsToken.value } : {})
     })
   }).pipe(Effect.orDie))
 

@@ -1,0 +1,124 @@
+/**
+ * What an operator sees of the HTTP server: one structured log line per request (request id,
+ * the principal's organization, method, route pattern, status, duration; never a key, a
+ * body or a query string), request counts and latency per route for `/metrics`, and the
+ * probes: `/health` (cheap, for liveness), `/ready` (database reachable, migrations applied,
+ * job worker alive) and `/metrics` (Prometheus text, behind INBOX_METRICS_TOKEN).
+ *
+ * The route label is the pattern (`/v0/inboxes/:inbox_id`), never the concrete path, so the
+ * number of series stays bounded; a request that matched no route counts as `unmatched`.
+ */
+import { Database, Jobs, NotFound, OperatorMetrics, Settings, Unauthorized } from "@inbox/core"
+import { Clock, Config, Context, Effect, Layer, Logger, LogLevel, Metric, References } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { timingSafeEqual } from "node:crypto"
+import { errorResponse, json } from "./respond.ts"
+
+/** Filled in while a request runs, read when it is answered. */
+export class RequestFacts extends Context.Service<RequestFacts, {
+  route: string | undefined
+  organizationId: string | undefined
+}>()("inbox/http/RequestFacts") {}
+
+/** Routes outside the operation catalogue, labelled by their fixed path. */
+const FIXED_ROUTES = new Set(["/health", "/ready", "/metrics", "/mcp", "/openapi.json"])
+
+/** Notes the route pattern and organization of the request under way (the operation routes call it). */
+export const noteRequest = (route: string, organizationId: string | undefined) =>
+  Effect.serviceOption(RequestFacts).pipe(Effect.map((facts) => {
+    if (facts._tag === "Some") {
+      facts.value.route = route
+      facts.value.organizationId = organizationId
+    }
+  }))
+
+/** Wraps the handling of one request: metrics and the request's log line. */
+export const observe = (requestId: string) =>
+  <E, R>(handle: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const started = yield* Clock.currentTimeMillis
+      const facts = { route: undefined as string | undefined, organizationId: undefined as string | undefined }
+      const response = yield* Effect.provideService(handle, RequestFacts, facts)
+      const seconds = ((yield* Clock.currentTimeMillis) - started) / 1000
+      const path = request.url.split("?")[0] ?? ""
+      const route = facts.route ?? (FIXED_ROUTES.has(path) ? path : "unmatched")
+      const attributes = { method: request.method, route }
+      yield* Metric.update(Metric.withAttributes(OperatorMetrics.httpRequests, { ...attributes, status: String(response.status) }), 1)
+      yield* Metric.update(Metric.withAttributes(OperatorMetrics.httpDuration, attributes), seconds)
+      yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
+        request_id: requestId,
+        organization_id: facts.organizationId ?? null,
+        method: request.method,
+        route,
+        status: response.status,
+        duration_ms: Math.round(seconds * 1000)
+      }))
+      return response
+    })
+
+const READY_WORKER_SECONDS = 10
+
+/**
+ * Ready when the database answers, every migration this version knows is applied, and (in a
+ * server process) the job worker has looked for work within the last 10 seconds.
+ */
+const Ready = HttpRouter.add("GET", "/ready", Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const jobs = yield* Jobs
+  const known = Object.keys(Database.loadMigrations()).length
+  const applied = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_migrations`.pipe(
+    Effect.map((rows) => rows[0]?.n ?? 0),
+    Effect.timeoutOption("2 seconds"),
+    Effect.map((n) => (n._tag === "Some" ? n.value : undefined)),
+    Effect.catch(() => Effect.succeed(undefined))
+  )
+  const lastPass = yield* jobs.lastPass
+  const at = yield* Clock.currentTimeMillis
+  const checks = {
+    database: applied === undefined ? "unreachable" : "ok",
+    migrations: applied === undefined ? "unknown" : applied === known ? "ok" : `${applied} of ${known} applied`,
+    job_worker: lastPass !== undefined && at - lastPass.getTime() < READY_WORKER_SECONDS * 1000 ? "ok" : "not running"
+  }
+  const ready = Object.values(checks).every((c) => c === "ok")
+  return json(ready ? 200 : 503, { status: ready ? "ready" : "not_ready", checks })
+}))
+
+const tokenMatches = (given: string, expected: string) => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** Prometheus text; only with INBOX_METRICS_TOKEN set, and only for `Authorization: Bearer <it>`. */
+const Metrics = HttpRouter.add("GET", "/metrics", Effect.gen(function*() {
+  const settings = yield* Settings
+  if (settings.metricsToken === undefined) {
+    return errorResponse(new NotFound({ message: "Metrics are off.", fix: "Set INBOX_METRICS_TOKEN to serve /metrics." }))
+  }
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const given = (request.headers["authorization"] ?? "").replace(/^Bearer /i, "")
+  if (!tokenMatches(given, settings.metricsToken)) {
+    return errorResponse(new Unauthorized({ message: "The metrics token is missing or wrong.", fix: "Send Authorization: Bearer $INBOX_METRICS_TOKEN." }))
+  }
+  return HttpServerResponse.text(yield* OperatorMetrics.prometheusText, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+}))
+
+export const ObserveRoutes = Layer.mergeAll(Ready, Metrics)
+
+/**
+ * The server's logger: INBOX_LOG_FORMAT `json` (default: one JSON object a line) or
+ * `pretty`; INBOX_LOG_LEVEL the least level written (`info` by default).
+ */
+export const LoggingLive = Layer.unwrap(Effect.gen(function*() {
+  const format = (yield* Config.Literals(["json", "pretty"], "INBOX_LOG_FORMAT").pipe(Config.withDefault("json" as const)))
+  const level = yield* Config.Literals(["trace", "debug", "info", "warning", "error", "fatal", "none"], "INBOX_LOG_LEVEL").pipe(Config.withDefault("info" as const))
+  const levels: Record<typeof level, LogLevel.LogLevel> = {
+    trace: "Trace", debug: "Debug", info: "Info", warning: "Warn", error: "Error", fatal: "Fatal", none: "None"
+  }
+  return Layer.merge(
+    Logger.layer([format === "json" ? Logger.consoleJson : Logger.consolePretty()]),
+    Layer.succeed(References.MinimumLogLevel, levels[level])
+  )
+}).pipe(Effect.orDie))
