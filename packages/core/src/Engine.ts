@@ -37,6 +37,10 @@ import { Sending } from "./sending/Sending.ts"
 import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
+import { WebhookFanOut } from "./webhooks/FanOut.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { HostResolver } from "./webhooks/guard.ts"
+import * as WebhookDelivery from "./webhooks/Delivery.ts"
 
 export type EngineServices =
   | Organizations
@@ -58,6 +62,9 @@ export type EngineServices =
   | Sending
   | Jobs
   | Signals
+  | WebhookFanOut
+  | Webhooks
+  | HostResolver
   | Settings
   | Ids
   | MailTransport
@@ -65,9 +72,11 @@ export type EngineServices =
   | BlobStore
 
 const messaging = Sending.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler)),
   Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))
+  Layer.provideMerge(Events.layer),
+  Layer.provideMerge(WebhookFanOut.layer),
+  Layer.provideMerge(Layer.mergeAll(Blobs.layer, Jobs.layer, HostResolver.layer))
 )
 
 const services = messaging.pipe(

@@ -175,5 +175,6 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.get": listEntry,
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
-  "suppressions.delete": suppression
+  "suppressions.delete": suppression,
+  "events.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } })
 }

@@ -257,6 +257,7 @@ for (const storage of storages()) {
         yield* call("list_threads", { inbox_id: agent.inbox_id })
         yield* call("get_thread", { thread_id: received?.thread_id })
         yield* call("update_thread", { thread_id: received?.thread_id, add_labels: ["done"] })
+        yield* call("list_events", { inbox_id: agent.inbox_id, limit: 5 })
         yield* call("delete_message", { inbox_id: agent.inbox_id, message_id: sent["message_id"] })
         yield* call("delete_thread", { thread_id: received?.thread_id })
         yield* call("delete_inbox", { inbox_id: inbox["inbox_id"] })

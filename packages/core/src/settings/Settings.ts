@@ -32,6 +32,8 @@ export interface SettingsShape {
   readonly trustedProxies: ReadonlyArray<string>
   /** INBOX_OPEN_TRACKING=off: `track_opens` is refused with 422 tracking_disabled. */
   readonly openTracking: boolean
+  /** INBOX_WEBHOOK_ALLOW_PRIVATE=1: webhooks may target http and private addresses (development and tests only). */
+  readonly webhookAllowPrivate: boolean
 }
 
 const list = (value: string): ReadonlyArray<string> =>
@@ -62,6 +64,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const providerEventsSecret = yield* Config.option(Config.String("INBOX_PROVIDER_EVENTS_SECRET"))
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
+    const webhookAllowPrivate = (yield* Config.String("INBOX_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(""))).trim() === "1"
     const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
     return Settings.of({
       baseDomain,
@@ -73,7 +76,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
       trustedProxies,
-      openTracking
+      openTracking,
+      webhookAllowPrivate
     })
   }).pipe(Effect.orDie))
 
@@ -89,6 +93,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", []),
       trustedProxies: [],
       openTracking: true,
+      webhookAllowPrivate: false,
       ...overrides
     }
   }
