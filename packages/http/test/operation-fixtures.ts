@@ -110,6 +110,12 @@ const suppression = (w: World) => {
   )
 }
 
+/** A webhook of inbox I (a public literal address: the walk resolves no names). */
+const WEBHOOK_URL = "https://93.184.215.14/walk"
+const webhook = (w: World, path: (id: string) => Readonly<Record<string, string>>) =>
+  Effect.map(created(w.a.key, `/v0/inboxes/${w.a.inboxId}/webhooks`, { url: WEBHOOK_URL }, "webhook_id"), (id) => ({ params: path(id) }))
+const inboxWebhook = (w: World) => webhook(w, (id) => ({ inbox_id: w.a.inboxId, webhook_id: id }))
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -176,5 +182,13 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
   "suppressions.delete": suppression,
-  "events.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } })
+  "events.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "webhooks.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { url: WEBHOOK_URL } }),
+  "webhooks.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "webhooks.get": inboxWebhook,
+  "webhooks.update": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { enabled: false } })),
+  "webhooks.delete": inboxWebhook,
+  "webhooks.headers": inboxWebhook,
+  "webhooks.updateHeaders": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { set: { "x-walk": "1" } } })),
+  "webhooks.deliveries": (w) => webhook(w, (id) => ({ webhook_id: id }))
 }

@@ -17,22 +17,25 @@ import { lookup } from "node:dns/promises"
 import { Resolver } from "node:dns/promises"
 import { BlockList, isIP } from "node:net"
 
-const blocked = new BlockList()
+// Two lists: Node's BlockList matches an IPv4 address against IPv4-mapped IPv6 rules too,
+// so ::ffff:0:0/96 in one list would refuse every IPv4 address.
+const blocked4 = new BlockList()
+const blocked6 = new BlockList()
 for (const [net, prefix] of [
   ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
   ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
   ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4]
-] as const) blocked.addSubnet(net, prefix, "ipv4")
+] as const) blocked4.addSubnet(net, prefix, "ipv4")
 for (const [net, prefix] of [
   ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
   ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]
-] as const) blocked.addSubnet(net, prefix, "ipv6")
+] as const) blocked6.addSubnet(net, prefix, "ipv6")
 
 /** Whether an IP address (v4 or v6 text) may be the target of a webhook. */
 export const isPublicAddress = (address: string): boolean => {
   const family = isIP(address)
   if (family === 0) return false
-  return !blocked.check(address, family === 4 ? "ipv4" : "ipv6")
+  return family === 4 ? !blocked4.check(address, "ipv4") : !blocked6.check(address, "ipv6")
 }
 
 export interface CheckedUrl {
