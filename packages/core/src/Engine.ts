@@ -39,6 +39,7 @@ import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
 import { WebhookFanOut } from "./webhooks/FanOut.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
+import { LiveEvents } from "./events/Live.ts"
 import { HostResolver } from "./webhooks/guard.ts"
 import * as WebhookDelivery from "./webhooks/Delivery.ts"
 
@@ -64,6 +65,7 @@ export type EngineServices =
   | Signals
   | WebhookFanOut
   | Webhooks
+  | LiveEvents
   | HostResolver
   | Settings
   | Ids
@@ -72,7 +74,7 @@ export type EngineServices =
   | BlobStore
 
 const messaging = Sending.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer)),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Events.layer),
   Layer.provideMerge(WebhookFanOut.layer),
