@@ -40,6 +40,8 @@ import { Signals } from "./db/Signals.ts"
 import { WebhookFanOut } from "./webhooks/FanOut.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { LiveEvents } from "./events/Live.ts"
+import { ProviderEvents } from "./events/Provider.ts"
+import { Opens } from "./events/Opens.ts"
 import { HostResolver } from "./webhooks/guard.ts"
 import * as WebhookDelivery from "./webhooks/Delivery.ts"
 
@@ -66,6 +68,8 @@ export type EngineServices =
   | WebhookFanOut
   | Webhooks
   | LiveEvents
+  | ProviderEvents
+  | Opens
   | HostResolver
   | Settings
   | Ids
@@ -74,7 +78,7 @@ export type EngineServices =
   | BlobStore
 
 const messaging = Sending.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Events.layer),
   Layer.provideMerge(WebhookFanOut.layer),

@@ -4,7 +4,12 @@
  * scope, and the opt-in `message.received.*` types only with the matching `label_*_read`.
  * A client that was disconnected catches up here.
  */
-import { Effect } from "effect"
+import { Effect, Schema, Stream } from "effect"
+import { Opens, PIXEL } from "./Opens.ts"
+import { BadRequest } from "../errors/errors.ts"
+import { Line } from "../shared/fields.ts"
+import { decodeInput } from "../shared/validation.ts"
+import { ProviderEvent, ProviderEventResult, ProviderEvents } from "./Provider.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { listBody } from "../shared/pagination.ts"
 import { EventEnvelope, Events, ListEventsQuery } from "./Events.ts"
@@ -23,4 +28,47 @@ export const listEvents = operation({
     Events.use((events) => Effect.map(events.list(principal, input, params.inbox_id), (page) => listBody("events", page)))
 })
 
-export const eventOperations = [listEvents]
+
+export const receiveProviderEvent = operation({
+  name: "inbound.providerEvents",
+  summary: "The mail provider's delivery events (delivered, bounced, complained, rejected), signed with INBOX_PROVIDER_EVENTS_SECRET; applied once per webhook-id.",
+  routes: [route.post("/inbound/mail-provider-events")],
+  access: { kind: "operator", credential: "provider_signature" },
+  headers: Schema.Struct({ "webhook-id": Line(256) }),
+  raw: { maxBytes: 256 * 1024 },
+  output: Output.json(ProviderEventResult),
+  mutates: true,
+  mcp: { exclude: "an operator route: the mail provider calls it, signed with the provider events secret" },
+  cli: { exclude: "an operator route: the mail provider calls it over HTTP" },
+  run: ({ headers, raw }) =>
+    Effect.gen(function*() {
+      const parsed = yield* Effect.try({
+        try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw)) as unknown,
+        catch: () => new BadRequest({ message: "The body is not valid JSON." })
+      })
+      const event = yield* decodeInput(ProviderEvent, parsed)
+      return yield* ProviderEvents.use((p) => p.apply(headers["webhook-id"], event))
+    })
+})
+
+
+export const openPixel = operation({
+  name: "tracking.open",
+  summary: "The open-tracking pixel of a message sent with track_opens: a 1x1 GIF; the first fetch records message.opened.",
+  routes: [route.get("/t/o/:file")],
+  access: { kind: "public" },
+  headers: Schema.Struct({ "user-agent": Schema.optionalKey(Schema.String) }),
+  output: Output.download,
+  mutates: true,
+  mcp: { exclude: "fetched by mail readers, not API clients" },
+  cli: { exclude: "fetched by mail readers, not API clients" },
+  run: ({ params, headers }) =>
+    Effect.as(Opens.use((o) => o.open(params.file, headers["user-agent"])), {
+      contentType: "image/gif",
+      size: PIXEL.length,
+      headers: { "cache-control": "no-store, no-cache, must-revalidate, private" },
+      body: Stream.make(new Uint8Array(PIXEL))
+    })
+})
+
+export const eventOperations = [listEvents, receiveProviderEvent, openPixel]

@@ -54,3 +54,15 @@ CREATE TABLE provider_events (
   received_at      timestamptz NOT NULL
 );
 CREATE INDEX provider_events_age ON provider_events (received_at);
+
+-- Provider events name a sent message by its Message-ID alone.
+CREATE INDEX messages_sent_rfc ON messages (rfc_message_id) WHERE direction = 'sent';
+
+-- Opens of messages sent with track_opens: counted per message; the first emits message.opened.
+CREATE TABLE message_opens (
+  message_id       text PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+  open_count       integer NOT NULL,
+  via_proxy        boolean NOT NULL,
+  first_opened_at  timestamptz NOT NULL,
+  last_opened_at   timestamptz NOT NULL
+);
