@@ -22,7 +22,9 @@ export const GROUPS: Readonly<Record<string, string>> = {
   key: "API keys of the organization",
   agent: "Agent accounts: attach and verify the human owner",
   lists: "Allow and block lists of the organization, a pod (--pod) or an inbox (--inbox)",
-  suppressions: "Suppressed addresses: sends to them are refused"
+  suppressions: "Suppressed addresses: sends to them are refused",
+  events: "Events: what happened, newest first (of one inbox with --inbox)",
+  webhooks: "Webhooks: signed deliveries of events to your URLs (a pod's with --pod, an inbox's with --inbox)"
 }
 
 type Kind = "string" | "number" | "boolean" | "list" | "map"

@@ -38,6 +38,13 @@ import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
 import { Auth } from "./auth/Auth.ts"
+import { WebhookFanOut } from "./webhooks/FanOut.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { LiveEvents } from "./events/Live.ts"
+import { ProviderEvents } from "./events/Provider.ts"
+import { Opens } from "./events/Opens.ts"
+import { HostResolver } from "./webhooks/guard.ts"
+import * as WebhookDelivery from "./webhooks/Delivery.ts"
 
 export type EngineServices =
   | Organizations
@@ -59,6 +66,12 @@ export type EngineServices =
   | Sending
   | Jobs
   | Signals
+  | WebhookFanOut
+  | Webhooks
+  | LiveEvents
+  | ProviderEvents
+  | Opens
+  | HostResolver
   | Settings
   | Ids
   | MailTransport
@@ -67,9 +80,11 @@ export type EngineServices =
   | Auth
 
 const messaging = Sending.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
   Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))
+  Layer.provideMerge(Events.layer),
+  Layer.provideMerge(WebhookFanOut.layer),
+  Layer.provideMerge(Layer.mergeAll(Blobs.layer, Jobs.layer, HostResolver.layer))
 )
 
 const services = messaging.pipe(

@@ -17,6 +17,7 @@ import { observe, ObserveRoutes } from "./observe.ts"
 import { openApiDocument } from "./openapi.ts"
 import { errorResponse, internalError, json } from "./respond.ts"
 import { OperationRoutes } from "./routes.ts"
+import { WebSocketRoute } from "./websocket.ts"
 
 const Health = HttpRouter.add("GET", "/health", Effect.succeed(json(200, { status: "ok" })))
 
@@ -60,6 +61,7 @@ const RequestIds = HttpRouter.middleware((app) =>
 
 export const AppRoutes = Layer.mergeAll(
   OperationRoutes,
+  WebSocketRoute,
   McpRoutes,
   Health,
   OpenApi,

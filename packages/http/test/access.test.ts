@@ -11,7 +11,7 @@ import { engineLayer, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/test
 import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 import { Effect, Layer } from "effect"
-import { buildWorld, FIXTURES, type FixtureRequest, type World } from "./operation-fixtures.ts"
+import { buildWorld, FIXTURES, type FixtureRequest, TEST_PROVIDER_SECRET, type World } from "./operation-fixtures.ts"
 
 /** The route a fixture names: the most specific one whose parameters it all gives. */
 const routeFor = (op: Operation, request: FixtureRequest): Route => {
@@ -67,7 +67,7 @@ it("every operation of the catalogue has a fixture for the walk", () => {
 })
 
 for (const storage of storages()) {
-  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }))), { timeout: "300 seconds" })(
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET, providerEventsSecret: TEST_PROVIDER_SECRET }))), { timeout: "300 seconds" })(
     `the catalogue walked (${storage.name})`,
     (it) => {
       it.effect("without its permission every operation is 403 missing_permission naming it", () =>

@@ -7,9 +7,9 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
-import { Blobs, sha256Of, Suppressions } from "@inbox/core"
+import { Blobs, sha256Of, signWebhook, Suppressions } from "@inbox/core"
 import { buildMail, deliverMail, newOrganization, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 
 export interface World {
   readonly a: {
@@ -110,6 +110,32 @@ const suppression = (w: World) => {
   )
 }
 
+/** The provider events secret the walk's engine is configured with (access.test.ts). */
+export const TEST_PROVIDER_SECRET = `whsec_${Buffer.from("the walk's provider secret").toString("base64")}`
+
+/** A provider event signed as the mail provider signs it (for a Message-ID we never sent: accepted, ignored). */
+const providerEvent = () =>
+  Effect.map(Clock.currentTimeMillis, (ms) => {
+    const body = JSON.stringify({ type: "delivered", rfc_message_id: "<walk@example.org>", recipients: [] })
+    const id = `walk_${++serial}`
+    const timestamp = String(Math.floor(ms / 1000))
+    return {
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": id,
+        "webhook-timestamp": timestamp,
+        "webhook-signature": signWebhook(TEST_PROVIDER_SECRET, id, timestamp, Buffer.from(body))
+      },
+      body
+    }
+  })
+
+/** A webhook of inbox I (a public literal address: the walk resolves no names). */
+const WEBHOOK_URL = "https://93.184.215.14/walk"
+const webhook = (w: World, path: (id: string) => Readonly<Record<string, string>>) =>
+  Effect.map(created(w.a.key, `/v0/inboxes/${w.a.inboxId}/webhooks`, { url: WEBHOOK_URL }, "webhook_id"), (id) => ({ params: path(id) }))
+const inboxWebhook = (w: World) => webhook(w, (id) => ({ inbox_id: w.a.inboxId, webhook_id: id }))
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -175,5 +201,16 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.get": listEntry,
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
-  "suppressions.delete": suppression
+  "suppressions.delete": suppression,
+  "events.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "webhooks.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { url: WEBHOOK_URL } }),
+  "webhooks.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "webhooks.get": inboxWebhook,
+  "webhooks.update": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { enabled: false } })),
+  "webhooks.delete": inboxWebhook,
+  "webhooks.headers": inboxWebhook,
+  "webhooks.updateHeaders": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { set: { "x-walk": "1" } } })),
+  "webhooks.deliveries": (w) => webhook(w, (id) => ({ webhook_id: id })),
+  "inbound.providerEvents": providerEvent,
+  "tracking.open": fixed({ params: { file: "0123456789abcdef0123456789abcdef.gif" } })
 }

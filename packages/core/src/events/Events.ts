@@ -2,17 +2,35 @@
  * Events: the record of everything the service does. `record` writes one event row with
  * the statement that runs it, so a caller inside a transaction makes the change and its
  * event commit together, or neither (an outbox: an event exists if and only if its change
- * committed). Reading, pushing and delivering events build on these rows.
+ * committed). In the same transaction it writes the event's webhook deliveries (with their
+ * durable jobs) and signals the event's id, so after the commit every WebSocket subscriber,
+ * on any process sharing the database, reads it; a rolled-back change delivers nothing.
  *
  * The stored payload is the envelope's payload member(s) (`{ message, thread }`,
  * `{ send }`, ...); the envelope (`type`, `event_type`, `event_id`, `inbox_id`, `pod_id`,
- * `created_at`) is assembled from the row's columns when read.
+ * `created_at`) is assembled from the row's columns when read (`toEnvelope`).
+ *
+ * Who sees an event (the list, the WebSocket): the principal's scope (`visibleTo` on the
+ * event's pod and inbox), and the opt-in `message.received.*` types only for a principal
+ * holding the matching `label_*_read` permission (`visibleTypes`).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { holds, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import { Signals } from "../db/Signals.ts"
+import type { NotFound, ValidationError } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Ids } from "../platform/Ids.ts"
-import { now } from "../shared/time.ts"
-import type { EventType } from "./catalogue.ts"
+import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { iso, now } from "../shared/time.ts"
+import { WebhookFanOut } from "../webhooks/FanOut.ts"
+import { EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
+export { EventEnvelope } from "./payloads.ts"
+
+/** The Signals channel that carries the id of every committed event. */
+export const EVENTS_CHANNEL = "events"
 
 export interface NewEvent {
   readonly organizationId: string
@@ -22,13 +40,68 @@ export interface NewEvent {
   readonly payload: Readonly<Record<string, unknown>>
 }
 
+export const EventRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  pod_id: Schema.NullOr(Schema.String),
+  inbox_id: Schema.NullOr(Schema.String),
+  event_type: Schema.String,
+  payload: Json(Schema.Record(Schema.String, Schema.Unknown)),
+  created_at: Schema.Date
+})
+export type EventRow = typeof EventRow.Type
+
+export type EventEnvelope = Readonly<Record<string, unknown>> & {
+  readonly type: "event"
+  readonly event_type: EventType
+  readonly event_id: string
+  readonly created_at: string
+}
+
+export const toEnvelope = (row: EventRow): EventEnvelope => ({
+  type: "event",
+  event_type: row.event_type as EventType,
+  event_id: row.id,
+  ...(row.inbox_id === null ? {} : { inbox_id: row.inbox_id }),
+  ...(row.pod_id === null ? {} : { pod_id: row.pod_id }),
+  created_at: iso(row.created_at),
+  ...row.payload
+})
+
+/** The event types a principal may see: every default type, and each opt-in type it holds the permission of. */
+export const visibleTypes = (principal: Principal): ReadonlyArray<EventType> =>
+  EVENT_TYPES.filter((t) => !(OPT_IN_EVENT_TYPES as ReadonlyArray<string>).includes(t) || holds(principal, OPT_IN_PERMISSION[t as typeof OPT_IN_EVENT_TYPES[number]]))
+
+/** Whether a principal may see one event (the WebSocket's check of each pushed event). */
+export const canSee = (principal: Principal, row: EventRow): boolean => {
+  if (row.organization_id !== principal.organizationId) return false
+  if (!visibleTypes(principal).includes(row.event_type as EventType)) return false
+  switch (principal.scope.type) {
+    case "organization":
+      return true
+    case "pod":
+      return row.pod_id === principal.scope.podId
+    case "inbox":
+      return row.inbox_id === principal.scope.inboxId
+  }
+}
+
+export const ListEventsQuery = Schema.Struct(PageQueryFields)
+
 export class Events extends Context.Service<Events, {
-  /** Writes the event in the current transaction (if any); answers its id. */
+  /** Writes the event in the current transaction (if any), with its webhook deliveries; answers its id. */
   record(event: NewEvent): Effect.Effect<string>
+  /** Events the principal may see, newest first; of one inbox (by id or address) when given. */
+  list(principal: Principal, query: typeof ListEventsQuery.Type, inbox?: string): Effect.Effect<Page<EventEnvelope>, NotFound | ValidationError>
+  /** Stored events by id (any organization): the WebSocket reads what a signal names. */
+  byIds(ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventRow>>
 }>()("inbox/Events") {
   static readonly layer = Layer.effect(Events, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
+    const signals = yield* Signals
+    const fanOut = yield* WebhookFanOut
+    const inboxes = yield* Inboxes
     return Events.of({
       record: Effect.fn("Events.record")(function*(event: NewEvent) {
         const id = yield* ids.make("evt")
@@ -36,8 +109,23 @@ export class Events extends Context.Service<Events, {
         yield* sql`INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at)
           VALUES (${id}, ${event.organizationId}, ${event.podId ?? null}, ${event.inboxId ?? null}, ${event.type},
             ${JSON.stringify(event.payload)}::jsonb, ${at})`.pipe(Effect.orDie)
+        yield* fanOut.enqueue({ id, organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at })
+        yield* signals.notify(EVENTS_CHANNEL, id)
         return id
-      })
+      }),
+      list: Effect.fn("Events.list")(function*(principal, query, inbox) {
+        const page = yield* newestFirst(sql, query)
+        const inboxFilter = inbox === undefined ? sql`` : sql`AND inbox_id = ${(yield* inboxes.find(principal, inbox)).id}`
+        const rows = yield* sql`SELECT * FROM events
+          WHERE ${visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })} ${inboxFilter}
+            AND event_type IN ${sql.in([...visibleTypes(principal)])}
+            ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(EventRow))
+        return toPage(rows, page.limit, toEnvelope)
+      }),
+      byIds: (eventIds) =>
+        eventIds.length === 0
+          ? Effect.succeed([])
+          : sql`SELECT * FROM events WHERE id IN ${sql.in([...eventIds])}`.pipe(decodeRows(EventRow))
     })
   }))
 }

@@ -36,6 +36,8 @@ export interface SettingsShape {
   readonly signup: SignupMode
   /** INBOX_METRICS_TOKEN: the bearer token `/metrics` asks for; unset, `/metrics` is not served. */
   readonly metricsToken?: string
+  /** INBOX_WEBHOOK_ALLOW_PRIVATE=1: webhooks may target http and private addresses (development and tests only). */
+  readonly webhookAllowPrivate: boolean
 }
 
 export type SignupMode = "open" | "invite" | "closed"
@@ -71,6 +73,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const providerEventsSecret = yield* Config.option(Config.String("INBOX_PROVIDER_EVENTS_SECRET"))
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
+    const webhookAllowPrivate = (yield* Config.String("INBOX_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(""))).trim() === "1"
     const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
     const signupText = (yield* Config.String("INBOX_SIGNUP").pipe(Config.withDefault("invite"))).trim().toLowerCase()
     const signup = signupMode(signupText)
@@ -88,7 +91,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       trustedProxies,
       openTracking,
       signup,
-      ...(Option.isSome(metricsToken) && metricsToken.value !== "" ? { metricsToken: metricsToken.value } : {})
+      ...(Option.isSome(metricsToken) && metricsToken.value !== "" ? { metricsToken: metricsToken.value } : {}),
+      webhookAllowPrivate
     })
   }).pipe(Effect.orDie))
 
@@ -105,6 +109,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       trustedProxies: [],
       openTracking: true,
       signup: "invite",
+      webhookAllowPrivate: false,
       ...overrides
     }
   }

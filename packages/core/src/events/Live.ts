@@ -1,0 +1,136 @@
+/**
+ * Live events for WebSocket subscribers (spec: WebSocket; README "WebSocket").
+ *
+ * One fiber per process follows the `events` signal (NOTIFY after each commit on
+ * PostgreSQL, so an event recorded by any process sharing the database arrives; in process
+ * with PGlite), reads the named rows in one query per batch, and publishes them on an
+ * in-process hub. Each connection subscribes to the hub and keeps the events its principal
+ * may see (`canSee`: scope and opt-in permissions, as the list) and its subscription
+ * wants. The signal carries ids, never payloads; a subscriber that was away catches up
+ * through the events list.
+ *
+ * The subscription rules live here, so every adapter applies them alike: `subscribe`
+ * decodes a client frame and answers the `subscribed` echo or an `error` frame.
+ */
+import { Context, Effect, Layer, PubSub, Queue, Schema, Stream } from "effect"
+import { holds, type Principal } from "../access/Principal.ts"
+import { Signals } from "../db/Signals.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { Pods } from "../pods/Pods.ts"
+import { Id } from "../shared/fields.ts"
+import { issuesOf } from "../shared/validation.ts"
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
+import { canSee, type EventRow, Events, EVENTS_CHANNEL, type EventEnvelope, toEnvelope } from "./Events.ts"
+
+export const SubscribeFrame = Schema.Struct({
+  type: Schema.Literal("subscribe"),
+  event_types: Schema.optionalKey(Schema.Array(Schema.Literals(EVENT_TYPES))),
+  inbox_ids: Schema.optionalKey(Schema.Array(Id)),
+  pod_ids: Schema.optionalKey(Schema.Array(Id))
+})
+
+export interface Subscription {
+  readonly eventTypes: ReadonlySet<string>
+  readonly inboxIds: ReadonlySet<string>
+  readonly podIds: ReadonlySet<string>
+}
+
+export type ServerFrame =
+  | { readonly type: "subscribed"; readonly event_types?: ReadonlyArray<string>; readonly inbox_ids?: ReadonlyArray<string>; readonly pod_ids?: ReadonlyArray<string> }
+  | { readonly type: "error"; readonly name: string; readonly message: string }
+
+const errorFrame = (name: string, message: string): ServerFrame => ({ type: "error", name, message })
+
+/** Whether an event goes to a connection: its principal may see it and its subscription wants it. */
+export const wants = (principal: Principal, subscription: Subscription, row: EventRow): boolean =>
+  canSee(principal, row) &&
+  subscription.eventTypes.has(row.event_type) &&
+  ((subscription.inboxIds.size === 0 && subscription.podIds.size === 0) ||
+    (row.inbox_id !== null && subscription.inboxIds.has(row.inbox_id)) ||
+    (row.pod_id !== null && subscription.podIds.has(row.pod_id)))
+
+const decodeFrame = Schema.decodeUnknownEffect(Schema.fromJsonString(SubscribeFrame))
+
+export class LiveEvents extends Context.Service<LiveEvents, {
+  /**
+   * A client frame: a new subscription and the `subscribed` echo, or an `error` frame
+   * (malformed frame, an opt-in type without its permission, an inbox or pod not visible).
+   */
+  subscribe(principal: Principal, frame: string): Effect.Effect<{ readonly subscription?: Subscription; readonly reply: ServerFrame }>
+  /** Every event recorded from now on, on any process sharing the database. */
+  readonly rows: Stream.Stream<EventRow>
+  /** The envelopes for one connection (filtered by `wants` against its current subscription). */
+  stream(principal: Principal, current: () => Subscription | undefined): Stream.Stream<EventEnvelope>
+}>()("inbox/LiveEvents") {
+  static readonly layer = Layer.effect(LiveEvents, Effect.gen(function*() {
+    const signals = yield* Signals
+    const events = yield* Events
+    const inboxes = yield* Inboxes
+    const pods = yield* Pods
+    const hub = yield* Effect.acquireRelease(PubSub.unbounded<EventRow>(), PubSub.shutdown)
+    const ids = yield* Queue.unbounded<string>()
+    yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
+    // One read per batch of signalled ids, whatever the number of connections.
+    yield* Effect.gen(function*() {
+      const batch = yield* Queue.takeBetween(ids, 1, 500)
+      const rows = yield* events.byIds(batch)
+      const order = new Map(batch.map((id, i) => [id, i]))
+      for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) yield* PubSub.publish(hub, row)
+    }).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("reading live events failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return LiveEvents.of({
+      subscribe: (principal, frame) =>
+        Effect.gen(function*() {
+          const decoded = yield* decodeFrame(frame).pipe(Effect.result)
+          if (decoded._tag === "Failure") {
+            const issue = issuesOf(decoded.failure.issue)[0]
+            return { reply: errorFrame("ValidationError", issue === undefined ? "Invalid frame" : `${issue.path.join(".") || "frame"}: ${issue.message}`) }
+          }
+          const f = decoded.success
+          for (const type of f.event_types ?? []) {
+            if ((OPT_IN_EVENT_TYPES as ReadonlyArray<string>).includes(type)) {
+              const permission = OPT_IN_PERMISSION[type as typeof OPT_IN_EVENT_TYPES[number]]
+              if (!holds(principal, permission)) {
+                return { reply: errorFrame("ForbiddenError", `Subscribing to ${type} needs the "${permission}" permission.`) }
+              }
+            }
+          }
+          const inboxIds: Array<string> = []
+          for (const id of f.inbox_ids ?? []) {
+            const found = yield* inboxes.find(principal, id).pipe(Effect.result)
+            if (found._tag === "Failure") return { reply: errorFrame("NotFoundError", `Inbox ${id} was not found.`) }
+            inboxIds.push(found.success.id)
+          }
+          for (const id of f.pod_ids ?? []) {
+            const found = yield* pods.get(principal, id).pipe(Effect.result)
+            if (found._tag === "Failure") return { reply: errorFrame("NotFoundError", `Pod ${id} was not found.`) }
+          }
+          const subscription: Subscription = {
+            eventTypes: new Set<EventType>(f.event_types ?? DEFAULT_EVENT_TYPES),
+            inboxIds: new Set(inboxIds),
+            podIds: new Set(f.pod_ids ?? [])
+          }
+          const reply: ServerFrame = {
+            type: "subscribed",
+            ...(f.event_types === undefined ? {} : { event_types: f.event_types }),
+            ...(f.inbox_ids === undefined ? {} : { inbox_ids: f.inbox_ids }),
+            ...(f.pod_ids === undefined ? {} : { pod_ids: f.pod_ids })
+          }
+          return { subscription, reply }
+        }),
+      rows: Stream.fromPubSub(hub),
+      stream: (principal, current) =>
+        Stream.fromPubSub(hub).pipe(
+          Stream.filter((row) => {
+            const subscription = current()
+            return subscription !== undefined && wants(principal, subscription, row)
+          }),
+          Stream.map(toEnvelope)
+        )
+    })
+  }))
+}

@@ -1,0 +1,184 @@
+/**
+ * Delivering events to webhooks: the handler of the durable job `webhook.delivery` (one
+ * job per delivery, written with the event: FanOut.ts). Each attempt:
+ * - reads the delivery, its webhook and its event; a deleted webhook ends the job, a
+ *   disabled one fails the delivery (`webhook_disabled`) without calling it;
+ * - marks it `sending`, checks the URL again (guard.ts: resolve, check every address,
+ *   connect to the checked one; a refusal is `invalid_url`), and POSTs the envelope signed
+ *   the Standard Webhooks way: `webhook-id` (the event's id, equal on every retry and for
+ *   every attempt after a crash), `webhook-timestamp` (seconds), `webhook-signature`
+ *   (`v1,<base64 HMAC-SHA256>` of `id.timestamp.body`), plus the webhook's custom headers;
+ * - any 2xx within 10 seconds is `delivered`; otherwise the error (`http_4xx`, `http_5xx`,
+ *   `http_3xx` (redirects are not followed), `timeout`, `connection_refused`,
+ *   `dns_failure`, `tls_error`, `connection_error`, `invalid_url`) is recorded and the job
+ *   fails with retry: the runner waits by RETRY_POLICIES.webhook (5 s, 30 s, 2 min, 10 min,
+ *   30 min, 1 h, 2 h) and the eighth failed attempt marks the delivery `failed`.
+ *
+ * A crash mid-attempt leaves the job's lease to run out; another worker (or the restarted
+ * process) claims it again, so nothing is lost, and a receiver may see one event twice
+ * only under the same `webhook-id`. Attempts to one endpoint run at most
+ * ENDPOINT_CONCURRENCY at a time in a process, and DELIVERY_CONCURRENCY in all.
+ */
+import { Duration, Effect, Layer, Schema, Semaphore } from "effect"
+import { SqlClient } from "effect/sql"
+import { request as httpRequest } from "node:http"
+import { request as httpsRequest } from "node:https"
+import type { LookupFunction } from "node:net"
+import { type Job, JobFailed, Jobs } from "../jobs/Jobs.ts"
+import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
+import { Settings } from "../settings/Settings.ts"
+import { sign } from "../shared/signing.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+import { type EventRow, toEnvelope } from "../events/Events.ts"
+import { DELIVERY_JOB } from "./FanOut.ts"
+import { checkWebhookUrl, type CheckedUrl, HostResolver } from "./guard.ts"
+
+/** Spec: a 2xx within 10 seconds counts as delivered. */
+export const DELIVERY_TIMEOUT = Duration.seconds(10)
+export const DELIVERY_CONCURRENCY = 64
+export const ENDPOINT_CONCURRENCY = 8
+/** Bytes of a receiver's answer we read before closing: we only need its status. */
+const MAX_ANSWER_BYTES = 64 * 1024
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  status: Schema.String,
+  webhook_id: Schema.String,
+  url: Schema.String,
+  secret: Schema.String,
+  enabled: Schema.Boolean,
+  headers: Json(Schema.Record(Schema.String, Schema.String)),
+  event: Schema.NullOr(Json(Schema.Struct({
+    id: Schema.String,
+    organization_id: Schema.String,
+    pod_id: Schema.NullOr(Schema.String),
+    inbox_id: Schema.NullOr(Schema.String),
+    event_type: Schema.String,
+    payload: Schema.Record(Schema.String, Schema.Unknown),
+    created_at: Schema.String
+  })))
+})
+
+export interface Attempt {
+  readonly statusCode?: number
+  readonly error?: string
+}
+
+const errorOfCode = (code: string | undefined): string =>
+  code === "ECONNREFUSED"
+    ? "connection_refused"
+    : code === "ENOTFOUND" || code === "EAI_AGAIN"
+    ? "dns_failure"
+    : code !== undefined && (code.startsWith("ERR_TLS") || code.includes("CERT") || code.startsWith("ERR_SSL"))
+    ? "tls_error"
+    : "connection_error"
+
+/** One POST to a checked address; interruption (the timeout) aborts it. */
+export const post = (target: CheckedUrl, headers: Record<string, string>, body: string): Effect.Effect<Attempt> =>
+  Effect.callback<Attempt>((resume, signal) => {
+    const pinned = target.addresses[0]!
+    // Connect to the address that was checked, never to a second answer of the resolver.
+    const lookup: LookupFunction = (_host, options, callback) => {
+      if (options.all === true) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned])
+      else callback(null, pinned.address, pinned.family)
+    }
+    const send = target.url.protocol === "https:" ? httpsRequest : httpRequest
+    const req = send(target.url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body).toString() },
+      lookup,
+      signal
+    }, (res) => {
+      let read = 0
+      res.on("data", (chunk: Buffer) => {
+        read += chunk.length
+        if (read > MAX_ANSWER_BYTES) res.destroy()
+      })
+      const status = res.statusCode ?? 0
+      const done = () => resume(Effect.succeed(status >= 200 && status <= 299
+        ? { statusCode: status }
+        : { statusCode: status, error: status >= 500 ? "http_5xx" : status >= 400 ? "http_4xx" : status >= 300 ? "http_3xx" : "http_1xx" }))
+      res.on("end", done)
+      res.on("close", done)
+      res.on("error", done)
+    })
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      if (!signal.aborted) resume(Effect.succeed({ error: errorOfCode(e.code) }))
+    })
+    req.end(body)
+  })
+
+/** The job handler's work for one delivery; the layer registers it with Jobs. */
+export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const jobs = yield* Jobs
+  const settings = yield* Settings
+  const resolver = yield* HostResolver
+  const endpoints = new Map<string, Semaphore.Semaphore>()
+  const policy = RETRY_POLICIES.webhook
+
+  const slot = (webhookId: string) => {
+    let s = endpoints.get(webhookId)
+    if (s === undefined) {
+      s = Semaphore.makeUnsafe(ENDPOINT_CONCURRENCY)
+      endpoints.set(webhookId, s)
+    }
+    return s
+  }
+
+  const record = (id: string, job: Job, outcome: Attempt) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const delivered = outcome.error === undefined
+      const status = delivered ? "delivered" : job.attempts >= maxAttempts(policy) ? "failed" : "pending"
+      yield* sql`UPDATE webhook_deliveries SET status = ${status}, status_code = ${outcome.statusCode ?? null},
+          error = ${outcome.error ?? null}, attempts = ${job.attempts}, last_attempt_at = ${at},
+          delivered_at = ${delivered ? at : null}, updated_at = ${at}
+        WHERE id = ${id}`.pipe(Effect.orDie)
+      if (!delivered) return yield* new JobFailed({ message: outcome.error ?? "failed", retry: true })
+    })
+
+  const run = (job: Job) =>
+    Effect.gen(function*() {
+      const id = (job.payload as { delivery_id: string }).delivery_id
+      const rows = yield* sql`SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers,
+            (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
+              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+              FROM events WHERE id = d.event_id) e) AS event
+          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}`.pipe(decodeRows(Row))
+      const row = rows[0]
+      if (row === undefined || row.status === "delivered" || row.status === "failed") return
+      const at = yield* now
+      if (!row.enabled || row.event === null) {
+        yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = ${row.enabled ? "event_deleted" : "webhook_disabled"},
+          updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
+        return
+      }
+      yield* sql`UPDATE webhook_deliveries SET status = 'sending', attempts = ${job.attempts}, last_attempt_at = ${at},
+        updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
+      const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
+      const body = JSON.stringify(toEnvelope(event))
+      const timestamp = Math.floor(at.getTime() / 1000).toString()
+      const headers = {
+        ...row.headers,
+        "webhook-id": event.id,
+        "webhook-timestamp": timestamp,
+        "webhook-signature": sign(row.secret, event.id, timestamp, Buffer.from(body))
+      }
+      const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
+        Effect.provideService(HostResolver, resolver),
+        Effect.result
+      )
+      const outcome: Attempt = checked._tag === "Failure"
+        ? { error: "invalid_url" }
+        : yield* slot(row.webhook_id).withPermits(1)(
+          post(checked.success, headers, body).pipe(
+            Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) })
+          )
+        )
+      yield* record(id, job, outcome)
+    }).pipe(Effect.withSpan("Webhooks.deliver"))
+
+  yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run })
+}))

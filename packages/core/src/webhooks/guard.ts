@@ -1,0 +1,113 @@
+/**
+ * The webhook URL rule, in one place: public `https` only, and every address the host
+ * stands for must be public. Checked when a webhook is created or its URL changed (400
+ * invalid_webhook_url) and again at every delivery: the host is resolved, every address is
+ * checked, and the connection goes to a checked address (never resolved a second time), so
+ * a name that answers a public address first and a private one later (DNS rebinding)
+ * cannot reach inside. Redirects are never followed.
+ *
+ * Refused: unspecified, "this network", private (RFC 1918, unique-local), loopback,
+ * link-local, CGNAT (100.64/10), multicast, reserved and broadcast, benchmarking,
+ * documentation, IETF protocol assignments, 6to4 / NAT64 / Teredo, and IPv4-mapped IPv6
+ * addresses (which name an IPv4 address, possibly private). INBOX_WEBHOOK_ALLOW_PRIVATE=1
+ * lifts the rule (http and any address) for development and tests only.
+ */
+import { Context, Effect, Layer } from "effect"
+import { lookup } from "node:dns/promises"
+import { Resolver } from "node:dns/promises"
+import { BlockList, isIP } from "node:net"
+
+// Two lists: Node's BlockList matches an IPv4 address against IPv4-mapped IPv6 rules too,
+// so ::ffff:0:0/96 in one list would refuse every IPv4 address.
+const blocked4 = new BlockList()
+const blocked6 = new BlockList()
+for (const [net, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
+  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4]
+] as const) blocked4.addSubnet(net, prefix, "ipv4")
+for (const [net, prefix] of [
+  ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
+  ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]
+] as const) blocked6.addSubnet(net, prefix, "ipv6")
+
+/** Whether an IP address (v4 or v6 text) may be the target of a webhook. */
+export const isPublicAddress = (address: string): boolean => {
+  const family = isIP(address)
+  if (family === 0) return false
+  return family === 4 ? !blocked4.check(address, "ipv4") : !blocked6.check(address, "ipv6")
+}
+
+export interface CheckedUrl {
+  readonly url: URL
+  /** The checked addresses of the host; a delivery connects to the first. */
+  readonly addresses: ReadonlyArray<{ readonly address: string; readonly family: 4 | 6 }>
+}
+
+/** Why a URL was refused, in words a client can act on. */
+export class UrlRefused {
+  readonly _tag = "UrlRefused"
+  constructor(readonly message: string) {}
+}
+
+/**
+ * How host names become addresses: the system's resolver (`layer`), or given DNS servers
+ * (`layerServers`, INBOX_DNS_SERVERS style `host:port`), which the SSRF tests point at a
+ * DNS server on loopback.
+ */
+export class HostResolver extends Context.Service<HostResolver, {
+  resolve(host: string): Effect.Effect<ReadonlyArray<string>, UrlRefused>
+}>()("inbox/HostResolver") {
+  static readonly layer = Layer.succeed(HostResolver, HostResolver.of({
+    resolve: (host) =>
+      Effect.tryPromise({
+        try: () => lookup(host, { all: true, verbatim: true }),
+        catch: () => new UrlRefused(`The host ${host} could not be resolved.`)
+      }).pipe(Effect.map((answers) => answers.map((a) => a.address)))
+  }))
+
+  static readonly layerServers = (servers: ReadonlyArray<string>) =>
+    Layer.sync(HostResolver, () => {
+      const resolver = new Resolver({ timeout: 2000, tries: 2 })
+      resolver.setServers([...servers])
+      const query = (host: string, rr: "A" | "AAAA") =>
+        Effect.tryPromise(() => rr === "A" ? resolver.resolve4(host) : resolver.resolve6(host)).pipe(
+          Effect.orElseSucceed((): ReadonlyArray<string> => [])
+        )
+      return HostResolver.of({
+        resolve: (host) =>
+          Effect.gen(function*() {
+            const [v4, v6] = yield* Effect.all([query(host, "A"), query(host, "AAAA")], { concurrency: 2 })
+            const all = [...v4, ...v6]
+            if (all.length === 0) return yield* Effect.fail(new UrlRefused(`The host ${host} could not be resolved.`))
+            return all
+          })
+      })
+    })
+}
+
+/**
+ * Checks a webhook URL by the rule above and resolves its host. `allowPrivate` admits
+ * http and every address (INBOX_WEBHOOK_ALLOW_PRIVATE).
+ */
+export const checkWebhookUrl = (raw: string, allowPrivate: boolean): Effect.Effect<CheckedUrl, UrlRefused, HostResolver> =>
+  Effect.gen(function*() {
+    const url = URL.parse(raw)
+    if (url === null || (url.protocol !== "https:" && url.protocol !== "http:")) {
+      return yield* Effect.fail(new UrlRefused("The URL must be an absolute https URL."))
+    }
+    if (url.protocol !== "https:" && !allowPrivate) return yield* Effect.fail(new UrlRefused("The URL must use https."))
+    if (url.username !== "" || url.password !== "") return yield* Effect.fail(new UrlRefused("The URL must not carry credentials."))
+    const host = url.hostname.replace(/^\[|\]$/g, "")
+    const literal = isIP(host)
+    const addresses = literal !== 0 ? [host] : yield* (yield* HostResolver).resolve(host)
+    if (!allowPrivate) {
+      const inside = addresses.find((a) => !isPublicAddress(a))
+      if (inside !== undefined) {
+        return yield* Effect.fail(new UrlRefused(
+          literal !== 0 ? `The address ${host} is not a public address.` : `The host ${host} resolves to ${inside}, which is not a public address.`
+        ))
+      }
+    }
+    return { url, addresses: addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 as const : 4 as const })) }
+  })

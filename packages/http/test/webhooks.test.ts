@@ -1,0 +1,313 @@
+/**
+ * Webhooks over REST (spec: Webhook, Webhooks, Webhook delivery; States: webhook delivery;
+ * Limits; Errors invalid_webhook_url and 402): CRUD with the secret shown once, default
+ * event types, scope ids, write-only custom headers, the Free plan's limit, the URL rule,
+ * and signed deliveries to a real loopback receiver verified with the `standardwebhooks`
+ * package, with the retry schedule driven by the TestClock.
+ */
+import { assert, layer } from "@effect/vitest"
+import { DEFAULT_EVENT_TYPES, Jobs } from "@inbox/core"
+import { deliverMail, engineLayer, newOrganization, type ReceivedRequest, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { Webhook as StandardWebhook } from "standardwebhooks"
+import { vi } from "vitest"
+
+const PUBLIC_URL = "https://93.184.215.14/hook"
+
+const setUp = (plan: "free" | "pro" = "pro") =>
+  Effect.gen(function*() {
+    const app = yield* TestApp
+    const org = yield* newOrganization({ plan })
+    const pod = (yield* app.request("POST", "/v0/pods", { key: org.key, json: { name: "P" } })).body.pod_id as string
+    const inbox = (yield* app.request("POST", `/v0/pods/${pod}/inboxes`, { key: org.key, json: {} })).body
+    const other = (yield* app.request("POST", "/v0/inboxes", { key: org.key, json: {} })).body
+    return { ...org, podId: pod, inboxId: inbox.inbox_id as string, email: inbox.email as string, otherId: other.inbox_id as string, otherEmail: other.email as string }
+  })
+
+/**
+ * Verifies a received delivery with the standardwebhooks package. Its timestamp check reads
+ * the wall clock, so the wall clock is set to the delivery's own time (from the TestClock)
+ * while it runs: the signature is what is checked.
+ */
+const verify = (secret: string, request: ReceivedRequest) => {
+  vi.useFakeTimers({ toFake: ["Date"] })
+  try {
+    vi.setSystemTime(Number(request.headers["webhook-timestamp"]) * 1000)
+    return new StandardWebhook(secret).verify(request.body, request.headers as Record<string, string>) as Record<string, unknown>
+  } finally {
+    vi.useRealTimers()
+  }
+}
+
+const runJobs = Jobs.use((jobs) => jobs.runDue({ wait: true }))
+
+const storage = storages()
+
+for (const s of storage) {
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(s.layer, { inboundSecret: TEST_INBOUND_SECRET }))), { timeout: "120 seconds" })(
+    `webhooks (${s.name})`,
+    (it) => {
+      it.effect("create answers the webhook with a whsec_ secret and the eight default event types; get and list never show the secret", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const res = yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })
+          assert.strictEqual(res.status, 200, res.text)
+          const hook = res.body
+          assert.match(hook.webhook_id, /^wh_[0-9a-f]+$/)
+          assert.match(hook.secret, /^whsec_[A-Za-z0-9+/]+=*$/)
+          assert.strictEqual(Buffer.from(hook.secret.slice(6), "base64").length, 24)
+          assert.deepStrictEqual(hook.event_types, [...DEFAULT_EVENT_TYPES])
+          assert.strictEqual(hook.enabled, true)
+          assert.strictEqual(hook.url, PUBLIC_URL)
+          const got = yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}`, { key: w.key })
+          assert.strictEqual(got.status, 200)
+          assert.isUndefined(got.body.secret)
+          const { secret: _, ...withoutSecret } = hook
+          assert.deepStrictEqual(got.body, withoutSecret)
+          const list = yield* app.request("GET", "/v0/webhooks", { key: w.key })
+          assert.deepStrictEqual(list.body, { count: 1, limit: 50, webhooks: [withoutSecret] })
+        }))
+
+      it.effect("PATCH changes url, enabled and event_types; DELETE answers 204 and the webhook is gone (404)", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })).body
+          const patched = yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, {
+            key: w.key,
+            json: { url: "https://93.184.215.15/other", enabled: false, event_types: ["message.sent", "message.received.spam"] }
+          })
+          assert.strictEqual(patched.status, 200, patched.text)
+          assert.strictEqual(patched.body.url, "https://93.184.215.15/other")
+          assert.strictEqual(patched.body.enabled, false)
+          assert.deepStrictEqual(patched.body.event_types, ["message.sent", "message.received.spam"])
+          assert.strictEqual((yield* app.request("DELETE", `/v0/webhooks/${hook.webhook_id}`, { key: w.key })).status, 204)
+          assert.strictEqual((yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}`, { key: w.key })).status, 404)
+        }))
+
+      it.effect("refuses a URL that is not public https with 400 invalid_webhook_url, at creation and on PATCH", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const refused = [
+            "http://93.184.215.14/hook", "ftp://93.184.215.14/", "not a url", "https://127.0.0.1/x", "https://10.1.2.3/",
+            "https://172.16.0.1/", "https://192.168.1.1/", "https://100.64.0.1/", "https://169.254.169.254/latest",
+            "https://0.0.0.0/", "https://224.0.0.1/", "https://240.0.0.1/", "https://192.0.2.1/", "https://198.51.100.7/",
+            "https://203.0.113.9/", "https://198.18.0.1/", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "https://[::ffff:8.8.8.8]/",
+            "https://[fe80::1]/", "https://[fd00::1]/", "https://[ff02::1]/", "https://[2001:db8::1]/", "https://localhost/"
+          ]
+          for (const url of refused) {
+            const res = yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url } })
+            assert.strictEqual(res.status, 400, `${url}: ${res.text}`)
+            assert.strictEqual(res.body.code, "invalid_webhook_url", url)
+          }
+          const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })).body
+          const patched = yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, { key: w.key, json: { url: "https://10.0.0.1/" } })
+          assert.strictEqual(patched.body.code, "invalid_webhook_url")
+        }))
+
+      it.effect("the Free plan's webhook limit: a second webhook is 402 plan_limit_exceeded with errors[0]", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp("free")
+          assert.strictEqual((yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })).status, 200)
+          const res = yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })
+          assert.strictEqual(res.status, 402)
+          assert.strictEqual(res.body.code, "plan_limit_exceeded")
+          assert.deepStrictEqual(res.body.errors[0], { limit: "webhooks", current: 1, max: 1, plan: "free", upgrade_to: "pro" })
+        }))
+
+      it.effect("inbox_ids and pod_ids take up to 10 entries each; more is 400 validation_error naming the field", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const res = yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL, inbox_ids: Array.from({ length: 11 }, () => w.inboxId) } })
+          assert.strictEqual(res.status, 400)
+          assert.strictEqual(res.body.code, "validation_error")
+          assert.deepStrictEqual(res.body.errors[0].path, ["inbox_ids"])
+          const scoped = yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL, inbox_ids: [w.email], pod_ids: [w.podId] } })
+          assert.strictEqual(scoped.status, 200, scoped.text)
+          assert.deepStrictEqual(scoped.body.inbox_ids, [w.inboxId])
+          assert.deepStrictEqual(scoped.body.pod_ids, [w.podId])
+        }))
+
+      it.effect("a pod's and an inbox's webhooks are created and listed under their paths; a pod key sees only its pod's", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const podHook = (yield* app.request("POST", `/v0/pods/${w.podId}/webhooks`, { key: w.key, json: { url: PUBLIC_URL } })).body
+          assert.strictEqual(podHook.pod_id, w.podId)
+          const inboxHook = (yield* app.request("POST", `/v0/inboxes/${w.inboxId}/webhooks`, { key: w.key, json: { url: PUBLIC_URL } })).body
+          assert.strictEqual(inboxHook.inbox_id, w.inboxId)
+          yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL } })
+          const ids = (path: string, key: string) => Effect.map(app.request("GET", path, { key }), (r) => r.body.webhooks.map((h: any) => h.webhook_id))
+          assert.deepStrictEqual(yield* ids(`/v0/pods/${w.podId}/webhooks`, w.key), [podHook.webhook_id])
+          assert.deepStrictEqual(yield* ids(`/v0/inboxes/${w.inboxId}/webhooks`, w.key), [inboxHook.webhook_id])
+          assert.lengthOf(yield* ids("/v0/webhooks", w.key), 3)
+          const podKey = (yield* app.request("POST", "/v0/api-keys", { key: w.key, json: { name: "pod", pod_id: w.podId } })).body.api_key
+          assert.sameMembers(yield* ids("/v0/webhooks", podKey), [podHook.webhook_id, inboxHook.webhook_id])
+          assert.strictEqual((yield* app.request("GET", `/v0/pods/${w.podId}/webhooks/${inboxHook.webhook_id}`, { key: w.key })).status, 404)
+        }))
+
+      it.effect("custom header values are write-only: GET .../headers names them; PATCH .../headers sets and removes", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp()
+          const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL, headers: { "X-Tenant": "t1" } } })).body
+          assert.notInclude(JSON.stringify(hook), "t1")
+          const path = `/v0/webhooks/${hook.webhook_id}/headers`
+          assert.deepStrictEqual((yield* app.request("GET", path, { key: w.key })).body, { headers: ["x-tenant"] })
+          const patched = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-Other": "o" }, remove: ["X-Tenant"] } })
+          assert.deepStrictEqual(patched.body, { headers: ["x-other"] })
+          const reserved = yield* app.request("PATCH", path, { key: w.key, json: { set: { "webhook-id": "forged" } } })
+          assert.strictEqual(reserved.body.code, "validation_error")
+          const both = yield* app.request("PATCH", path, { key: w.key, json: { set: { "x-a": "1" }, remove: ["X-A"] } })
+          assert.strictEqual(both.body.code, "validation_error")
+        }))
+    }
+  )
+
+  layer(
+    TestApp.layer.pipe(Layer.provideMerge(engineLayer(s.layer, { inboundSecret: TEST_INBOUND_SECRET, webhookAllowPrivate: true }))),
+    { timeout: "120 seconds" }
+  )(`webhook deliveries (${s.name})`, (it) => {
+    it.effect("a delivery is the event's envelope, signed (verified by standardwebhooks), with webhook-id equal to the event id and the custom headers", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, headers: { "X-Tenant": "t1" } } })).body
+        yield* deliverMail(w.email, { subject: "hooked" })
+        assert.strictEqual(yield* runJobs, 1)
+        assert.lengthOf(receiver.received, 1)
+        const request = receiver.received[0]!
+        const payload = verify(hook.secret, request)
+        const event = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events[0]
+        assert.deepStrictEqual(payload, event)
+        assert.strictEqual(request.headers["webhook-id"], event.event_id)
+        assert.strictEqual(request.headers["x-tenant"], "t1")
+        assert.strictEqual(request.headers["content-type"], "application/json")
+        assert.match(request.headers["webhook-signature"] as string, /^v1,[A-Za-z0-9+/]+=*$/)
+        const deliveries = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body
+        assert.strictEqual(deliveries.limit, 20)
+        assert.strictEqual(deliveries.count, 1)
+        const [d] = deliveries.deliveries
+        assert.strictEqual(d.status, "delivered")
+        assert.strictEqual(d.status_code, 200)
+        assert.strictEqual(d.attempts, 1)
+        assert.strictEqual(d.event_id, event.event_id)
+        assert.strictEqual(d.event_type, "message.received")
+        assert.isUndefined(d.error)
+      }).pipe(Effect.scoped))
+
+    it.effect("a failing endpoint is retried after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h; the eighth failure marks it failed; webhook-id is equal on every retry", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver(() => 500)
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        yield* deliverMail(w.email, { subject: "retried" })
+        yield* runJobs
+        const delivery = () => Effect.map(app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key }), (r) => r.body.deliveries[0])
+        const first = yield* delivery()
+        assert.strictEqual(first.status, "pending")
+        assert.strictEqual(first.status_code, 500)
+        assert.strictEqual(first.error, "http_5xx")
+        assert.strictEqual(first.attempts, 1)
+        const waits = [5, 30, 120, 600, 1800, 3600, 7200]
+        for (const [i, seconds] of waits.entries()) {
+          // Not before the wait (the runner spreads each by at most 10%)...
+          yield* TestClock.adjust(`${Math.floor(seconds * 0.85)} seconds`)
+          yield* runJobs
+          assert.lengthOf(receiver.received, i + 1, `attempt ${i + 2} came early`)
+          // ...and once it has passed.
+          yield* TestClock.adjust(`${Math.ceil(seconds * 0.3)} seconds`)
+          yield* runJobs
+          assert.lengthOf(receiver.received, i + 2)
+        }
+        const last = yield* delivery()
+        assert.strictEqual(last.status, "failed")
+        assert.strictEqual(last.attempts, 8)
+        yield* TestClock.adjust("1 day")
+        yield* runJobs
+        assert.lengthOf(receiver.received, 8)
+        const ids = new Set(receiver.received.map((r) => r.headers["webhook-id"]))
+        assert.strictEqual(ids.size, 1)
+        for (const r of receiver.received) verify(hook.secret, r)
+      }).pipe(Effect.scoped))
+
+    it.effect("a retry that answers 2xx is delivered; status codes map to http_4xx", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver((n) => n === 0 ? 404 : 204)
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        yield* deliverMail(w.email)
+        yield* runJobs
+        const path = `/v0/webhooks/${hook.webhook_id}/deliveries`
+        assert.strictEqual((yield* app.request("GET", path, { key: w.key })).body.deliveries[0].error, "http_4xx")
+        yield* TestClock.adjust("6 seconds")
+        yield* runJobs
+        const d = (yield* app.request("GET", path, { key: w.key })).body.deliveries[0]
+        assert.deepStrictEqual([d.status, d.status_code, d.attempts], ["delivered", 204, 2])
+      }).pipe(Effect.scoped))
+
+    it.effect("no 2xx within 10 seconds is a timeout; a closed port is connection_refused", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver(() => "hang")
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        yield* deliverMail(w.email)
+        const running = yield* Effect.forkChild(runJobs)
+        while (receiver.received.length === 0) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 20)))
+        yield* TestClock.adjust("10 seconds")
+        yield* Fiber.join(running)
+        const d = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.deliveries[0]
+        assert.strictEqual(d.error, "timeout")
+        assert.isUndefined(d.status_code)
+        const closed = yield* webhookReceiver()
+        const closedUrl = closed.url
+        yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, { key: w.key, json: { url: closedUrl.replace(/:\d+\//, ":9/") } })
+        yield* TestClock.adjust("6 seconds")
+        yield* runJobs
+        const again = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.deliveries[0]
+        assert.strictEqual(again.error, "connection_refused")
+      }).pipe(Effect.scoped))
+
+    it.effect("a disabled webhook is not called", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, { key: w.key, json: { enabled: false } })
+        yield* deliverMail(w.email)
+        yield* runJobs
+        assert.lengthOf(receiver.received, 0)
+        assert.strictEqual((yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.count, 0)
+      }).pipe(Effect.scoped))
+
+    it.effect("deliveries are filtered by the webhook's event_types and its inbox and pod scope", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const create = (path: string, json: object) =>
+          Effect.map(app.request("POST", path, { key: w.key, json: { url: receiver.url, ...json } }), (r) => r.body.webhook_id as string)
+        const sentOnly = yield* create("/v0/webhooks", { event_types: ["message.sent"] })
+        const inboxOnly = yield* create("/v0/webhooks", { inbox_ids: [w.inboxId] })
+        const podHook = yield* create(`/v0/pods/${w.podId}/webhooks`, {})
+        yield* deliverMail(w.email, { subject: "to I" })
+        yield* deliverMail(w.otherEmail, { subject: "to other" })
+        yield* runJobs
+        const count = (id: string) => Effect.map(app.request("GET", `/v0/webhooks/${id}/deliveries`, { key: w.key }), (r) => r.body.count as number)
+        assert.strictEqual(yield* count(sentOnly), 0)
+        assert.strictEqual(yield* count(inboxOnly), 1)
+        assert.strictEqual(yield* count(podHook), 1)
+        assert.lengthOf(receiver.received, 2)
+      }).pipe(Effect.scoped))
+  })
+}
