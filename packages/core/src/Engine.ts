@@ -37,6 +37,7 @@ import { Sending } from "./sending/Sending.ts"
 import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
+import { Drafts } from "./drafts/Drafts.ts"
 
 export type EngineServices =
   | Organizations
@@ -58,13 +59,15 @@ export type EngineServices =
   | Sending
   | Jobs
   | Signals
+  | Drafts
   | Settings
   | Ids
   | MailTransport
   | Egress
   | BlobStore
 
-const messaging = Sending.layer.pipe(
+const messaging = Drafts.layer.pipe(
+  Layer.provideMerge(Sending.layer),
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))

@@ -110,6 +110,9 @@ const suppression = (w: World) => {
   )
 }
 
+/** A draft in inbox I, ready to send. */
+const draft = (w: World) => created(w.a.key, `/v0/inboxes/${w.a.inboxId}/drafts`, { to: "someone@example.net", text: "walk" }, "draft_id")
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -175,5 +178,11 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.get": listEntry,
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
-  "suppressions.delete": suppression
+  "suppressions.delete": suppression,
+  "drafts.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),
+  "drafts.list": fixed({}),
+  "drafts.get": (w) => Effect.map(draft(w), (id) => ({ params: { draft_id: id } })),
+  "drafts.update": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: { subject: "walked" } })),
+  "drafts.delete": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id } })),
+  "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} }))
 }
