@@ -38,6 +38,7 @@ import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
 import { Drafts } from "./drafts/Drafts.ts"
+import { Search } from "./search/Search.ts"
 
 export type EngineServices =
   | Organizations
@@ -60,13 +61,14 @@ export type EngineServices =
   | Jobs
   | Signals
   | Drafts
+  | Search
   | Settings
   | Ids
   | MailTransport
   | Egress
   | BlobStore
 
-const messaging = Drafts.layer.pipe(
+const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
   Layer.provideMerge(MessageStore.layer),

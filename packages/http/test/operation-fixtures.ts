@@ -184,5 +184,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "drafts.get": (w) => Effect.map(draft(w), (id) => ({ params: { draft_id: id } })),
   "drafts.update": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: { subject: "walked" } })),
   "drafts.delete": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id } })),
-  "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} }))
+  "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} })),
+  "messages.search": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
+  "messages.searchPost": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
+  "threads.search": fixed({ input: { q: "walk" } })
 }

@@ -269,6 +269,8 @@ for (const storage of storages()) {
         yield* call("send_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"] })
         const doomed = yield* call("create_draft", { inbox_id: agent.inbox_id })
         yield* call("delete_draft", { inbox_id: agent.inbox_id, draft_id: doomed["draft_id"] })
+        yield* call("search_messages", { inbox_id: agent.inbox_id, q: "schema" })
+        yield* call("search_threads", { q: "schema" })
         // A tool added to the catalogue must join this test.
         assert.deepStrictEqual([...called].sort(), toolCatalogue.map((t) => t.tool.name).sort())
         for (const entry of toolCatalogue) {

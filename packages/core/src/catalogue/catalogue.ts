@@ -19,6 +19,7 @@ import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
 import { suppressionOperations } from "../suppressions/operations.ts"
 import { draftOperations } from "../drafts/operations.ts"
+import { searchOperations } from "../search/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -50,7 +51,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...blobOperations,
   ...listOperations,
   ...suppressionOperations,
-  ...draftOperations
+  ...draftOperations,
+  ...searchOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
