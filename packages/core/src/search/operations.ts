@@ -27,7 +27,7 @@ export const searchMessages = operation({
   routes: [route.get(PATH)],
   query: SearchQuery,
   mcp: { tool: "search_messages" },
-  cli: { command: "search", columns: COLUMNS },
+  cli: { command: "search messages", columns: COLUMNS },
   run: ({ principal, params, input }) => Search.use((s) => Effect.map(s.messages(principal, params.inbox_id, input), (page) => listBody("messages", page)))
 })
 
@@ -38,7 +38,7 @@ export const searchMessagesPost = operation({
   routes: [route.post(PATH)],
   body: SearchQuery,
   mcp: { exclude: "the same as search_messages" },
-  cli: { exclude: "the same as inboxctl search" },
+  cli: { exclude: "the same as inboxctl search messages" },
   run: ({ principal, params, input }) => Search.use((s) => Effect.map(s.messages(principal, params.inbox_id, input), (page) => listBody("messages", page)))
 })
 
