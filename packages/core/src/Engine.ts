@@ -45,6 +45,8 @@ import { ProviderEvents } from "./events/Provider.ts"
 import { Opens } from "./events/Opens.ts"
 import { HostResolver } from "./webhooks/guard.ts"
 import * as WebhookDelivery from "./webhooks/Delivery.ts"
+import { Drafts } from "./drafts/Drafts.ts"
+import { Search } from "./search/Search.ts"
 
 export type EngineServices =
   | Organizations
@@ -72,6 +74,8 @@ export type EngineServices =
   | ProviderEvents
   | Opens
   | HostResolver
+  | Drafts
+  | Search
   | Settings
   | Ids
   | MailTransport
@@ -79,7 +83,8 @@ export type EngineServices =
   | BlobStore
   | Auth
 
-const messaging = Sending.layer.pipe(
+const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
+  Layer.provideMerge(Sending.layer),
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Events.layer),

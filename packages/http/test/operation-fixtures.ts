@@ -136,6 +136,9 @@ const webhook = (w: World, path: (id: string) => Readonly<Record<string, string>
   Effect.map(created(w.a.key, `/v0/inboxes/${w.a.inboxId}/webhooks`, { url: WEBHOOK_URL }, "webhook_id"), (id) => ({ params: path(id) }))
 const inboxWebhook = (w: World) => webhook(w, (id) => ({ inbox_id: w.a.inboxId, webhook_id: id }))
 
+/** A draft in inbox I, ready to send. */
+const draft = (w: World) => created(w.a.key, `/v0/inboxes/${w.a.inboxId}/drafts`, { to: "someone@example.net", text: "walk" }, "draft_id")
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -212,5 +215,14 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "webhooks.updateHeaders": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { set: { "x-walk": "1" } } })),
   "webhooks.deliveries": (w) => webhook(w, (id) => ({ webhook_id: id })),
   "inbound.providerEvents": providerEvent,
-  "tracking.open": fixed({ params: { file: "0123456789abcdef0123456789abcdef.gif" } })
+  "tracking.open": fixed({ params: { file: "0123456789abcdef0123456789abcdef.gif" } }),
+  "drafts.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),
+  "drafts.list": fixed({}),
+  "drafts.get": (w) => Effect.map(draft(w), (id) => ({ params: { draft_id: id } })),
+  "drafts.update": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: { subject: "walked" } })),
+  "drafts.delete": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id } })),
+  "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} })),
+  "messages.search": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
+  "messages.searchPost": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
+  "threads.search": fixed({ input: { q: "walk" } })
 }

@@ -279,6 +279,16 @@ for (const storage of storages()) {
         yield* call("delete_suppression", { address: "gone@example.net" })
         yield* call("delete_inbox", { inbox_id: inbox["inbox_id"] })
         yield* call("delete_pod", { pod_id: pod["pod_id"] })
+        // Drafts: made, read, changed, sent (consumed), and one deleted.
+        const draft = yield* call("create_draft", { inbox_id: agent.inbox_id, to: "someone@example.net", subject: "draft", text: "later" })
+        yield* call("get_draft", { draft_id: draft["draft_id"] })
+        yield* call("list_drafts", { inbox_id: agent.inbox_id })
+        yield* call("update_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"], subject: null, send_at: "2100-01-01T00:00:00.000Z" })
+        yield* call("send_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"] })
+        const doomed = yield* call("create_draft", { inbox_id: agent.inbox_id })
+        yield* call("delete_draft", { inbox_id: agent.inbox_id, draft_id: doomed["draft_id"] })
+        yield* call("search_messages", { inbox_id: agent.inbox_id, q: "schema" })
+        yield* call("search_threads", { q: "schema" })
         // A tool added to the catalogue must join this test.
         assert.deepStrictEqual([...called].sort(), toolCatalogue.map((t) => t.tool.name).sort())
         for (const entry of toolCatalogue) {

@@ -20,6 +20,8 @@ import { podOperations } from "../pods/operations.ts"
 import { suppressionOperations } from "../suppressions/operations.ts"
 import { eventOperations } from "../events/operations.ts"
 import { webhookOperations } from "../webhooks/operations.ts"
+import { draftOperations } from "../drafts/operations.ts"
+import { searchOperations } from "../search/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -52,7 +54,9 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...listOperations,
   ...suppressionOperations,
   ...eventOperations,
-  ...webhookOperations
+  ...webhookOperations,
+  ...draftOperations,
+  ...searchOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

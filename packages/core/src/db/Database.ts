@@ -13,6 +13,7 @@
  * failure to open or migrate is a defect (the process cannot serve without storage).
  */
 import { PGlite } from "@electric-sql/pglite"
+import { unaccent } from "@electric-sql/pglite/contrib/unaccent"
 import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
@@ -81,6 +82,9 @@ const migrate = Layer.effect(
 const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
   migrate.pipe(Layer.provideMerge(client), Layer.orDie)
 
+/** Extensions the migrations create (search folds accents with unaccent). */
+export const PGLITE_EXTENSIONS = { unaccent }
+
 export type PgliteSource = { readonly dataDir: string } | { readonly loadDataDir: Blob }
 
 /** Opens (or creates) a PGlite database; `memory://` for a throwaway one. A folder is locked first. */
@@ -89,7 +93,7 @@ export const openPglite = (source: PgliteSource) =>
     "dataDir" in source && !/^[a-z]+:\/\//i.test(source.dataDir) ? lockDataFolder(source.dataDir) : Effect.void,
     Effect.acquireRelease(
     Effect.promise(() =>
-      "dataDir" in source ? PGlite.create(source.dataDir) : PGlite.create({ loadDataDir: source.loadDataDir })
+      "dataDir" in source ? PGlite.create({ dataDir: source.dataDir, extensions: PGLITE_EXTENSIONS }) : PGlite.create({ loadDataDir: source.loadDataDir, extensions: PGLITE_EXTENSIONS })
     ),
     (db) => Effect.promise(() => db.close())
   ))

@@ -13,7 +13,7 @@ import { SendAnswer, Sending } from "./Sending.ts"
 const BASE = "/v0/inboxes/:inbox_id/messages" as const
 const IdempotencyHeader = Schema.Struct({ "idempotency-key": Schema.optionalKey(Line(255)) })
 /** 6 MB of inline attachments is about 8 MB of base64, plus the bodies. */
-const SEND_BODY_LIMIT = 10 * 1024 * 1024
+export const SEND_BODY_LIMIT = 10 * 1024 * 1024
 
 const common = {
   access: undefined as never,

@@ -1,0 +1,393 @@
+/**
+ * Drafts: unsent messages of an inbox, sent on demand or at `send_at` (spec: Draft, Drafts,
+ * States and transitions; README, "Drafts").
+ *
+ * Rules:
+ * - a draft holds any send field (to, cc, bcc, reply_to, subject, text, html, track_opens,
+ *   attachments, headers), `send_at`, and a reply context (`reply_to_message_id`, with
+ *   `reply_all`); only fields ever set are shown; PATCH sets fields, `null` clears one, and
+ *   `send_at: null` unschedules;
+ * - labels are `draft`, plus `scheduled` while scheduled; `send_status` is `scheduled`,
+ *   `sending` or `failed` (then `failure` keeps the error's code and message);
+ * - sending goes through Sending.send, so every send rule is checked once, in one place,
+ *   at the time of sending; a sent draft is consumed (a later GET is 404);
+ * - sending claims the draft first (one claimant wins): a second send, an edit or a delete
+ *   meanwhile is 409 draft_sending. The send carries the Idempotency-Key `draft_<id>`, so a
+ *   sender that died after recording the message is resumed (same message, never a second)
+ *   by whoever sends the draft next once its claim ran out;
+ * - a scheduled draft is a durable job (`draft.send`, keyed by the draft and its schedule)
+ *   written in the transaction that schedules it; it runs once across processes and after a
+ *   restart (jobs/Jobs.ts). At firing time every send rule applies; a paused inbox or any
+ *   other refusal marks the draft failed, never retried. A job whose schedule was replaced
+ *   (reschedule, unschedule) finds another token on the draft and does nothing.
+ */
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { notFound, type Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import { type ApiError, DraftSending, type NotFound, type ValidationError, wireOf } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { JobFailed, Jobs } from "../jobs/Jobs.ts"
+import { RETRY_POLICIES } from "../jobs/policies.ts"
+import { AttachmentInput, SendInput } from "../mail/compose.ts"
+import { preview } from "../mail/parse-core.ts"
+import { Messages, TimeParam } from "../messages/Messages.ts"
+import { Ids } from "../platform/Ids.ts"
+import { IDEMPOTENCY_LEASE, type SendAnswer } from "../sending/Idempotency.ts"
+import { Sending } from "../sending/Sending.ts"
+import { compact, Id } from "../shared/fields.ts"
+import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { decodeRows, Json } from "../shared/sql.ts"
+import { iso, now, Timestamp } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
+
+export const DRAFT_JOB = "draft.send"
+/** How long a sender holds a draft before another may take the send over (it died). */
+export const DRAFT_SENDING_LEASE = IDEMPOTENCY_LEASE
+
+const sendFields = SendInput.fields
+const Recipients = Schema.Array(Schema.String)
+
+export const CreateDraftInput = Schema.Struct({
+  ...sendFields,
+  send_at: Schema.optionalKey(TimeParam),
+  reply_to_message_id: Schema.optionalKey(Id),
+  reply_all: Schema.optionalKey(Schema.Boolean)
+})
+export type CreateDraftInput = typeof CreateDraftInput.Type
+
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
+
+const SendRecipients = Schema.Union([Schema.String, Recipients])
+
+export const UpdateDraftInput = Schema.Struct({
+  to: nullable(SendRecipients),
+  cc: nullable(SendRecipients),
+  bcc: nullable(SendRecipients),
+  reply_to: nullable(SendRecipients),
+  subject: nullable(Schema.String),
+  text: nullable(Schema.String),
+  html: nullable(Schema.String),
+  track_opens: nullable(Schema.Boolean),
+  attachments: nullable(Schema.Array(AttachmentInput)),
+  headers: nullable(Schema.Record(Schema.String, Schema.String)),
+  send_at: nullable(TimeParam),
+  reply_to_message_id: nullable(Id),
+  reply_all: nullable(Schema.Boolean)
+})
+export type UpdateDraftInput = typeof UpdateDraftInput.Type
+
+export const ListDraftsQuery = Schema.Struct(PageQueryFields)
+
+/** The stored send fields: recipients always as lists. */
+const Content = Schema.Struct({ ...SendInput.fields, to: Schema.optionalKey(Recipients), cc: Schema.optionalKey(Recipients), bcc: Schema.optionalKey(Recipients), reply_to: Schema.optionalKey(Recipients) })
+type Content = typeof Content.Type
+
+export const Draft = Schema.Struct({
+  inbox_id: Schema.String,
+  draft_id: Schema.String,
+  labels: Schema.Array(Schema.String),
+  ...Content.fields,
+  reply_to_message_id: Schema.optionalKey(Schema.String),
+  reply_all: Schema.optionalKey(Schema.Boolean),
+  preview: Schema.String,
+  send_status: Schema.optionalKey(Schema.Literals(["scheduled", "sending", "failed"])),
+  send_at: Schema.optionalKey(Timestamp),
+  failure: Schema.optionalKey(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+export type Draft = typeof Draft.Type
+
+const DraftRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  pod_id: Schema.String,
+  inbox_id: Schema.String,
+  content: Json(Content),
+  reply_to_message_id: Schema.NullOr(Schema.String),
+  reply_all: Schema.Boolean,
+  send_at: Schema.NullOr(Schema.Date),
+  send_status: Schema.NullOr(Schema.Literals(["scheduled", "sending", "failed"])),
+  schedule_token: Schema.NullOr(Schema.String),
+  sending_claim: Schema.NullOr(Schema.String),
+  sending_until: Schema.NullOr(Schema.Date),
+  status_before: Schema.NullOr(Schema.String),
+  failure_code: Schema.NullOr(Schema.String),
+  failure_message: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+type DraftRow = typeof DraftRow.Type
+
+const JobPayload = Schema.Struct({ draft_id: Schema.String, token: Schema.String })
+
+const CONTENT_KEYS = ["to", "cc", "bcc", "reply_to", "subject", "text", "html", "track_opens", "attachments", "headers"] as const
+const RECIPIENT_KEYS: ReadonlySet<string> = new Set(["to", "cc", "bcc", "reply_to"])
+
+const asList = (v: string | ReadonlyArray<string>) => (typeof v === "string" ? [v] : v)
+
+/** Applies the given send fields to the stored ones: a value sets, null clears. */
+const mergeContent = (content: Content, input: Partial<Record<typeof CONTENT_KEYS[number], unknown>>): Content => {
+  const next: Record<string, unknown> = { ...content }
+  for (const key of CONTENT_KEYS) {
+    if (!Object.hasOwn(input, key)) continue
+    const value = input[key]
+    if (value === null || value === undefined) delete next[key]
+    else next[key] = RECIPIENT_KEYS.has(key) ? asList(value as string | ReadonlyArray<string>) : value
+  }
+  return next as Content
+}
+
+const previewOf = (content: Content) =>
+  preview(content.text ?? (content.html === undefined ? "" : content.html.replace(/<[^>]*>/g, " ")))
+
+export const toDraft = (row: DraftRow): Draft =>
+  compact({
+    inbox_id: row.inbox_id,
+    draft_id: row.id,
+    labels: row.send_status === "scheduled" ? ["draft", "scheduled"] : ["draft"],
+    ...row.content,
+    reply_to_message_id: row.reply_to_message_id,
+    reply_all: row.reply_to_message_id === null ? undefined : row.reply_all,
+    preview: previewOf(row.content),
+    send_status: row.send_status,
+    send_at: row.send_at === null ? undefined : iso(row.send_at),
+    failure: row.failure_code === null ? undefined : { code: row.failure_code, message: row.failure_message ?? "" },
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at)
+  }) as Draft
+
+/** An organization-wide principal for scheduled sends: the draft's owner scheduled it, the job sends it. */
+const systemPrincipal = (organizationId: string): Principal => ({ organizationId, scope: { type: "organization" } })
+
+type Claimed = { readonly _tag: "Claimed"; readonly row: DraftRow; readonly claim: string } | { readonly _tag: "Busy"; readonly until: Date } | { readonly _tag: "Gone" }
+
+export class Drafts extends Context.Service<Drafts, {
+  create(principal: Principal, inboxId: string, input: CreateDraftInput): Effect.Effect<Draft, NotFound | ValidationError>
+  list(principal: Principal, inboxId: string | undefined, query: typeof ListDraftsQuery.Type): Effect.Effect<Page<Draft>, NotFound | ValidationError>
+  get(principal: Principal, inboxId: string | undefined, draftId: string): Effect.Effect<Draft, NotFound>
+  update(principal: Principal, inboxId: string, draftId: string, input: UpdateDraftInput): Effect.Effect<Draft, NotFound | ValidationError | DraftSending>
+  delete(principal: Principal, inboxId: string, draftId: string): Effect.Effect<void, NotFound | DraftSending>
+  send(principal: Principal, inboxId: string, draftId: string): Effect.Effect<SendAnswer, ApiError>
+}>()("inbox/Drafts") {
+  static readonly layer = Layer.effect(Drafts, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const inboxes = yield* Inboxes
+    const messages = yield* Messages
+    const sending = yield* Sending
+    const jobs = yield* Jobs
+
+    const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
+
+    const find = Effect.fn("Drafts.find")(function*(principal: Principal, inboxId: string | undefined, draftId: string, lock = false) {
+      const inbox = inboxId === undefined ? undefined : yield* inboxes.find(principal, inboxId)
+      const rows = yield* sql`SELECT * FROM drafts WHERE id = ${draftId} AND ${visible(principal)}
+        ${inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox.id}`} ${lock ? sql`FOR UPDATE` : sql``}`.pipe(decodeRows(DraftRow))
+      if (rows[0] === undefined) return yield* notFound("Draft", draftId)
+      return rows[0]
+    })
+
+    /** The reply context must name a message of the draft's inbox the caller can see. */
+    const checkReplyContext = (principal: Principal, inboxId: string, messageId: string | null | undefined) =>
+      messageId === null || messageId === undefined
+        ? Effect.void
+        : messages.find(principal, inboxId, messageId).pipe(
+          Effect.asVoid,
+          Effect.catchTag("NotFound", () =>
+            Effect.fail(validationError([{ path: ["reply_to_message_id"], message: `Message ${messageId} was not found in this inbox` }])))
+        )
+
+    /** Writes the draft's schedule job, in the caller's transaction. */
+    const scheduleJob = (draftId: string, token: string, runAt: Date, suffix = "") =>
+      jobs.enqueue({ kind: DRAFT_JOB, key: `${draftId}:${token}${suffix}`, runAt, payload: { draft_id: draftId, token } })
+
+    const create = Effect.fn("Drafts.create")(function*(principal: Principal, inboxId: string, input: CreateDraftInput) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      yield* checkReplyContext(principal, inbox.id, input.reply_to_message_id)
+      const at = yield* now
+      const id = yield* ids.make("draft")
+      const sendAt = input.send_at === undefined ? null : new Date(input.send_at)
+      const token = sendAt === null ? null : yield* ids.make("req")
+      const content = mergeContent({}, input)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`INSERT INTO drafts ${
+          sql.insert({
+            id,
+            organization_id: inbox.organization_id,
+            pod_id: inbox.pod_id,
+            inbox_id: inbox.id,
+            content: JSON.stringify(content),
+            reply_to_message_id: input.reply_to_message_id ?? null,
+            reply_all: input.reply_all === true,
+            send_at: sendAt,
+            send_status: sendAt === null ? null : "scheduled",
+            schedule_token: token,
+            created_at: at,
+            updated_at: at
+          })
+        } RETURNING *`.pipe(decodeRows(DraftRow))
+        if (sendAt !== null && token !== null) yield* scheduleJob(id, token, sendAt)
+        return toDraft(rows[0]!)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const beingSent = (id: string) => new DraftSending({ message: `Draft ${id} is being sent.`, fix: "Wait for the send to finish; a sent draft is gone." })
+    const refuseWhileSending = (row: DraftRow) => row.send_status === "sending" ? Effect.fail(beingSent(row.id)) : Effect.void
+
+    const update = Effect.fn("Drafts.update")(function*(principal: Principal, inboxId: string, draftId: string, input: UpdateDraftInput) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      yield* checkReplyContext(principal, inbox.id, input.reply_to_message_id)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* find(principal, inbox.id, draftId, true)
+        yield* refuseWhileSending(row)
+        const at = yield* now
+        const content = mergeContent(row.content, input)
+        const reschedule = Object.hasOwn(input, "send_at")
+        const sendAt = reschedule ? (input.send_at === null || input.send_at === undefined ? null : new Date(input.send_at)) : row.send_at
+        const token = reschedule ? (sendAt === null ? null : yield* ids.make("req")) : row.schedule_token
+        const status = reschedule ? (sendAt === null ? null : "scheduled") : row.send_status
+        const replyTo = Object.hasOwn(input, "reply_to_message_id") ? input.reply_to_message_id ?? null : row.reply_to_message_id
+        const replyAll = Object.hasOwn(input, "reply_all") ? input.reply_all === true : row.reply_all
+        const rows = yield* sql`UPDATE drafts SET content = ${JSON.stringify(content)}::jsonb, send_at = ${sendAt},
+            send_status = ${status}, schedule_token = ${token}, reply_to_message_id = ${replyTo}, reply_all = ${replyAll},
+            failure_code = ${reschedule ? null : row.failure_code}, failure_message = ${reschedule ? null : row.failure_message},
+            updated_at = ${at}
+          WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(DraftRow))
+        if (reschedule) {
+          // The old schedule's job goes; one already running finds the new token and does nothing.
+          if (row.schedule_token !== null) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
+          if (sendAt !== null && token !== null) yield* scheduleJob(row.id, token, sendAt)
+        }
+        return toDraft(rows[0]!)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const remove = Effect.fn("Drafts.delete")(function*(principal: Principal, inboxId: string, draftId: string) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* find(principal, inbox.id, draftId, true)
+        yield* refuseWhileSending(row)
+        yield* sql`DELETE FROM drafts WHERE id = ${row.id}`
+        if (row.schedule_token !== null) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * Takes the draft for sending: one claimant wins. `scheduled` (a job's token) claims only
+     * a draft still scheduled under that token and due. A claim whose sender died (its
+     * lease ran out) is taken over.
+     */
+    const claim = (draftId: string, scheduled: { readonly token: string } | undefined) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* sql`SELECT * FROM drafts WHERE id = ${draftId} FOR UPDATE`.pipe(decodeRows(DraftRow))
+        const row = rows[0]
+        if (row === undefined) return { _tag: "Gone" } as Claimed
+        const live = row.send_status === "sending" && row.sending_until !== null && row.sending_until.getTime() > at.getTime()
+        if (live) return { _tag: "Busy", until: row.sending_until! } as Claimed
+        if (scheduled !== undefined) {
+          const due = row.schedule_token === scheduled.token && (row.send_status === "scheduled" || row.send_status === "sending") &&
+            row.send_at !== null && row.send_at.getTime() <= at.getTime()
+          if (!due) return { _tag: "Gone" } as Claimed
+        }
+        const token = yield* ids.make("req")
+        const until = new Date(at.getTime() + Duration.toMillis(DRAFT_SENDING_LEASE))
+        // A taken-over claim keeps the status the first sender saw.
+        const before = row.send_status === "sending" ? row.status_before : row.send_status
+        const updated = yield* sql`UPDATE drafts SET send_status = 'sending', sending_claim = ${token}, sending_until = ${until},
+            status_before = ${before} WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(DraftRow))
+        return { _tag: "Claimed", row: updated[0]!, claim: token } as Claimed
+      })).pipe(Effect.orDie)
+
+    /** Sends a claimed draft through Sending; consumes it on success. */
+    const sendClaimed = (row: DraftRow, claimToken: string) =>
+      Effect.gen(function*() {
+        const kind = row.reply_to_message_id === null ? "send" : row.reply_all ? "reply_all" : "reply"
+        const answer = yield* sending.send(systemPrincipal(row.organization_id), {
+          kind,
+          inboxId: row.inbox_id,
+          ...(row.reply_to_message_id === null ? {} : { messageId: row.reply_to_message_id }),
+          input: row.content,
+          idempotencyKey: `draft_${row.id}`
+        })
+        yield* sql`DELETE FROM drafts WHERE id = ${row.id} AND sending_claim = ${claimToken}`.pipe(Effect.orDie)
+        if (row.schedule_token !== null) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
+        return answer
+      })
+
+    const send = Effect.fn("Drafts.send")(function*(principal: Principal, inboxId: string, draftId: string) {
+      const row = yield* find(principal, inboxId, draftId)
+      const claimed = yield* claim(row.id, undefined)
+      if (claimed._tag === "Gone") return yield* notFound("Draft", draftId)
+      if (claimed._tag === "Busy") return yield* beingSent(row.id)
+      const restore = Effect.gen(function*() {
+        // Refused now: the draft is as it was. A scheduled one whose time has come gets a fresh job.
+        const rows = yield* sql`UPDATE drafts SET send_status = status_before, sending_claim = NULL, sending_until = NULL,
+            status_before = NULL
+          WHERE id = ${claimed.row.id} AND sending_claim = ${claimed.claim} RETURNING *`.pipe(decodeRows(DraftRow))
+        const back = rows[0]
+        if (back?.send_status === "scheduled" && back.schedule_token !== null && back.send_at !== null) {
+          yield* scheduleJob(back.id, back.schedule_token, back.send_at, `:${yield* ids.make("req")}`)
+        }
+      }).pipe(Effect.orDie)
+      return yield* sendClaimed(claimed.row, claimed.claim).pipe(
+        Effect.onExit((exit) => exit._tag === "Failure" ? restore : Effect.void)
+      )
+    })
+
+    /** The `draft.send` job: sends the draft if its schedule still stands; a refusal marks it failed. */
+    const runScheduled = (payload: typeof JobPayload.Type) =>
+      Effect.gen(function*() {
+        const claimed = yield* claim(payload.draft_id, { token: payload.token })
+        if (claimed._tag === "Gone") return
+        if (claimed._tag === "Busy") {
+          // Someone is sending it on demand: look again when their claim runs out (their send
+          // may be refused, or they may die); by then the draft is gone or claimable.
+          yield* scheduleJob(payload.draft_id, payload.token, claimed.until, `:${yield* ids.make("req")}`)
+          return
+        }
+        const fail = (code: string, message: string) =>
+          Effect.gen(function*() {
+            const at = yield* now
+            yield* sql`UPDATE drafts SET send_status = 'failed', failure_code = ${code}, failure_message = ${message},
+                sending_claim = NULL, sending_until = NULL, status_before = NULL, updated_at = ${at}
+              WHERE id = ${claimed.row.id} AND sending_claim = ${claimed.claim}`.pipe(Effect.orDie)
+            return yield* new JobFailed({ message: `${code}: ${message}`, retry: false })
+          })
+        yield* sendClaimed(claimed.row, claimed.claim).pipe(
+          Effect.catch((error: ApiError) => fail(wireOf(error).code, error.message)),
+          Effect.catchDefect(() => fail("internal_error", "The send failed unexpectedly."))
+        )
+      })
+
+    yield* jobs.register({
+      kind: DRAFT_JOB,
+      policy: RETRY_POLICIES.once,
+      concurrency: 8,
+      run: (job) =>
+        Schema.decodeUnknownEffect(JobPayload)(job.payload).pipe(
+          Effect.mapError((e) => new JobFailed({ message: `bad payload: ${e.message}`, retry: false })),
+          Effect.flatMap(runScheduled)
+        )
+    })
+
+    return Drafts.of({
+      create,
+      list: Effect.fn("Drafts.list")(function*(principal, inboxId, query) {
+        const inbox = inboxId === undefined ? undefined : yield* inboxes.find(principal, inboxId)
+        const page = yield* newestFirst(sql, query)
+        const rows = yield* sql`SELECT * FROM drafts WHERE ${visible(principal)}
+          ${inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox.id}`} ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(DraftRow))
+        return toPage(rows, page.limit, toDraft)
+      }),
+      get: Effect.fn("Drafts.get")(function*(principal, inboxId, draftId) {
+        return toDraft(yield* find(principal, inboxId, draftId))
+      }),
+      update,
+      delete: remove,
+      send
+    })
+  }))
+}

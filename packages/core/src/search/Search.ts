@@ -1,0 +1,221 @@
+/**
+ * Ranked search over messages (an inbox's) and threads (organization, pod or inbox), with
+ * the query language of query.ts (spec: Messages `/search`, Threads `/threads/search`;
+ * README, "Search").
+ *
+ * How it stays fast at a million messages: the matching messages are taken newest first
+ * (an index on the place and time, or the GIN index on the vector, whichever the planner
+ * finds cheaper for the terms), at most SEARCH_CANDIDATES of them, and only those are
+ * ranked. "Ranked" therefore means: among the newest SEARCH_CANDIDATES matches, by
+ * `ts_rank` with subject above from above to above body, then newest first. What a user
+ * gives up: a better match older than the newest SEARCH_CANDIDATES matches is not shown;
+ * narrowing the query (more words, `before:`) reaches it. Pages are offsets into that
+ * ranking (a new message may shift them by one).
+ *
+ * Scope and hidden labels apply exactly as in lists: rows outside the key's scope are
+ * absent, and spam, blocked, unauthenticated and trash messages are left out unless the
+ * query asks for that label (`label:spam`, which needs `label_spam_read`).
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import type { Principal } from "../access/Principal.ts"
+import { visibleTo } from "../access/visibility.ts"
+import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { checkHiddenLabels, hiddenCondition } from "../messages/Messages.ts"
+import { MessageRow, MessageSummary, SUMMARY_COLUMNS, ThreadRow, type ThreadSummary, toSummary, toThreadSummary } from "../messages/model.ts"
+import { Pods } from "../pods/Pods.ts"
+import { Line } from "../shared/fields.ts"
+import { DEFAULT_LIMIT, type Page, PageQueryFields } from "../shared/pagination.ts"
+import { decodeRows } from "../shared/sql.ts"
+import { validationError } from "../shared/validation.ts"
+import { foldForMatch, highlightTerms, MAX_QUERY_LENGTH, type Node, parseQuery } from "./query.ts"
+
+/** The newest matches that are ranked (see the module comment). */
+export const SEARCH_CANDIDATES = 500
+const HIGHLIGHT_CHARS = 200
+
+export const SearchQuery = Schema.Struct({ q: Line(MAX_QUERY_LENGTH), ...PageQueryFields })
+export type SearchQuery = typeof SearchQuery.Type
+
+export const MessageSearchResult = Schema.Struct({
+  ...MessageSummary.fields,
+  highlights: Schema.Struct({ text: Schema.String })
+})
+export type MessageSearchResult = typeof MessageSearchResult.Type
+
+export interface SearchPlace {
+  readonly podId?: string | undefined
+  readonly inboxId?: string | undefined
+}
+
+const WEIGHTS = { subject: "A", from: "B", to: "C" } as const
+
+const offsetOf = (token: string | undefined): Effect.Effect<number, ValidationError> => {
+  if (token === undefined) return Effect.succeed(0)
+  const match = /^o(\d{1,6})$/.exec(Buffer.from(token, "base64url").toString("utf8"))
+  return match === null ? Effect.fail(validationError([{ path: ["page_token"], message: "Invalid page token" }])) : Effect.succeed(Number(match[1]))
+}
+const tokenOf = (offset: number) => Buffer.from(`o${offset}`).toString("base64url")
+
+type TextLeaf = Extract<Node, { _tag: "Text" }>
+
+const textLeaves = (node: Node, positive = true): Array<{ readonly leaf: TextLeaf; readonly positive: boolean }> => {
+  switch (node._tag) {
+    case "Text":
+      return [{ leaf: node, positive }]
+    case "Not":
+      return textLeaves(node.node, false)
+    case "And":
+    case "Or":
+      return node.nodes.flatMap((n) => textLeaves(n, positive))
+    default:
+      return []
+  }
+}
+
+const labelsAsked = (node: Node): Array<string> =>
+  node._tag === "Label" ? [node.label] : node._tag === "And" || node._tag === "Or" ? node.nodes.flatMap(labelsAsked) : []
+
+/** Marks the query's words in a piece of the text around the first match, with `**`. */
+export const highlight = (text: string, terms: ReadonlyArray<{ readonly word: string; readonly prefix: boolean }>): string => {
+  const matches = (w: string) => {
+    const f = foldForMatch(w)
+    return terms.some((t) => (t.prefix ? f.startsWith(t.word) : f === t.word))
+  }
+  const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)]
+  const first = words.find((m) => matches(m[0]))
+  const start = first === undefined ? 0 : Math.max(0, (first.index ?? 0) - 60)
+  const from = start === 0 ? 0 : (text.lastIndexOf(" ", start) + 1 || start)
+  const piece = text.slice(from, from + HIGHLIGHT_CHARS).replace(/\s+/g, " ").trim()
+  return piece.replace(/[\p{L}\p{N}]+/gu, (w) => (matches(w) ? `**${w}**` : w))
+}
+
+export class Search extends Context.Service<Search, {
+  messages(principal: Principal, inboxId: string, query: SearchQuery): Effect.Effect<Page<MessageSearchResult>, NotFound | ValidationError | MissingPermission>
+  threads(principal: Principal, place: SearchPlace, query: SearchQuery): Effect.Effect<Page<ThreadSummary>, NotFound | ValidationError | MissingPermission>
+}>()("inbox/Search") {
+  static readonly layer = Layer.effect(Search, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inboxes = yield* Inboxes
+    const pods = yield* Pods
+    const summaryColumns = sql.literal(SUMMARY_COLUMNS.map((c) => `"${c}"`).join(", "))
+
+    /**
+     * The query's condition and its ranking tsquery. Each term is turned into a tsquery by
+     * the database first (inbox_search_query: folded and parsed as documents are), then the
+     * condition carries them as constants, so the planner sees what it estimates.
+     */
+    const compile = Effect.fn("Search.compile")(function*(principal: Principal, q: string) {
+      const parsed = parseQuery(q)
+      if (parsed._tag === "Problem") return yield* parsed.error
+      const node = parsed.node
+      const requested = yield* checkHiddenLabels(principal, labelsAsked(node))
+      const leaves = textLeaves(node)
+      const resolved = leaves.length === 0 ? [] : yield* sql<{ q: string }>`
+        SELECT inbox_search_query(t, w, p::boolean)::text AS q
+        FROM unnest(${leaves.map((l) => l.leaf.text)}::text[], ${leaves.map((l) => (l.leaf.field === undefined ? "" : WEIGHTS[l.leaf.field]))}::text[],
+          ${leaves.map((l) => String(l.leaf.prefix))}::text[]) WITH ORDINALITY AS x(t, w, p, n)
+        ORDER BY n`.pipe(Effect.orDie)
+      const tsquery = new Map(leaves.map((l, i) => [l.leaf, resolved[i]?.q ?? ""]))
+      const condition = (n: Node): Statement.Fragment => {
+        switch (n._tag) {
+          case "Text": {
+            const text = tsquery.get(n) ?? ""
+            // A term the parser finds no word in matches everything, as a left-out word would.
+            return text === "" ? sql`TRUE` : sql`s.search @@ ${text}::tsquery`
+          }
+          case "Label":
+            return sql`m.labels @> ARRAY[${n.label}]::text[]`
+          case "HasAttachment":
+            return sql`m.attachments <> '[]'::jsonb`
+          case "Before":
+            return sql`s."timestamp" < ${n.at}`
+          case "After":
+            return sql`s."timestamp" >= ${n.at}`
+          case "Not":
+            return sql`NOT (${condition(n.node)})`
+          case "And":
+            return sql.and(n.nodes.map(condition))
+          case "Or":
+            return sql.or(n.nodes.map(condition))
+        }
+      }
+      const ranked = leaves.filter((l) => l.positive).map((l) => tsquery.get(l.leaf) ?? "").filter((t) => t !== "")
+      return {
+        where: sql`${condition(node)} ${hiddenCondition(sql, requested)}`,
+        rank: ranked.length === 0 ? sql`0` : sql`ts_rank(s.search, ${ranked.map((t) => `(${t})`).join(" | ")}::tsquery)`,
+        terms: highlightTerms(node)
+      }
+    })
+
+    const visible = (principal: Principal) => visibleTo(sql, principal, { organization: "s.organization_id", pod: "s.pod_id", inbox: "s.inbox_id" })
+
+    /** The ranked ids (messages or threads) of one page, plus one more to tell if a page follows. */
+    const rankedPage = (place: Statement.Fragment, compiled: { readonly where: Statement.Fragment; readonly rank: Statement.Fragment }, key: "id" | "thread_id", offset: number, limit: number) => {
+      // The newest matches (message_search's own indexes give them in time order), then ranked.
+      const candidates = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
+        WHERE ${place} AND ${compiled.where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${SEARCH_CANDIDATES}`
+      return key === "id"
+        ? sql<{ id: string }>`SELECT message_id AS id FROM (SELECT message_id, "timestamp", ${compiled.rank} AS rank FROM (${candidates}) s) r
+          ORDER BY rank DESC, "timestamp" DESC, message_id DESC OFFSET ${offset} LIMIT ${limit + 1}`.pipe(Effect.orDie)
+        : sql<{ id: string }>`SELECT thread_id AS id FROM (
+            SELECT thread_id, max("timestamp") AS last, max(${compiled.rank}) AS rank FROM (${candidates}) s GROUP BY thread_id) r
+          ORDER BY rank DESC, last DESC, thread_id DESC OFFSET ${offset} LIMIT ${limit + 1}`.pipe(Effect.orDie)
+    }
+
+    const pageOf = <A>(ids: ReadonlyArray<{ id: string }>, items: ReadonlyArray<A>, offset: number, limit: number): Page<A> =>
+      ids.length > limit && offset + limit < SEARCH_CANDIDATES
+        ? { items, limit, next_page_token: tokenOf(offset + limit) }
+        : { items, limit }
+
+    const BodyRow = Schema.Struct({ ...MessageRow.fields, body: Schema.String })
+
+    return Search.of({
+      messages: Effect.fn("Search.messages")(function*(principal, inboxId, query) {
+        const inbox = yield* inboxes.find(principal, inboxId)
+        const offset = yield* offsetOf(query.page_token)
+        const limit = query.limit ?? DEFAULT_LIMIT
+        const compiled = yield* compile(principal, query.q)
+        const ids = yield* rankedPage(sql`s.inbox_id = ${inbox.id} AND ${visible(principal)}`, compiled, "id", offset, limit)
+        const pageIds = ids.slice(0, limit).map((r) => r.id)
+        const rows = pageIds.length === 0 ? [] : yield* sql`SELECT ${summaryColumns}, left(coalesce(text, preview), 20000) AS body
+          FROM messages WHERE inbox_id = ${inbox.id} AND id = ANY(${pageIds}::text[])`.pipe(decodeRows(BodyRow))
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        const items = pageIds.flatMap((id) => {
+          const row = byId.get(id)
+          if (row === undefined) return []
+          // The body's words around the first match; the subject when only it matched.
+          const inBody = highlight(row.body, compiled.terms)
+          const inSubject = inBody.includes("**") ? inBody : highlight(row.subject, compiled.terms)
+          return [{ ...toSummary(row), highlights: { text: inSubject.includes("**") ? inSubject : inBody } }]
+        })
+        return pageOf(ids, items, offset, limit)
+      }),
+      threads: Effect.fn("Search.threads")(function*(principal, place, query) {
+        const offset = yield* offsetOf(query.page_token)
+        const limit = query.limit ?? DEFAULT_LIMIT
+        let where: Statement.Fragment = sql`${visible(principal)}`
+        if (place.inboxId !== undefined) {
+          const inbox = yield* inboxes.find(principal, place.inboxId)
+          where = sql`s.inbox_id = ${inbox.id} AND ${where}`
+        } else if (place.podId !== undefined) {
+          const pod = yield* pods.find(principal, place.podId)
+          where = sql`s.pod_id = ${pod.id} AND ${where}`
+        } else {
+          where = sql`s.organization_id = ${principal.organizationId} AND ${where}`
+        }
+        const compiled = yield* compile(principal, query.q)
+        const ids = yield* rankedPage(where, compiled, "thread_id", offset, limit)
+        const pageIds = ids.slice(0, limit).map((r) => r.id)
+        const rows = pageIds.length === 0 ? [] : yield* sql`SELECT * FROM threads s WHERE id = ANY(${pageIds}::text[]) AND ${visible(principal)}`.pipe(decodeRows(ThreadRow))
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        const items = pageIds.flatMap((id) => {
+          const row = byId.get(id)
+          return row === undefined ? [] : [toThreadSummary(row)]
+        })
+        return pageOf(ids, items, offset, limit)
+      })
+    })
+  }))
+}
