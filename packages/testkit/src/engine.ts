@@ -15,7 +15,8 @@ export const TEST_HOST = "inbox.test"
 
 /** Test settings: Settings.make with the overrides, and the harness's host among the allowed hosts. */
 export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => {
-  const settings = Settings.make(overrides)
+  // A fixed secret key: custom domains need one to seal their DKIM keys.
+  const settings = Settings.make({ secretKey: "test-secret-key", ...overrides })
   return Layer.succeed(Settings, overrides.allowedHosts === undefined ? { ...settings, allowedHosts: [...settings.allowedHosts, TEST_HOST] } : settings)
 }
 

@@ -6,6 +6,9 @@
  * settings in code, for tests and embedding applications.
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 
 export interface SettingsShape {
   /** Domain of new inbox addresses. */
@@ -32,6 +35,12 @@ export interface SettingsShape {
   readonly trustedProxies: ReadonlyArray<string>
   /** INBOX_OPEN_TRACKING=off: `track_opens` is refused with 422 tracking_disabled. */
   readonly openTracking: boolean
+  /** INBOX_DNS_SERVERS: resolvers (`host:port`) for domain checks and mail authentication; empty: the system's. */
+  readonly dnsServers: ReadonlyArray<string>
+  /** INBOX_MAIL_HOST: the host custom domains point their MX record at (default `mx.` + base domain). */
+  readonly mailHost: string
+  /** INBOX_SECRET_KEY: encrypts secrets at rest (DKIM private keys); unset, custom domains are 503 not_configured. */
+  readonly secretKey?: string
 }
 
 const list = (value: string): ReadonlyArray<string> =>
@@ -49,6 +58,29 @@ export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: Re
   return [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(publicHost === undefined ? [] : [publicHost]), ...extra])]
 }
 
+/**
+ * INBOX_SECRET_KEY, or with the embedded database and no key set, a key generated once into
+ * the data folder (`secret.key`, mode 0600) so a single-machine install encrypts its DKIM
+ * keys without a step to forget. A PostgreSQL deployment has several processes and no
+ * shared folder: it must set the key itself.
+ */
+const secretKeyConfig = Effect.gen(function*() {
+  const key = yield* Config.option(Config.String("INBOX_SECRET_KEY"))
+  if (Option.isSome(key) && key.value !== "") return key.value
+  if (Option.isSome(yield* Config.option(Config.String("INBOX_DATABASE_URL")))) return undefined
+  const dir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+  if (/^[a-z]+:\/\//i.test(dir)) return undefined
+  return yield* Effect.sync(() => {
+    const file = join(dir, "secret.key")
+    if (!existsSync(file)) {
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
+    }
+    chmodSync(file, 0o600)
+    return readFileSync(file, "utf8").trim()
+  })
+})
+
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
@@ -63,6 +95,9 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
     const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
+    const dnsServers = list(yield* Config.String("INBOX_DNS_SERVERS").pipe(Config.withDefault("")))
+    const mailHost = Option.getOrElse(yield* Config.option(Config.String("INBOX_MAIL_HOST")), () => `mx.${baseDomain}`).toLowerCase()
+    const secretKey = yield* secretKeyConfig
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -73,7 +108,10 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       ...(Option.isSome(providerEventsSecret) && providerEventsSecret.value !== "" ? { providerEventsSecret: providerEventsSecret.value } : {}),
       allowedHosts: allowedHostsFor(publicUrl, host, extraHosts),
       trustedProxies,
-      openTracking
+      openTracking,
+      dnsServers,
+      mailHost,
+      ...(secretKey === undefined ? {} : { secretKey })
     })
   }).pipe(Effect.orDie))
 
@@ -89,6 +127,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       allowedHosts: allowedHostsFor(publicUrl, "127.0.0.1", []),
       trustedProxies: [],
       openTracking: true,
+      dnsServers: [],
+      mailHost: `mx.${baseDomain}`,
       ...overrides
     }
   }
