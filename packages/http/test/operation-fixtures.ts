@@ -110,6 +110,11 @@ const suppression = (w: World) => {
   )
 }
 
+const nextDomain = () => `walk-${++serial}.example.com`
+
+/** A custom domain of A added in pod P. */
+const domain = (w: World) => Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/domains`, { domain: nextDomain() }, "domain_id"), (id) => ({ params: { domain_id: id } }))
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -175,5 +180,12 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.get": listEntry,
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
-  "suppressions.delete": suppression
+  "suppressions.delete": suppression,
+  "domains.create": (w) => Effect.sync(() => ({ params: { pod_id: w.a.podId }, input: { domain: nextDomain() } })),
+  "domains.list": fixed({}),
+  "domains.get": domain,
+  "domains.update": (w) => Effect.map(domain(w), (r) => ({ ...r, input: { tracking_enabled: true } })),
+  "domains.delete": domain,
+  "domains.verify": domain,
+  "domains.zone_file": domain
 }

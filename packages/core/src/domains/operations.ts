@@ -89,7 +89,7 @@ export const domainZoneFile = operation({
   access: { kind: "member", permission: "domain_read" },
   output: Output.download,
   mutates: false,
-  mcp: { tool: "get_domain_zone_file" },
+  mcp: { exclude: "a zone file is for DNS hosts; get_domain gives the same records as JSON" },
   cli: { command: "domains zone-file" },
   run: ({ principal, params }) =>
     Domains.use((d) =>
