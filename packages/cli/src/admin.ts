@@ -41,7 +41,12 @@ export const SERVE_SETTINGS = [
   { flag: "--trusted-proxies <list>", env: "INBOX_TRUSTED_PROXIES", help: "proxy addresses whose X-Forwarded-For names the client, ip,..." },
   { flag: "--max-connections <n>", env: "INBOX_MAX_CONNECTIONS", help: "open connections at most; more are closed at once (default 1000)" },
   { flag: "--headers-timeout <seconds>", env: "INBOX_HEADERS_TIMEOUT", help: "time for a request's headers to arrive (default 10)" },
-  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" }
+  { flag: "--request-timeout <seconds>", env: "INBOX_REQUEST_TIMEOUT", help: "time for a whole request to arrive (default 30)" },
+  { flag: "--mail-host <host>", env: "INBOX_MAIL_HOST", help: "host custom domains point their MX and SPF at (default mx.BASE_DOMAIN)" },
+  { flag: "--secret-key <key>", env: "INBOX_SECRET_KEY", help: "encrypts DKIM keys at rest; embedded default: generated into the data folder" },
+  { flag: "--smtp-listen <host:port>", env: "INBOX_SMTP_LISTEN", help: "starts the built-in SMTP receiver there (off by default)" },
+  { flag: "--smtp-tls-cert <file>", env: "INBOX_SMTP_TLS_CERT", help: "PEM certificate for the SMTP receiver's STARTTLS" },
+  { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */
