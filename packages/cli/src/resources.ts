@@ -22,7 +22,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   key: "API keys of the organization",
   agent: "Agent accounts: attach and verify the human owner",
   lists: "Allow and block lists of the organization, a pod (--pod) or an inbox (--inbox)",
-  suppressions: "Suppressed addresses: sends to them are refused"
+  suppressions: "Suppressed addresses: sends to them are refused",
+  domains: "Custom domains: add, publish the DNS records (zone-file), verify"
 }
 
 type Kind = "string" | "number" | "boolean" | "list" | "map"

@@ -233,6 +233,18 @@ for (const storage of storages()) {
           if (listed.status === 200) assert.ok(listed.text.includes("domain.verified"))
         }))
 
+      it.effect("concurrent checks of one domain make it VERIFIED once: domain.verified fires once", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("race")
+          publish(zone, (yield* w.add(name)).body)
+          const answers = yield* Effect.all(Array.from({ length: 6 }, () => w.verify(name)), { concurrency: "unbounded" })
+          assert.deepStrictEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200])
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          assert.lengthOf(yield* domainEvents(w.organizationId), 1)
+        }))
+
       it.effect("a record published late: the check job finds it and the domain becomes VERIFIED", () =>
         Effect.gen(function*() {
           const w = yield* setUp()

@@ -112,8 +112,14 @@ const suppression = (w: World) => {
 
 const nextDomain = () => `walk-${++serial}.example.com`
 
-/** A custom domain of A added in pod P. */
-const domain = (w: World) => Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/domains`, { domain: nextDomain() }, "domain_id"), (id) => ({ params: { domain_id: id } }))
+/** A fresh custom domain of A in pod P (each costs an RSA key: the delete fixture alone needs a new one). */
+const freshDomain = (w: World) => Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/domains`, { domain: nextDomain() }, "domain_id"), (id) => ({ params: { domain_id: id } }))
+const domains = new WeakMap<World, FixtureRequest>()
+/** One custom domain of A in pod P per world, for the fixtures that do not consume it. */
+const domain = (w: World) => {
+  const known = domains.get(w)
+  return known !== undefined ? Effect.succeed(known) : Effect.tap(freshDomain(w), (request) => Effect.sync(() => domains.set(w, request)))
+}
 
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
@@ -185,7 +191,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "domains.list": fixed({}),
   "domains.get": domain,
   "domains.update": (w) => Effect.map(domain(w), (r) => ({ ...r, input: { tracking_enabled: true } })),
-  "domains.delete": domain,
+  "domains.delete": freshDomain,
   "domains.verify": domain,
   "domains.zone_file": domain
 }

@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
+import { connect } from "node:net"
 import { join } from "node:path"
 import nodemailer from "nodemailer"
 
@@ -155,3 +156,40 @@ for (const storage of storages()) {
       }))
   })
 }
+
+/** The server's first reply line on a new connection. */
+const greeting = (port: number) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly line: string; readonly socket: ReturnType<typeof connect> }>((resume) => {
+      const socket = connect(port, "127.0.0.1")
+      socket.once("data", (data) => resume(Effect.succeed({ line: data.toString("utf8"), socket })))
+    }),
+    ({ socket }) => Effect.sync(() => socket.destroy())
+  )
+
+layer(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2 }).pipe(
+    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+  ),
+  { timeout: "120 seconds" }
+)("SMTP receiver limits", (it) => {
+  it.effect("a client IP over its open-connection limit is answered 421", () =>
+    Effect.gen(function*() {
+      const port = (yield* SmtpReceiver).port
+      assert.match((yield* greeting(port)).line, /^220 /)
+      assert.match((yield* greeting(port)).line, /^220 /)
+      assert.match((yield* greeting(port)).line, /^421 /)
+    }).pipe(Effect.scoped))
+
+  it.effect("a client IP over its message rate is answered 451 at MAIL FROM, and may retry later", () =>
+    Effect.gen(function*() {
+      const w = yield* setUp
+      const t = transport(w.port)
+      const outcomes = []
+      for (let i = 0; i < 3; i++) outcomes.push(yield* send(t, { from: "ann@rate.example", to: w.inbox.email, subject: `n${i}`, text: "x" }))
+      assert.deepStrictEqual(outcomes.map((o) => o.ok), [true, true, false])
+      const last = outcomes[2]
+      if (last !== undefined && !last.ok) assert.strictEqual(last.error.responseCode, 451)
+      t.close()
+    }))
+})

@@ -70,21 +70,19 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
       const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
       const connections = new Map<string, number>()
-      const rates = new Map<string, { minute: number; count: number }>()
+      const rates = new Map<string, { at: number; tokens: number }>()
 
       const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
 
+      // A token bucket per IP: a burst of up to `perMinute`, refilled at `perMinute` a minute.
       const allowMessage = (ip: string) =>
         Effect.map(Clock.currentTimeMillis, (ms) => {
-          const minute = Math.floor(ms / 60_000)
-          const rate = rates.get(ip)
-          if (rate === undefined || rate.minute !== minute) {
-            if (rates.size > 100_000) rates.clear()
-            rates.set(ip, { minute, count: 1 })
-            return true
-          }
-          rate.count++
-          return rate.count <= perMinute
+          const bucket = rates.get(ip) ?? { at: ms, tokens: perMinute }
+          const tokens = Math.min(perMinute, bucket.tokens + ((ms - bucket.at) * perMinute) / 60_000)
+          if (rates.size > 100_000) rates.clear()
+          const allowed = tokens >= 1
+          rates.set(ip, { at: ms, tokens: allowed ? tokens - 1 : tokens })
+          return allowed
         })
 
       const receive = (raw: Buffer, session: { remoteAddress: string; hostNameAppearsAs: string; envelope: { mailFrom: false | { address: string }; rcptTo: ReadonlyArray<{ address: string }> } }) =>
