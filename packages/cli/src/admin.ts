@@ -46,7 +46,12 @@ export const SERVE_SETTINGS = [
   { flag: "--shutdown-timeout <seconds>", env: "INBOX_SHUTDOWN_TIMEOUT", help: "on SIGTERM, time for requests and jobs under way to finish (default 20)" },
   { flag: "--log-level <level>", env: "INBOX_LOG_LEVEL", help: "least level logged: trace, debug, info, warning, error, fatal, none (default info)" },
   { flag: "--log-format <json|pretty>", env: "INBOX_LOG_FORMAT", help: "one JSON object a line, or pretty for a terminal (default json)" },
-  { flag: "--metrics-token <token>", env: "INBOX_METRICS_TOKEN", help: "bearer token that /metrics asks for; unset, /metrics is off" }
+  { flag: "--metrics-token <token>", env: "INBOX_METRICS_TOKEN", help: "bearer token that /metrics asks for; unset, /metrics is off" },
+  { flag: "--mail-host <host>", env: "INBOX_MAIL_HOST", help: "host custom domains point their MX and SPF at (default mx.BASE_DOMAIN)" },
+  { flag: "--secret-key <key>", env: "INBOX_SECRET_KEY", help: "encrypts DKIM keys at rest; embedded default: generated into the data folder" },
+  { flag: "--smtp-listen <host:port>", env: "INBOX_SMTP_LISTEN", help: "starts the built-in SMTP receiver there (off by default)" },
+  { flag: "--smtp-tls-cert <file>", env: "INBOX_SMTP_TLS_CERT", help: "PEM certificate for the SMTP receiver's STARTTLS" },
+  { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

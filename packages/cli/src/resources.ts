@@ -24,7 +24,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   lists: "Allow and block lists of the organization, a pod (--pod) or an inbox (--inbox)",
   suppressions: "Suppressed addresses: sends to them are refused",
   events: "Events: what happened, newest first (of one inbox with --inbox)",
-  webhooks: "Webhooks: signed deliveries of events to your URLs (a pod's with --pod, an inbox's with --inbox)"
+  webhooks: "Webhooks: signed deliveries of events to your URLs (a pod's with --pod, an inbox's with --inbox)",
+  domains: "Custom domains: add, publish the DNS records (zone-file), verify"
 }
 
 type Kind = "string" | "number" | "boolean" | "list" | "map"

@@ -47,6 +47,8 @@ import { HostResolver } from "./webhooks/guard.ts"
 import * as WebhookDelivery from "./webhooks/Delivery.ts"
 import { Drafts } from "./drafts/Drafts.ts"
 import { Search } from "./search/Search.ts"
+import { Dns } from "./dns/Dns.ts"
+import { Domains } from "./domains/Domains.ts"
 
 export type EngineServices =
   | Organizations
@@ -82,14 +84,14 @@ export type EngineServices =
   | Egress
   | BlobStore
   | Auth
+  | Domains
+  | Dns
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
   Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Events.layer),
-  Layer.provideMerge(WebhookFanOut.layer),
-  Layer.provideMerge(Layer.mergeAll(Blobs.layer, Jobs.layer, HostResolver.layer))
+  Layer.provideMerge(Blobs.layer)
 )
 
 const services = messaging.pipe(
@@ -98,20 +100,28 @@ const services = messaging.pipe(
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),
   Layer.provideMerge(Inboxes.layer),
+  Layer.provideMerge(Domains.layer),
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),
-  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer))
+  // Events and Jobs sit low: custom domains (below inboxes) write events and schedule checks.
+  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer, Events.layer)),
+  // An event's webhook deliveries are written in the event's transaction, as durable jobs.
+  Layer.provideMerge(WebhookFanOut.layer),
+  Layer.provideMerge(Layer.merge(Jobs.layer, HostResolver.layer))
 )
 
-/** The services over given ports. */
-export const layer = services
+/**
+ * The services over given ports. DNS is asked through Node's resolver with the servers
+ * of Settings (INBOX_DNS_SERVERS), so it needs no port of its own from the caller.
+ */
+export const layer = services.pipe(Layer.provideMerge(Dns.layer))
 
 /**
  * The services over live ports configured from INBOX_* variables. The blob store follows
  * the storage settings (BlobStores.layerConfig): S3 with INBOX_BLOB_URL, else PostgreSQL
  * with INBOX_DATABASE_URL, else files in INBOX_DATA_DIR beside the embedded database.
  */
-export const layerConfig = services.pipe(
+export const layerConfig = layer.pipe(
   Layer.provideMerge(Egress.layer),
   Layer.provideMerge(MailTransport.layerConfig),
   Layer.provideMerge(Layer.mergeAll(Ids.layer, Settings.layer, BlobStores.layerConfig)),
@@ -130,7 +140,7 @@ export const layerEmbedded = (options: {
   readonly baseDomain?: string
   readonly smtpUrl?: string
 } = {}) =>
-  services.pipe(
+  layer.pipe(
     Layer.provideMerge(Egress.layer),
     Layer.provideMerge(options.smtpUrl === undefined ? MailTransport.layerLocalOutbox : MailTransport.layerSmtp(options.smtpUrl)),
     Layer.provideMerge(Layer.mergeAll(

@@ -45,7 +45,7 @@ const errorStatuses = (op: Operation): ReadonlyArray<string> => {
 const success = (op: Operation) => {
   switch (op.output.kind) {
     case "empty":
-      return { "204": { description: "Done; no body." } }
+      return op.output.status === 200 ? { "200": { description: "Done; empty body." } } : { "204": { description: "Done; no body." } }
     case "download":
       return { "200": { description: "The bytes.", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } }
     default: {

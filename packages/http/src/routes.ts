@@ -61,7 +61,7 @@ const handler = (op: Operation, method: string, path: string) =>
     })
     switch (op.output.kind) {
       case "empty":
-        return HttpServerResponse.empty({ status: 204 })
+        return HttpServerResponse.empty({ status: op.output.status ?? 204 })
       case "download": {
         const download = result as import("@inbox/core").Download
         return HttpServerResponse.stream(download.body, {

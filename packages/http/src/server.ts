@@ -11,7 +11,7 @@
  * after everything that writes to it.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Blobs, Engine, Jobs, Sending } from "@inbox/core"
+import { Blobs, Engine, Jobs, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
@@ -29,8 +29,11 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
 /** The HTTP server over an engine the caller provides. */
 export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
 
-/** The background work of a server process: the job worker, the blob sweeper, and resending what a dead process left half-sent. */
-export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper)
+/**
+ * The background work of a server process: the job worker, the blob sweeper, resending what
+ * a dead process left half-sent, and the SMTP receiver when INBOX_SMTP_LISTEN is set.
+ */
+export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper, SmtpReceiver.layerConfig)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(

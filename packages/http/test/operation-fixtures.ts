@@ -139,6 +139,17 @@ const inboxWebhook = (w: World) => webhook(w, (id) => ({ inbox_id: w.a.inboxId, 
 /** A draft in inbox I, ready to send. */
 const draft = (w: World) => created(w.a.key, `/v0/inboxes/${w.a.inboxId}/drafts`, { to: "someone@example.net", text: "walk" }, "draft_id")
 
+const nextDomain = () => `walk-${++serial}.example.com`
+
+/** A fresh custom domain of A in pod P (each costs an RSA key: the delete fixture alone needs a new one). */
+const freshDomain = (w: World) => Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/domains`, { domain: nextDomain() }, "domain_id"), (id) => ({ params: { domain_id: id } }))
+const domains = new WeakMap<World, FixtureRequest>()
+/** One custom domain of A in pod P per world, for the fixtures that do not consume it. */
+const domain = (w: World) => {
+  const known = domains.get(w)
+  return known !== undefined ? Effect.succeed(known) : Effect.tap(freshDomain(w), (request) => Effect.sync(() => domains.set(w, request)))
+}
+
 export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "agent.signUp": fixed({ input: { username: "walker", human_email: "walker@example.com" } }),
   "agent.attachHuman": fixed({ input: { human_email: "human@example.com" } }),
@@ -224,5 +235,12 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} })),
   "messages.search": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
   "messages.searchPost": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "walk" } }),
-  "threads.search": fixed({ input: { q: "walk" } })
+  "threads.search": fixed({ input: { q: "walk" } }),
+  "domains.create": (w) => Effect.sync(() => ({ params: { pod_id: w.a.podId }, input: { domain: nextDomain() } })),
+  "domains.list": fixed({}),
+  "domains.get": domain,
+  "domains.update": (w) => Effect.map(domain(w), (r) => ({ ...r, input: { tracking_enabled: true } })),
+  "domains.delete": freshDomain,
+  "domains.verify": domain,
+  "domains.zone_file": domain
 }

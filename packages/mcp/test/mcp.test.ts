@@ -7,7 +7,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Agents, ApiKeys, type EngineServices, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core"
-import { engineLayer, lastCode, storages } from "@inbox/testkit"
+import { engineLayer, lastCode, newOrganization, storages } from "@inbox/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ErrorCode, JSONRPCMessageSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
@@ -203,7 +203,7 @@ for (const storage of storages()) {
       Effect.gen(function*() {
         const agent = yield* (yield* Agents).signUp({ username: `out-${Date.now().toString(36)}`, human_email: "schema@example.org" }, "127.0.0.1")
         const principal = yield* (yield* ApiKeys).authenticate(agent.api_key)
-        const client = yield* connect(principal)
+        let client = yield* connect(principal)
         // listTools compiles every outputSchema into the validator callTool then applies.
         const { tools } = yield* Effect.promise(() => client.listTools())
         const schemas = new Map(tools.map((t) => [t.name, t.outputSchema as JsonSchema | undefined]))
@@ -289,6 +289,15 @@ for (const storage of storages()) {
         yield* call("delete_draft", { inbox_id: agent.inbox_id, draft_id: doomed["draft_id"] })
         yield* call("search_messages", { inbox_id: agent.inbox_id, q: "schema" })
         yield* call("search_threads", { q: "schema" })
+        // Custom domains need a paid plan (Free has 0): an organization on Pro.
+        const pro = yield* newOrganization({ plan: "pro" })
+        client = yield* connect(yield* (yield* ApiKeys).authenticate(pro.key))
+        const domain = yield* call("create_domain", { domain: `mcp-${Date.now().toString(36)}.example.com` })
+        yield* call("get_domain", { domain_id: domain["domain_id"] })
+        yield* call("list_domains")
+        yield* call("update_domain", { domain_id: domain["domain_id"], tracking_enabled: true })
+        yield* call("verify_domain", { domain_id: domain["domain_id"] })
+        yield* call("delete_domain", { domain_id: domain["domain_id"] })
         // A tool added to the catalogue must join this test.
         assert.deepStrictEqual([...called].sort(), toolCatalogue.map((t) => t.tool.name).sort())
         for (const entry of toolCatalogue) {

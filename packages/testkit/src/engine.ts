@@ -15,7 +15,10 @@ export const TEST_HOST = "inbox.test"
 
 /** Test settings: Settings.make with the overrides, and the harness's host among the allowed hosts. */
 export const settingsLayer = (overrides: Partial<SettingsShape> = {}) => {
-  const settings = Settings.make(overrides)
+  // A fixed secret key: custom domains need one to seal their DKIM keys. DNS goes to a
+  // loopback port nobody serves (refused at once) unless a test gives its own server: no
+  // test ever asks a resolver outside this machine.
+  const settings = Settings.make({ secretKey: "test-secret-key", dnsServers: ["127.0.0.1:9"], ...overrides })
   return Layer.succeed(Settings, overrides.allowedHosts === undefined ? { ...settings, allowedHosts: [...settings.allowedHosts, TEST_HOST] } : settings)
 }
 

@@ -104,7 +104,7 @@ export interface Download {
 export type Output =
   | { readonly kind: "json"; readonly schema: Schema.Top }
   | { readonly kind: "list"; readonly plural: string; readonly item: Schema.Top; readonly schema: Schema.Top }
-  | { readonly kind: "empty" }
+  | { readonly kind: "empty"; readonly status?: 200 }
   | { readonly kind: "download" }
 
 type OutputType<O extends Output> = O extends { readonly kind: "json" | "list"; readonly schema: infer S extends Schema.Top } ? S["Type"]
@@ -269,6 +269,8 @@ export const Output = {
     }) as unknown as Schema.Codec<ListEnvelope<K, S["Type"]>, ListEnvelope<K, S["Encoded"]>>
   }),
   empty: { kind: "empty" as const },
+  /** Nothing, answered 200 rather than 204 where the spec says so (domain verify). */
+  empty200: { kind: "empty" as const, status: 200 as const },
   download: { kind: "download" as const }
 }
 

@@ -22,6 +22,7 @@ import { eventOperations } from "../events/operations.ts"
 import { webhookOperations } from "../webhooks/operations.ts"
 import { draftOperations } from "../drafts/operations.ts"
 import { searchOperations } from "../search/operations.ts"
+import { domainOperations } from "../domains/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -56,7 +57,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...eventOperations,
   ...webhookOperations,
   ...draftOperations,
-  ...searchOperations
+  ...searchOperations,
+  ...domainOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

@@ -20,7 +20,6 @@ import { holds, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { Signals } from "../db/Signals.ts"
 import type { NotFound, ValidationError } from "../errors/errors.ts"
-import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Ids } from "../platform/Ids.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -92,7 +91,8 @@ export class Events extends Context.Service<Events, {
   /** Writes the event in the current transaction (if any), with its webhook deliveries; answers its id. */
   record(event: NewEvent): Effect.Effect<string>
   /** Events the principal may see, newest first; of one inbox (by id or address) when given. */
-  list(principal: Principal, query: typeof ListEventsQuery.Type, inbox?: string): Effect.Effect<Page<EventEnvelope>, NotFound | ValidationError>
+  /** `inbox`: the id of an inbox the caller already resolved in its scope. */
+  list(principal: Principal, query: typeof ListEventsQuery.Type, inbox?: string): Effect.Effect<Page<EventEnvelope>, ValidationError>
   /** Stored events by id (any organization): the WebSocket reads what a signal names. */
   byIds(ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventRow>>
 }>()("inbox/Events") {
@@ -101,7 +101,6 @@ export class Events extends Context.Service<Events, {
     const ids = yield* Ids
     const signals = yield* Signals
     const fanOut = yield* WebhookFanOut
-    const inboxes = yield* Inboxes
     return Events.of({
       record: Effect.fn("Events.record")(function*(event: NewEvent) {
         const id = yield* ids.make("evt")
@@ -115,7 +114,7 @@ export class Events extends Context.Service<Events, {
       }),
       list: Effect.fn("Events.list")(function*(principal, query, inbox) {
         const page = yield* newestFirst(sql, query)
-        const inboxFilter = inbox === undefined ? sql`` : sql`AND inbox_id = ${(yield* inboxes.find(principal, inbox)).id}`
+        const inboxFilter = inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox}`
         const rows = yield* sql`SELECT * FROM events
           WHERE ${visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })} ${inboxFilter}
             AND event_type IN ${sql.in([...visibleTypes(principal)])}

@@ -13,6 +13,7 @@ import { ProviderEvent, ProviderEventResult, ProviderEvents } from "./Provider.t
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { listBody } from "../shared/pagination.ts"
 import { EventEnvelope, Events, ListEventsQuery } from "./Events.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
 
 export const listEvents = operation({
   name: "events.list",
@@ -25,7 +26,12 @@ export const listEvents = operation({
   mcp: { tool: "list_events" },
   cli: { command: "events list", columns: ["event_id", "event_type", "inbox_id", "created_at"] },
   run: ({ principal, params, input }) =>
-    Events.use((events) => Effect.map(events.list(principal, input, params.inbox_id), (page) => listBody("events", page)))
+    Effect.gen(function*() {
+      // The path's inbox is resolved here, not in Events: Events sits below Inboxes in the
+      // engine (custom domains, under inboxes, write events), so it cannot ask Inboxes.
+      const inbox = params.inbox_id === undefined ? undefined : (yield* (yield* Inboxes).find(principal, params.inbox_id)).id
+      return listBody("events", yield* (yield* Events).list(principal, input, inbox))
+    })
 })
 
 

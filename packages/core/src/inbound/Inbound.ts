@@ -102,6 +102,8 @@ export const addressOf = (display: string): string => {
 
 export class Inbound extends Context.Service<Inbound, {
   deliver(arrival: Arrival): Effect.Effect<DeliveryResult, NotFound | BadRequest | PayloadTooLarge>
+  /** Whether `address` is a hosted inbox: the SMTP receiver's RCPT check, so it never relays. */
+  accepts(address: string): Effect.Effect<boolean>
 }>()("inbox/Inbound") {
   static readonly layer = Layer.effect(Inbound, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -200,6 +202,13 @@ export class Inbound extends Context.Service<Inbound, {
       return { delivered, skipped }
     })
 
-    return Inbound.of({ deliver })
+    const accepts = (address: string) => {
+      const normal = normaliseAddress(address)?.toLowerCase()
+      return normal === undefined
+        ? Effect.succeed(false)
+        : sql`SELECT 1 FROM inboxes WHERE email = ${normal}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    }
+
+    return Inbound.of({ deliver, accepts })
   }))
 }

@@ -7,8 +7,9 @@
  * creation idempotent; the plan caps the number of inboxes (402 plan_limit_exceeded),
  * checked under a lock on the organization row so concurrent creates cannot overshoot;
  * lists are newest first; deleting an inbox removes its data (and keys scoped to it).
- * Until custom domains land, any domain other than the base domain is 422
- * domain_not_verified.
+ * Any domain other than the base domain must be a VERIFIED custom domain of the
+ * organization (422 domain_not_verified), or a subdomain of one with subdomains_enabled
+ * (422 subdomains_not_enabled): Domains.admitInbox decides, under the organization lock.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -20,8 +21,10 @@ import {
   type NotFound,
   type PlanLimitExceeded,
   ReservedUsername,
+  type SubdomainsNotEnabled,
   type ValidationError
 } from "../errors/errors.ts"
+import { Domains } from "../domains/Domains.ts"
 import { Organizations, planOf } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
@@ -100,7 +103,7 @@ export const ListInboxesQuery = Schema.Struct(PageQueryFields)
 type Refusal = ValidationError | ReservedUsername | DomainNotVerified
 
 export class Inboxes extends Context.Service<Inboxes, {
-  create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, Refusal | NotFound | AlreadyExists | PlanLimitExceeded>
+  create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, Refusal | SubdomainsNotEnabled | NotFound | AlreadyExists | PlanLimitExceeded>
   list(principal: Principal, query: typeof ListInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
   get(principal: Principal, idOrEmail: string): Effect.Effect<Inbox, NotFound>
   update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, NotFound>
@@ -109,9 +112,10 @@ export class Inboxes extends Context.Service<Inboxes, {
   find(principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, NotFound>
   /**
    * The checks a new inbox must pass before any state is read (username, reserved names,
-   * domain), giving the address it will have.
+   * domain), giving the address it will have. A custom domain is refused unless
+   * `customDomains` (then the caller asks Domains.admitInbox).
    */
-  address(input: CreateInboxInput): Effect.Effect<{ readonly username: string; readonly domain: string }, Refusal>
+  address(input: CreateInboxInput, customDomains?: boolean): Effect.Effect<{ readonly username: string; readonly domain: string }, Refusal>
   /** Creates an inbox with no principal checks: for agent sign-up, inside its transaction. */
   insert(organizationId: string, podId: string, input: CreateInboxInput, address: { readonly username: string; readonly domain: string }): Effect.Effect<InboxRow, AlreadyExists>
 }>()("inbox/Inboxes") {
@@ -121,6 +125,7 @@ export class Inboxes extends Context.Service<Inboxes, {
     const settings = yield* Settings
     const organizations = yield* Organizations
     const pods = yield* Pods
+    const domains = yield* Domains
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "id" })
 
@@ -132,14 +137,14 @@ export class Inboxes extends Context.Service<Inboxes, {
       return row
     }, traced("Inboxes.find"))
 
-    const address = Effect.fn("Inboxes.address")(function*(input: CreateInboxInput) {
+    const address = Effect.fn("Inboxes.address")(function*(input: CreateInboxInput, customDomains = false) {
       const username = input.username ?? (yield* ids.secret(5))
       if (RESERVED_USERNAMES.has(username)) {
         return yield* new ReservedUsername({ message: `The username "${username}" is reserved.`, fix: "Choose another username." })
       }
       const domain = input.domain === undefined ? settings.baseDomain : normaliseDomain(input.domain)
       if (domain === undefined) return yield* validationError([{ path: ["domain"], message: "Expected a domain name" }])
-      if (domain !== settings.baseDomain) {
+      if (domain !== settings.baseDomain && !customDomains) {
         return yield* new DomainNotVerified({
           message: `The domain ${domain} is not a verified domain of this organization.`,
           fix: `Omit domain to use ${settings.baseDomain}, or add and verify ${domain} first.`
@@ -183,13 +188,14 @@ export class Inboxes extends Context.Service<Inboxes, {
       address,
       insert,
       create: Effect.fn("Inboxes.create")(function*(principal, input, podId) {
-        const addr = yield* address(input)
+        const addr = yield* address(input, true)
         return yield* sql.withTransaction(Effect.gen(function*() {
           // The organization row lock serialises creates: the count below cannot go stale
           // and two creates with one client_id make one inbox. The pod row lock keeps the
           // pod from being deleted under the new inbox.
           const org = yield* organizations.lock(principal.organizationId).pipe(Effect.orDie)
           const pod = yield* targetPod(principal, podId)
+          if (addr.domain !== settings.baseDomain) yield* domains.admitInbox(org.id, pod, addr.domain)
           const row = newRow(org.id, pod, input, yield* now, yield* ids.make("inbox"), addr)
           const stored = yield* idempotentInsert(sql, {
             table: "inboxes",

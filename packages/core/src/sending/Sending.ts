@@ -59,6 +59,7 @@ import { decodeRows } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 import { Suppressions } from "../suppressions/Suppressions.ts"
 import { MailTransport } from "../transport/MailTransport.ts"
+import { Domains } from "../domains/Domains.ts"
 import { Idempotency, type KeyRef, SendAnswer } from "./Idempotency.ts"
 
 /** Sends per inbox in any rolling 24 hours, on every plan. */
@@ -133,6 +134,7 @@ export class Sending extends Context.Service<Sending, {
     const blobs = yield* Blobs
     const egress = yield* Egress
     const parser = yield* MailParser
+    const domains = yield* Domains
 
     const hostedAmong = (addresses: ReadonlyArray<string>) =>
       addresses.length === 0
@@ -202,7 +204,8 @@ export class Sending extends Context.Service<Sending, {
         const local = yield* hostedAmong(message.recipient_addresses)
         const remote = message.recipient_addresses.filter((a) => !local.has(a.toLowerCase()))
         const handed = Effect.gen(function*() {
-          if (remote.length > 0) yield* transport.send({ envelope: { from, to: remote }, raw })
+          // Mail leaving the server from a verified custom domain is DKIM-signed as that domain.
+          if (remote.length > 0) yield* transport.send({ envelope: { from, to: remote }, raw: yield* domains.signOutgoing(from, raw) })
           if (local.size > 0) {
             // Mail between inboxes of this server takes the inbound path; an inbox deleted meanwhile is simply skipped.
             yield* inbound.deliver({ raw, to: [...local] }).pipe(Effect.catch(() => Effect.void))

@@ -6,6 +6,9 @@
  * settings in code, for tests and embedding applications.
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 
 export interface SettingsShape {
   /** Domain of new inbox addresses. */
@@ -37,7 +40,13 @@ export interface SettingsShape {
   /** INBOX_METRICS_TOKEN: the bearer token `/metrics` asks for; unset, `/metrics` is not served. */
   readonly metricsToken?: string
   /** INBOX_WEBHOOK_ALLOW_PRIVATE=1: webhooks may target http and private addresses (development and tests only). */
-  readonly webhookAllowPrivate: boolean
+  readonly webhookAllowPrivate: boolean,
+  /** INBOX_DNS_SERVERS: resolvers (`host:port`) for domain checks and mail authentication; empty: the system's. */
+  readonly dnsServers: ReadonlyArray<string>
+  /** INBOX_MAIL_HOST: the host custom domains point their MX record at (default `mx.` + base domain). */
+  readonly mailHost: string
+  /** INBOX_SECRET_KEY: encrypts secrets at rest (DKIM private keys); unset, custom domains are 503 not_configured. */
+  readonly secretKey?: string
 }
 
 export type SignupMode = "open" | "invite" | "closed"
@@ -60,6 +69,29 @@ export const allowedHostsFor = (publicUrl: string, listenHost: string, extra: Re
   return [...new Set([...LOCAL_HOSTS, listenHost.toLowerCase(), ...(publicHost === undefined ? [] : [publicHost]), ...extra])]
 }
 
+/**
+ * INBOX_SECRET_KEY, or with the embedded database and no key set, a key generated once into
+ * the data folder (`secret.key`, mode 0600) so a single-machine install encrypts its DKIM
+ * keys without a step to forget. A PostgreSQL deployment has several processes and no
+ * shared folder: it must set the key itself.
+ */
+const secretKeyConfig = Effect.gen(function*() {
+  const key = yield* Config.option(Config.String("INBOX_SECRET_KEY"))
+  if (Option.isSome(key) && key.value !== "") return key.value
+  if (Option.isSome(yield* Config.option(Config.String("INBOX_DATABASE_URL")))) return undefined
+  const dir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+  if (/^[a-z]+:\/\//i.test(dir)) return undefined
+  return yield* Effect.sync(() => {
+    const file = join(dir, "secret.key")
+    if (!existsSync(file)) {
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
+    }
+    chmodSync(file, 0o600)
+    return readFileSync(file, "utf8").trim()
+  })
+})
+
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
@@ -79,6 +111,9 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const signup = signupMode(signupText)
     if (signup === undefined) return yield* Effect.die(new Error(`INBOX_SIGNUP must be open, invite or closed, not ${JSON.stringify(signupText)}`))
     const metricsToken = yield* Config.option(Config.String("INBOX_METRICS_TOKEN"))
+    const dnsServers = list(yield* Config.String("INBOX_DNS_SERVERS").pipe(Config.withDefault("")))
+    const mailHost = Option.getOrElse(yield* Config.option(Config.String("INBOX_MAIL_HOST")), () => `mx.${baseDomain}`).toLowerCase()
+    const secretKey = yield* secretKeyConfig
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -92,7 +127,10 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       openTracking,
       signup,
       ...(Option.isSome(metricsToken) && metricsToken.value !== "" ? { metricsToken: metricsToken.value } : {}),
-      webhookAllowPrivate
+      webhookAllowPrivate,
+      dnsServers,
+      mailHost,
+      ...(secretKey === undefined ? {} : { secretKey })
     })
   }).pipe(Effect.orDie))
 
@@ -110,6 +148,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       openTracking: true,
       signup: "invite",
       webhookAllowPrivate: false,
+      dnsServers: [],
+      mailHost: `mx.${baseDomain}`,
       ...overrides
     }
   }

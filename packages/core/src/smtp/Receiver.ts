@@ -1,0 +1,196 @@
+/**
+ * The built-in SMTP receiver: mail reaches the engine straight from the internet, without a
+ * forwarder. It runs beside the HTTP server (INBOX_SMTP_LISTEN) on `smtp-server`.
+ *
+ * Rules (README, "SMTP receiver"):
+ * - RCPT is accepted only for hosted inbox addresses (550 5.1.1 otherwise): never a relay;
+ * - SIZE is advertised and enforced with the mail engine's limit (552 5.3.4);
+ * - per-IP limits on open connections (421) and messages per minute (451 4.7.1), and socket
+ *   timeouts, so one client cannot hold the slots;
+ * - each message is checked with mailauth (SPF for the connecting IP and MAIL FROM, DKIM,
+ *   DMARC with alignment, ARC) through the Dns port's cached resolver; the verdicts feed
+ *   the same labelling rules as the forwarder's `x-auth-*` headers, and the
+ *   Authentication-Results header mailauth writes is prepended to the stored message;
+ * - then the message takes the `/inbound/raw` path (Inbound.deliver). The reply is 250 only
+ *   after that commit; a storage failure is 451 4.3.0 so the sender retries: nothing
+ *   acknowledged is ever lost.
+ */
+import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
+import { authenticate } from "mailauth"
+import { readFileSync } from "node:fs"
+import type { AddressInfo } from "node:net"
+import { SMTPServer, type SMTPServerOptions } from "smtp-server"
+import { Config } from "effect"
+import { Dns } from "../dns/Dns.ts"
+import { type AuthResult, type AuthVerdicts, Inbound } from "../inbound/Inbound.ts"
+import { defaultLimits } from "../mail/parse-core.ts"
+import { Settings } from "../settings/Settings.ts"
+
+export interface ReceiverOptions {
+  readonly host: string
+  /** 0 picks a free port (tests); `SmtpReceiver.port` tells which. */
+  readonly port: number
+  /** PEM contents; with both, STARTTLS is offered. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }
+  readonly maxConnectionsPerIp?: number
+  readonly messagesPerMinutePerIp?: number
+  /** Idle time allowed on a connection before it is closed. */
+  readonly socketTimeoutMs?: number
+  /** Largest message; default the mail engine's limit (50 MiB). */
+  readonly maxBytes?: number
+}
+
+export const SMTP_DEFAULTS = {
+  maxConnectionsPerIp: 20,
+  messagesPerMinutePerIp: 6000,
+  socketTimeoutMs: 60_000
+} as const
+
+const RESULTS: ReadonlySet<string> = new Set(["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"])
+const result = (value: unknown): AuthResult | undefined => typeof value === "string" && RESULTS.has(value) ? value as AuthResult : undefined
+
+/** The three verdicts of a mailauth answer; DKIM passes when any signature passes. */
+export const verdictsOf = (answer: Awaited<ReturnType<typeof authenticate>>): AuthVerdicts => {
+  const dkimResults = answer.dkim.results.map((r) => r.status.result)
+  const dkim = dkimResults.includes("pass") ? "pass" : result(dkimResults[0]) ?? "none"
+  const spf = answer.spf === false ? undefined : result(answer.spf.status.result)
+  const dmarc = answer.dmarc === false ? undefined : result(answer.dmarc.status.result)
+  return { dkim, ...(spf === undefined ? {} : { spf }), ...(dmarc === undefined ? {} : { dmarc }) }
+}
+
+const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code })
+
+export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port: number }>()("inbox/SmtpReceiver") {
+  static readonly layer = (options: ReceiverOptions) =>
+    Layer.effect(SmtpReceiver, Effect.gen(function*() {
+      const inbound = yield* Inbound
+      const dns = yield* Dns
+      const settings = yield* Settings
+      const maxConnections = options.maxConnectionsPerIp ?? SMTP_DEFAULTS.maxConnectionsPerIp
+      const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
+      const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
+      const connections = new Map<string, number>()
+      const rates = new Map<string, { at: number; tokens: number }>()
+
+      const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
+
+      // A token bucket per IP: a burst of up to `perMinute`, refilled at `perMinute` a minute.
+      const allowMessage = (ip: string) =>
+        Effect.map(Clock.currentTimeMillis, (ms) => {
+          const bucket = rates.get(ip) ?? { at: ms, tokens: perMinute }
+          const tokens = Math.min(perMinute, bucket.tokens + ((ms - bucket.at) * perMinute) / 60_000)
+          if (rates.size > 100_000) rates.clear()
+          const allowed = tokens >= 1
+          rates.set(ip, { at: ms, tokens: allowed ? tokens - 1 : tokens })
+          return allowed
+        })
+
+      const receive = (raw: Buffer, session: { remoteAddress: string; hostNameAppearsAs: string; envelope: { mailFrom: false | { address: string }; rcptTo: ReadonlyArray<{ address: string }> } }) =>
+        Effect.gen(function*() {
+          const answer = yield* Effect.promise(() =>
+            authenticate(raw, {
+              ip: session.remoteAddress,
+              helo: session.hostNameAppearsAs,
+              sender: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
+              mta: settings.mailHost,
+              resolver: dns.resolve as never,
+              disableBimi: true
+            })
+          )
+          const stamped = Buffer.concat([Buffer.from(answer.headers), raw])
+          return yield* inbound.deliver({ raw: stamped, to: session.envelope.rcptTo.map((r) => r.address), auth: verdictsOf(answer) })
+        })
+
+      const serverOptions: SMTPServerOptions = {
+        name: settings.mailHost,
+        banner: "inbox-engine ESMTP",
+        size: maxBytes,
+        authOptional: true,
+        disabledCommands: options.tls === undefined ? ["AUTH", "STARTTLS"] : ["AUTH"],
+        ...(options.tls === undefined ? {} : { key: options.tls.key, cert: options.tls.cert }),
+        socketTimeout: options.socketTimeoutMs ?? SMTP_DEFAULTS.socketTimeoutMs,
+        closeTimeout: 5_000,
+        logger: false,
+        onConnect(session, callback) {
+          const open = (connections.get(session.remoteAddress) ?? 0) + 1
+          if (open > maxConnections) return callback(smtpError(421, "4.7.0 Too many connections from your address, try later"))
+          connections.set(session.remoteAddress, open)
+          callback()
+        },
+        onClose(session) {
+          const open = (connections.get(session.remoteAddress) ?? 1) - 1
+          if (open <= 0) connections.delete(session.remoteAddress)
+          else connections.set(session.remoteAddress, open)
+        },
+        onMailFrom(_address, session, callback) {
+          void run(allowMessage(session.remoteAddress)).then((exit) =>
+            Exit.isSuccess(exit) && exit.value ? callback() : callback(smtpError(451, "4.7.1 Too many messages from your address, try later"))
+          )
+        },
+        onRcptTo(address, _session, callback) {
+          void run(inbound.accepts(address.address)).then((exit) =>
+            Exit.isSuccess(exit) && exit.value
+              ? callback()
+              : Exit.isSuccess(exit)
+              ? callback(smtpError(550, "5.1.1 No such mailbox here"))
+              : callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
+          )
+        },
+        onData(stream, session, callback) {
+          const chunks: Array<Buffer> = []
+          stream.on("data", (chunk: Buffer) => {
+            if (!stream.sizeExceeded) chunks.push(chunk)
+          })
+          stream.on("end", () => {
+            if (stream.sizeExceeded) return callback(smtpError(552, `5.3.4 Message larger than ${maxBytes} bytes`))
+            void run(receive(Buffer.concat(chunks), session as never)).then((exit) => {
+              if (Exit.isSuccess(exit)) return callback(null, "2.0.0 Stored")
+              const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+              const error = failure?._tag === "Fail" ? failure.error : undefined
+              switch (error?._tag) {
+                case "NotFound":
+                  return callback(smtpError(550, "5.1.1 No such mailbox here"))
+                case "PayloadTooLarge":
+                  return callback(smtpError(552, "5.3.4 Message too large"))
+                case "BadRequest":
+                  return callback(smtpError(554, "5.6.0 The message cannot be read"))
+                default:
+                  // Storage or another fault of ours: the sender keeps the message and retries.
+                  void Effect.runPromise(Effect.logError("SMTP delivery failed", exit.cause))
+                  return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
+              }
+            })
+          })
+        }
+      }
+
+      const server = new SMTPServer(serverOptions)
+      const port = yield* Effect.acquireRelease(
+        Effect.callback<number, Error>((resume) => {
+          server.once("error", (e) => resume(Effect.fail(e)))
+          server.listen(options.port, options.host, () => resume(Effect.succeed((server.server.address() as AddressInfo).port)))
+        }),
+        () => Effect.callback<void>((resume) => server.close(() => resume(Effect.void)))
+      ).pipe(Effect.orDie)
+      server.on("error", (e) => void Effect.runPromise(Effect.logWarning("SMTP server error", e)))
+      return SmtpReceiver.of({ port })
+    }))
+
+  /**
+   * From the environment: INBOX_SMTP_LISTEN (`host:port`; unset, no receiver), with
+   * STARTTLS from the PEM files INBOX_SMTP_TLS_CERT and INBOX_SMTP_TLS_KEY.
+   */
+  static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
+    const listen = yield* Config.option(Config.String("INBOX_SMTP_LISTEN"))
+    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings>
+    const at = listen.value.lastIndexOf(":")
+    const host = at < 0 ? "0.0.0.0" : listen.value.slice(0, at).replace(/^\[|\]$/g, "")
+    const port = Number(at < 0 ? listen.value : listen.value.slice(at + 1))
+    const cert = yield* Config.option(Config.String("INBOX_SMTP_TLS_CERT"))
+    const key = yield* Config.option(Config.String("INBOX_SMTP_TLS_KEY"))
+    const tls = Option.isSome(cert) && Option.isSome(key)
+      ? { cert: readFileSync(cert.value), key: readFileSync(key.value) }
+      : undefined
+    return SmtpReceiver.layer({ host, port, ...(tls === undefined ? {} : { tls }) })
+  }).pipe(Effect.orDie))
+}

@@ -1,0 +1,445 @@
+/**
+ * Custom domains over REST (spec: Domain; Domains; States and transitions, Domain rows;
+ * Errors already_exists, domain_not_verified, subdomains_not_enabled, 402 domains), with
+ * DNS served by a real DNS server on loopback: records published late, a wrong value, a
+ * name that never answers. Also inboxes on custom domains and the DKIM signature of mail
+ * sent from them, checked with mailauth against the same DNS server.
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { Dns, Jobs } from "@inbox/core"
+import { CapturedMail, engineWithDns, LoopbackDns, newOrganization, storages, TestApp, type TestZone } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { authenticate } from "mailauth"
+import { Resolver } from "node:dns/promises"
+
+interface DomainBody {
+  domain_id: string
+  domain: string
+  status: string
+  reason?: string
+  records: Array<{ type: string; name: string; value: string; priority?: number; status: string }>
+}
+
+let counter = 0
+const uniqueName = (label: string) => `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}.example.com`
+
+const setUp = (plan: "free" | "pro" = "pro") =>
+  Effect.gen(function*() {
+    const app = yield* TestApp
+    const org = yield* newOrganization({ plan })
+    const add = (domain: string, extra: Record<string, unknown> = {}, key = org.key) =>
+      app.request("POST", "/v0/domains", { key, json: { domain, ...extra } })
+    const get = (id: string) => Effect.map(app.request("GET", `/v0/domains/${encodeURIComponent(id)}`, { key: org.key }), (r) => r.body as DomainBody)
+    const verify = (id: string) => app.request("POST", `/v0/domains/${encodeURIComponent(id)}/verify`, { key: org.key, json: {} })
+    return { app, ...org, add, get, verify }
+  })
+
+/** Publishes every record the domain asks for, as a customer would at their DNS host. */
+const publish = (zone: TestZone, domain: DomainBody, mailHostAddress = "127.0.0.1") => {
+  const txt = new Map<string, Array<string>>()
+  for (const r of domain.records) {
+    if (r.type === "MX") {
+      zone.set(r.name, "MX", [{ exchange: r.value, priority: r.priority ?? 10 }])
+      zone.set(r.value, "A", [mailHostAddress])
+    } else txt.set(r.name, [...(txt.get(r.name) ?? []), r.value])
+  }
+  for (const [name, values] of txt) zone.set(name, "TXT", values)
+}
+
+const domainEvents = (organizationId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ event_type: string; payload: unknown }>`SELECT event_type, payload FROM events
+      WHERE organization_id = ${organizationId} AND event_type = 'domain.verified'`.pipe(Effect.orDie)
+  })
+
+const statusOf = (d: DomainBody, type: string, namePrefix: string) =>
+  d.records.find((r) => r.type === type && r.name.startsWith(namePrefix))?.status
+
+for (const storage of storages()) {
+  layer(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storage.layer))), { timeout: "120 seconds" })(
+    `custom domains (${storage.name})`,
+    (it) => {
+      it.effect("POST /v0/domains answers the full domain with status NOT_STARTED and the DNS records to publish", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const name = uniqueName("new")
+          const res = yield* w.add(name)
+          assert.strictEqual(res.status, 200, res.text)
+          const d = res.body as DomainBody & Record<string, unknown>
+          assert.strictEqual(d.domain_id, name)
+          assert.strictEqual(d.domain, name)
+          assert.strictEqual(d.status, "NOT_STARTED")
+          assert.strictEqual(d.feedback_enabled, false)
+          assert.strictEqual(d.subdomains_enabled, false)
+          assert.strictEqual(d.tracking_enabled, false)
+          assert.match(d.created_at as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+          assert.deepStrictEqual(d.records.map((r) => [r.type, r.status]), [["TXT", "MISSING"], ["MX", "MISSING"], ["TXT", "MISSING"], ["TXT", "MISSING"], ["TXT", "MISSING"]])
+          const mx = d.records.find((r) => r.type === "MX")
+          assert.deepStrictEqual(mx, { type: "MX", name, value: "mx.inbox.localhost", priority: 10, status: "MISSING" })
+          assert.ok(d.records.every((r) => r.type === "MX" || r.priority === undefined))
+          const dkim = d.records.find((r) => r.name.includes("._domainkey."))
+          assert.match(dkim?.value ?? "", /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/)
+          assert.ok(d.records.some((r) => r.name === `_dmarc.${name}` && r.value.startsWith("v=DMARC1")))
+          assert.ok(d.records.some((r) => r.name === name && r.value.startsWith("v=spf1 ")))
+        }))
+
+      it.effect("DKIM private keys are encrypted at rest and never appear in any response or event", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const sql = yield* SqlClient.SqlClient
+          const name = uniqueName("secret")
+          const created = yield* w.add(name)
+          publish(zone, created.body)
+          yield* w.verify(name)
+          const stored = yield* sql<{ dkim_private_key: string }>`SELECT dkim_private_key FROM domains WHERE id = ${name}`
+          assert.match(stored[0]?.dkim_private_key ?? "", /^v1:[^:]+:[^:]+:[^:]+$/)
+          assert.notInclude(stored[0]?.dkim_private_key ?? "", "PRIVATE KEY")
+          const texts = [created.text, (yield* w.app.request("GET", `/v0/domains/${name}`, { key: w.key })).text, JSON.stringify(yield* domainEvents(w.organizationId))]
+          for (const text of texts) {
+            assert.notInclude(text, "PRIVATE KEY")
+            assert.notInclude(text, stored[0]?.dkim_private_key.split(":")[3] ?? "?")
+          }
+        }))
+
+      it.effect("names are validated and normalised (IDNA, lower case, no trailing dot); the name is accepted in paths", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const res = yield* w.add("Bücher-Normal.Example.")
+          assert.strictEqual(res.status, 200, res.text)
+          assert.strictEqual(res.body.domain_id, "xn--bcher-normal-dlb.example")
+          assert.strictEqual((yield* w.get("BÜCHER-normal.example.")).domain_id, "xn--bcher-normal-dlb.example")
+          for (const bad of ["not a domain", "localhost", "a..b.com", "x.c"]) {
+            const refused = yield* w.add(bad)
+            assert.strictEqual(refused.status, 400, `${bad}: ${refused.text}`)
+            assert.strictEqual(refused.body.name, "ValidationError")
+          }
+          const base = yield* w.add("sub.inbox.localhost")
+          assert.strictEqual(base.status, 400, base.text)
+        }))
+
+      it.effect("a domain already added anywhere is 403 already_exists", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const other = yield* setUp()
+          const name = uniqueName("taken")
+          assert.strictEqual((yield* w.add(name)).status, 200)
+          for (const again of [yield* w.add(name), yield* other.add(name.toUpperCase())]) {
+            assert.strictEqual(again.status, 403, again.text)
+            assert.strictEqual(again.body.code, "already_exists")
+          }
+        }))
+
+      it.effect("the Free plan has 0 domains: 402 plan_limit_exceeded", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp("free")
+          const res = yield* w.add(uniqueName("free"))
+          assert.strictEqual(res.status, 402, res.text)
+          assert.strictEqual(res.body.code, "plan_limit_exceeded")
+          assert.strictEqual(res.body.errors[0].limit, "domains")
+        }))
+
+      it.effect("GET /v0/domains lists summaries without status, reason and records, newest first, by pages", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const names = [uniqueName("l1"), uniqueName("l2"), uniqueName("l3")]
+          for (const n of names) {
+            yield* w.add(n)
+            yield* TestClock.adjust("1 second")
+          }
+          const first = yield* w.app.request("GET", "/v0/domains?limit=2", { key: w.key })
+          assert.strictEqual(first.status, 200, first.text)
+          assert.strictEqual(first.body.count, 2)
+          assert.deepStrictEqual(first.body.domains.map((d: DomainBody) => d.domain_id), [names[2], names[1]])
+          assert.deepStrictEqual(Object.keys(first.body.domains[0]).sort(), [
+            "created_at", "domain", "domain_id", "feedback_enabled", "subdomains_enabled", "tracking_enabled", "updated_at"
+          ])
+          const second = yield* w.app.request("GET", `/v0/domains?limit=2&page_token=${first.body.next_page_token}`, { key: w.key })
+          assert.deepStrictEqual(second.body.domains.map((d: DomainBody) => d.domain_id), [names[0]])
+          assert.isUndefined(second.body.next_page_token)
+        }))
+
+      it.effect("PATCH sets feedback_enabled, subdomains_enabled, tracking_enabled; a NOT_STARTED domain then reports PENDING with dns_records_missing", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const name = uniqueName("patch")
+          yield* w.add(name)
+          const res = yield* w.app.request("PATCH", `/v0/domains/${name}`, { key: w.key, json: { subdomains_enabled: true, tracking_enabled: true } })
+          assert.strictEqual(res.status, 200, res.text)
+          assert.strictEqual(res.body.subdomains_enabled, true)
+          assert.strictEqual(res.body.tracking_enabled, true)
+          assert.strictEqual(res.body.feedback_enabled, false)
+          assert.strictEqual(res.body.status, "PENDING")
+          assert.strictEqual(res.body.reason, "dns_records_missing")
+          assert.strictEqual((yield* w.app.request("PATCH", `/v0/domains/${name}`, { key: w.key, json: { status: "VERIFIED" } })).status, 400)
+        }))
+
+      it.effect("POST verify answers 200 with an empty body; with no records published the domain is PENDING, dns_records_missing", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const name = uniqueName("missing")
+          yield* w.add(name)
+          const res = yield* w.verify(name)
+          assert.strictEqual(res.status, 200, res.text)
+          assert.strictEqual(res.text, "")
+          const d = yield* w.get(name)
+          assert.strictEqual(d.status, "PENDING")
+          assert.strictEqual(d.reason, "dns_records_missing")
+          assert.ok(d.records.every((r) => r.status === "MISSING"))
+        }))
+
+      it.effect("a wrong value makes its record INVALID and the domain PENDING with dns_records_invalid", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("wrong")
+          const created = (yield* w.add(name)).body as DomainBody
+          publish(zone, created)
+          const dkim = created.records.find((r) => r.name.includes("._domainkey."))?.name ?? ""
+          zone.set(dkim, "TXT", ["v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwrong"])
+          zone.set(name, "MX", [{ exchange: "mx.elsewhere.example", priority: 10 }])
+          yield* w.verify(name)
+          const d = yield* w.get(name)
+          assert.strictEqual(d.status, "PENDING")
+          assert.strictEqual(d.reason, "dns_records_invalid")
+          assert.strictEqual(statusOf(d, "TXT", dkim), "INVALID")
+          assert.strictEqual(statusOf(d, "MX", name), "INVALID")
+          assert.strictEqual(statusOf(d, "TXT", "_dmarc."), "VALID")
+          assert.strictEqual(statusOf(d, "TXT", "_inbox-verification."), "VALID")
+          assert.lengthOf(yield* domainEvents(w.organizationId), 0)
+        }))
+
+      it.effect("with every record published the domain is VERIFIED, has no reason, and domain.verified fires once", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("ok")
+          publish(zone, (yield* w.add(name)).body)
+          yield* w.verify(name)
+          const d = yield* w.get(name)
+          assert.strictEqual(d.status, "VERIFIED")
+          assert.isUndefined(d.reason)
+          assert.ok(d.records.every((r) => r.status === "VALID"), JSON.stringify(d.records))
+          yield* w.verify(name)
+          const events = yield* domainEvents(w.organizationId)
+          assert.lengthOf(events, 1)
+          const payload = (typeof events[0]?.payload === "string" ? JSON.parse(events[0].payload) : events[0]?.payload) as { domain: DomainBody }
+          assert.strictEqual(payload.domain.domain_id, name)
+          assert.strictEqual(payload.domain.status, "VERIFIED")
+          const listed = yield* w.app.request("GET", "/v0/events", { key: w.key })
+          if (listed.status === 200) assert.ok(listed.text.includes("domain.verified"))
+        }))
+
+      it.effect("concurrent checks of one domain make it VERIFIED once: domain.verified fires once", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("race")
+          publish(zone, (yield* w.add(name)).body)
+          const answers = yield* Effect.all(Array.from({ length: 6 }, () => w.verify(name)), { concurrency: "unbounded" })
+          assert.deepStrictEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200])
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          assert.lengthOf(yield* domainEvents(w.organizationId), 1)
+        }))
+
+      it.effect("a record published late: the check job finds it and the domain becomes VERIFIED", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const jobs = yield* Jobs
+          const name = uniqueName("late")
+          const created = (yield* w.add(name)).body as DomainBody
+          yield* w.verify(name)
+          assert.strictEqual((yield* w.get(name)).status, "PENDING")
+          publish(zone, created)
+          yield* TestClock.adjust("16 minutes")
+          // Other tests' domains are due too: run passes until none is left.
+          while ((yield* jobs.runDue({ wait: true })) > 0) {}
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          assert.lengthOf(yield* domainEvents(w.organizationId), 1)
+        }))
+
+      it.effect("a verified domain whose records disappear is reported FAILED, not silently kept", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("gone")
+          const created = (yield* w.add(name)).body as DomainBody
+          publish(zone, created)
+          yield* w.verify(name)
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          zone.remove(`_dmarc.${name}`)
+          yield* w.verify(name)
+          const d = yield* w.get(name)
+          assert.strictEqual(d.status, "FAILED")
+          assert.strictEqual(d.reason, "dns_records_missing")
+          assert.strictEqual(statusOf(d, "TXT", "_dmarc."), "MISSING")
+          publish(zone, created)
+          yield* w.verify(name)
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+        }))
+
+      it.effect("a DNS timeout leaves an unverified domain VERIFYING with dns_unavailable and never demotes a verified one", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const slow = uniqueName("timeout")
+          yield* w.add(slow)
+          zone.stall(`_dmarc.${slow}`)
+          yield* w.verify(slow)
+          const d = yield* w.get(slow)
+          assert.strictEqual(d.status, "VERIFYING")
+          assert.strictEqual(d.reason, "dns_unavailable")
+          const ok = uniqueName("kept")
+          publish(zone, (yield* w.add(ok)).body)
+          yield* w.verify(ok)
+          zone.stall(`_dmarc.${ok}`)
+          yield* w.verify(ok)
+          assert.strictEqual((yield* w.get(ok)).status, "VERIFIED")
+        }))
+
+      it.effect("GET zone-file answers one line per record, importable by a DNS host", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const name = uniqueName("zone")
+          const d = (yield* w.add(name)).body as DomainBody
+          const res = yield* w.app.request("GET", `/v0/domains/${name}/zone-file`, { key: w.key })
+          assert.strictEqual(res.status, 200, res.text)
+          assert.match(res.headers.get("content-type") ?? "", /^text\/plain/)
+          const lines = res.text.trimEnd().split("\n")
+          assert.lengthOf(lines, d.records.length)
+          assert.include(lines, `${name}.\t3600\tIN\tMX\t10 mx.inbox.localhost.`)
+          assert.include(lines, `_dmarc.${name}.\t3600\tIN\tTXT\t"v=DMARC1; p=none; adkim=r; aspf=r"`)
+          const dkim = lines.find((l) => l.includes("._domainkey.")) ?? ""
+          // A DKIM key is longer than one TXT string (255): split into quoted strings.
+          const strings = [...dkim.matchAll(/"([^"]*)"/g)].map((m) => m[1])
+          assert.isAbove(strings.length, 1)
+          assert.strictEqual(strings.join(""), d.records.find((r) => r.name.includes("._domainkey."))?.value)
+        }))
+
+      it.effect("DELETE by name answers 204; the domain is then 404 and can be added again", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const name = uniqueName("del")
+          yield* w.add(name)
+          const res = yield* w.app.request("DELETE", `/v0/domains/${name.toUpperCase()}`, { key: w.key })
+          assert.strictEqual(res.status, 204, res.text)
+          assert.strictEqual((yield* w.app.request("GET", `/v0/domains/${name}`, { key: w.key })).status, 404)
+          assert.strictEqual((yield* w.add(name)).status, 200)
+        }))
+
+      it.effect("pod-scoped keys see their pod's domains only; an inbox key cannot create domains", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const pod = (yield* w.app.request("POST", "/v0/pods", { key: w.key, json: { name: "P" } })).body.pod_id as string
+          const inbox = (yield* w.app.request("POST", `/v0/pods/${pod}/inboxes`, { key: w.key, json: {} })).body.inbox_id as string
+          const podKey = (yield* w.app.request("POST", "/v0/api-keys", { key: w.key, json: { name: "p", pod_id: pod } })).body.api_key as string
+          const inboxKey = (yield* w.app.request("POST", "/v0/api-keys", { key: w.key, json: { name: "i", inbox_id: inbox } })).body.api_key as string
+          const orgDomain = uniqueName("org")
+          const podDomain = uniqueName("pod")
+          yield* w.add(orgDomain)
+          assert.strictEqual((yield* w.app.request("POST", `/v0/pods/${pod}/domains`, { key: w.key, json: { domain: podDomain } })).status, 200)
+          const seen = yield* w.app.request("GET", "/v0/domains", { key: podKey })
+          assert.deepStrictEqual(seen.body.domains.map((d: DomainBody) => d.domain_id), [podDomain])
+          assert.strictEqual((yield* w.app.request("GET", `/v0/domains/${orgDomain}`, { key: podKey })).status, 404)
+          const viaPod = yield* w.app.request("GET", `/v0/pods/${pod}/domains`, { key: w.key })
+          assert.deepStrictEqual(viaPod.body.domains.map((d: DomainBody) => d.domain_id), [podDomain])
+          assert.strictEqual((yield* w.app.request("GET", `/v0/pods/${pod}/domains/${orgDomain}`, { key: w.key })).status, 404)
+          const byPodKey = yield* w.add(uniqueName("bypodkey"), {}, podKey)
+          assert.strictEqual(byPodKey.status, 200, byPodKey.text)
+          assert.strictEqual((yield* w.app.request("GET", `/v0/pods/${pod}/domains/${byPodKey.body.domain_id}`, { key: w.key })).status, 200)
+          const byInboxKey = yield* w.add(uniqueName("byinboxkey"), {}, inboxKey)
+          assert.strictEqual(byInboxKey.status, 403, byInboxKey.text)
+          assert.strictEqual(byInboxKey.body.code, "missing_permission")
+          assert.deepStrictEqual((yield* w.app.request("GET", "/v0/domains", { key: inboxKey })).body.domains, [])
+        }))
+
+      it.effect("an inbox on a custom domain is 422 domain_not_verified until the domain is verified", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("inboxes")
+          const created = (yield* w.add(name)).body as DomainBody
+          const create = (domain: string) => w.app.request("POST", "/v0/inboxes", { key: w.key, json: { username: "agent", domain } })
+          const early = yield* create(name)
+          assert.strictEqual(early.status, 422, early.text)
+          assert.strictEqual(early.body.code, "domain_not_verified")
+          const unknown = yield* create(uniqueName("never-added"))
+          assert.strictEqual(unknown.body.code, "domain_not_verified")
+          publish(zone, created)
+          yield* w.verify(name)
+          const ok = yield* create(name.toUpperCase())
+          assert.strictEqual(ok.status, 200, ok.text)
+          assert.strictEqual(ok.body.email, `agent@${name}`)
+          const other = yield* setUp()
+          const foreign = yield* other.app.request("POST", "/v0/inboxes", { key: other.key, json: { username: "x", domain: name } })
+          assert.strictEqual(foreign.body.code, "domain_not_verified")
+        }))
+
+      it.effect("an inbox on a subdomain needs subdomains_enabled, else 422 subdomains_not_enabled", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("parent")
+          publish(zone, (yield* w.add(name)).body)
+          yield* w.verify(name)
+          const create = () => w.app.request("POST", "/v0/inboxes", { key: w.key, json: { username: "a", domain: `team.${name}` } })
+          const refused = yield* create()
+          assert.strictEqual(refused.status, 422, refused.text)
+          assert.strictEqual(refused.body.code, "subdomains_not_enabled")
+          yield* w.app.request("PATCH", `/v0/domains/${name}`, { key: w.key, json: { subdomains_enabled: true } })
+          const ok = yield* create()
+          assert.strictEqual(ok.status, 200, ok.text)
+          assert.strictEqual(ok.body.email, `a@team.${name}`)
+        }))
+
+      it.effect("mail sent from an inbox on a verified domain is DKIM-signed with the domain's key and passes DKIM, SPF and DMARC with alignment", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("signed")
+          publish(zone, (yield* w.add(name)).body)
+          yield* w.verify(name)
+          const inbox = (yield* w.app.request("POST", "/v0/inboxes", { key: w.key, json: { username: "sender", domain: name } })).body
+          const sent = yield* w.app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/send`, {
+            key: w.key,
+            json: { to: "someone@elsewhere.example", subject: "Signed", text: "Hello" }
+          })
+          assert.strictEqual(sent.status, 200, sent.text)
+          const mail = (yield* (yield* CapturedMail).all).filter((m) => m.envelope.from === inbox.email).at(-1)
+          const raw = Buffer.from(mail?.raw ?? new Uint8Array())
+          const unfolded = raw.toString("utf8").replace(/\r?\n[ \t]+/g, " ")
+          assert.match(unfolded, new RegExp(`^DKIM-Signature: .*\\bd=${name.replace(/\./g, "\\.")};`, "m"))
+          const resolver = new Resolver({ timeout: 1000, tries: 1 })
+          resolver.setServers([zone.server])
+          const result = yield* Effect.promise(() =>
+            authenticate(raw, {
+              ip: "127.0.0.1",
+              helo: "mx.inbox.localhost",
+              sender: inbox.email,
+              mta: "mx.elsewhere.example",
+              resolver: Dns.make((n, t) => resolver.resolve(n, t)).resolve as never,
+              disableArc: true,
+              disableBimi: true
+            })
+          )
+          assert.strictEqual(result.dkim.results[0]?.status.result, "pass", JSON.stringify(result.dkim.results))
+          assert.strictEqual(result.spf && result.spf.status.result, "pass")
+          assert.strictEqual(result.dmarc && result.dmarc.status.result, "pass")
+          assert.strictEqual(result.dmarc && result.dmarc.alignment?.dkim?.result, name)
+        }))
+
+      it.effect("mail from the base domain is not signed", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const inbox = (yield* w.app.request("POST", "/v0/inboxes", { key: w.key, json: {} })).body
+          yield* w.app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/send`, { key: w.key, json: { to: "x@elsewhere.example", subject: "s", text: "t" } })
+          const mail = (yield* (yield* CapturedMail).all).filter((m) => m.envelope.from === inbox.email).at(-1)
+          assert.notInclude(Buffer.from(mail?.raw ?? new Uint8Array()).toString("utf8"), "DKIM-Signature")
+        }))
+    }
+  )
+}

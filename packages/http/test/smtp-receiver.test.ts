@@ -1,0 +1,195 @@
+/**
+ * The built-in SMTP receiver, tested through real SMTP conversations (nodemailer on
+ * loopback) with SPF, DKIM and DMARC answered by a real DNS server on loopback: plain and
+ * STARTTLS delivery, refused recipients (never a relay), the size limit, a message signed by
+ * a domain whose key DNS publishes (passes), a tampered one (unauthenticated).
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { SmtpReceiver } from "@inbox/core"
+import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { connect } from "node:net"
+import { join } from "node:path"
+import nodemailer from "nodemailer"
+
+const MAX_BYTES = 64 * 1024
+
+/** A self-signed certificate for STARTTLS, made once per run. */
+const certificate = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "smtp-tls-"))
+  execFileSync("openssl", [
+    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mx.inbox.localhost",
+    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
+  ], { stdio: "ignore" })
+  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
+})()
+
+const setUp = Effect.gen(function*() {
+  const app = yield* TestApp
+  const org = yield* newOrganization()
+  const inbox = (yield* app.request("POST", "/v0/inboxes", { key: org.key, json: {} })).body as { inbox_id: string; email: string }
+  const port = (yield* SmtpReceiver).port
+  const list = (query = "") => Effect.map(
+    app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages${query}`, { key: org.key }),
+    (r) => r.body.messages as Array<{ message_id: string; subject?: string; labels: Array<string> }>
+  )
+  const full = (id: string) => Effect.map(app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}`, { key: org.key }), (r) => r.body)
+  return { app, org, inbox, port, messages: list(), list, full }
+})
+
+const transport = (port: number, tls: "none" | "starttls" = "none") =>
+  nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    ...(tls === "none" ? { ignoreTLS: true } : { requireTLS: true, tls: { rejectUnauthorized: false } })
+  })
+
+type Transport = ReturnType<typeof transport>
+const send = (t: Transport, mail: Parameters<Transport["sendMail"]>[0]) =>
+  Effect.promise(() => t.sendMail(mail).then((info) => ({ ok: true as const, info }), (error: { responseCode?: number; response?: string }) => ({ ok: false as const, error })))
+
+/** A sending domain with its DKIM key, SPF and DMARC published on the loopback DNS server. */
+const sendingDomain = (name: string, spf: string) =>
+  Effect.gen(function*() {
+    const zone = yield* LoopbackDns
+    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+    const p = publicKey.export({ type: "spki", format: "der" }).toString("base64")
+    zone.set(`sel._domainkey.${name}`, "TXT", [`v=DKIM1; k=rsa; p=${p}`])
+    zone.set(name, "TXT", [spf])
+    zone.set(`_dmarc.${name}`, "TXT", ["v=DMARC1; p=reject"])
+    return { domainName: name, keySelector: "sel", privateKey: privateKey.export({ type: "pkcs8", format: "pem" }).toString() }
+  })
+
+for (const storage of storages()) {
+  const engine = TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storage.layer)))
+  const receiver = SmtpReceiver.layer({ host: "127.0.0.1", port: 0, tls: certificate, maxBytes: MAX_BYTES })
+  layer(receiver.pipe(Layer.provideMerge(engine)), { timeout: "120 seconds" })(`SMTP receiver (${storage.name})`, (it) => {
+    it.effect("plain SMTP: a message to a hosted inbox gets 250 after it is stored, with an Authentication-Results header", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const sent = yield* send(transport(w.port), { from: "ann@plain.example", to: w.inbox.email, subject: "Plain", text: "Hello" })
+        assert.isTrue(sent.ok, JSON.stringify(sent))
+        if (sent.ok) assert.match(sent.info.response, /^250 /)
+        const [message] = yield* w.messages
+        assert.strictEqual(message?.subject, "Plain")
+        assert.includeMembers(message?.labels ?? [], ["received", "unread"])
+        assert.notInclude(message?.labels ?? [], "unauthenticated")
+        const full = yield* w.full(message?.message_id ?? "")
+        assert.match(full.headers["authentication-results"] ?? "", /spf=/)
+      }))
+
+    it.effect("STARTTLS: the receiver offers it and takes mail over the encrypted session", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const sent = yield* send(transport(w.port, "starttls"), { from: "ann@tls.example", to: w.inbox.email, subject: "Secret", text: "Hi" })
+        assert.isTrue(sent.ok, JSON.stringify(sent))
+        assert.strictEqual((yield* w.messages)[0]?.subject, "Secret")
+      }))
+
+    it.effect("a recipient not hosted here is refused with 550 5.1.1: the server never relays", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        for (const to of ["someone@gmail.com", `nobody@inbox.localhost`, "postmaster@elsewhere.example"]) {
+          const refused = yield* send(transport(w.port), { from: "spammer@relay.example", to, subject: "Relay?", text: "x" })
+          assert.isFalse(refused.ok, to)
+          if (!refused.ok) {
+            assert.strictEqual(refused.error.responseCode, 550, to)
+            assert.include(refused.error.response ?? "", "5.1.1")
+          }
+        }
+        const mixed = yield* send(transport(w.port), { from: "ann@mixed.example", to: [w.inbox.email, "other@gmail.com"], subject: "Mixed", text: "x" })
+        assert.isTrue(mixed.ok, JSON.stringify(mixed))
+        if (mixed.ok) {
+          assert.deepStrictEqual(mixed.info.accepted, [w.inbox.email])
+          assert.deepStrictEqual(mixed.info.rejected, ["other@gmail.com"])
+        }
+      }))
+
+    it.effect("an oversized message is refused with 552 and nothing is stored", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const refused = yield* send(transport(w.port), { from: "ann@big.example", to: w.inbox.email, subject: "Big", text: "x".repeat(MAX_BYTES + 1024) })
+        assert.isFalse(refused.ok)
+        if (!refused.ok) assert.strictEqual(refused.error.responseCode, 552, JSON.stringify(refused.error))
+        assert.lengthOf(yield* w.messages, 0)
+      }))
+
+    it.effect("a message signed by a domain whose key DNS publishes passes DKIM, SPF and DMARC: not labelled unauthenticated", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const name = `signer-${Date.now().toString(36)}.example`
+        const dkim = yield* sendingDomain(name, "v=spf1 ip4:127.0.0.1 -all")
+        const t = nodemailer.createTransport({ host: "127.0.0.1", port: w.port, secure: false, ignoreTLS: true, dkim })
+        const sent = yield* send(t, { from: `ann@${name}`, to: w.inbox.email, subject: "Signed", text: "Genuine" })
+        assert.isTrue(sent.ok, JSON.stringify(sent))
+        const [message] = yield* w.messages
+        assert.notInclude(message?.labels ?? [], "unauthenticated")
+        const full = yield* w.full(message?.message_id ?? "")
+        const results = full.headers["authentication-results"] ?? ""
+        assert.match(results, /dkim=pass/)
+        assert.match(results, /spf=pass/)
+        assert.match(results, /dmarc=pass/)
+      }))
+
+    it.effect("a tampered signed message fails DKIM and DMARC and is labelled unauthenticated", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const name = `tampered-${Date.now().toString(36)}.example`
+        const dkim = yield* sendingDomain(name, "v=spf1 ip4:192.0.2.1 -all")
+        // Sign a message, then change its body after signing, as a forger would.
+        const signer = nodemailer.createTransport({ streamTransport: true, buffer: true, dkim })
+        const signed = yield* Effect.promise(() => signer.sendMail({ from: `ann@${name}`, to: w.inbox.email, subject: "Pay", text: "Pay 10 EUR" }))
+        const tampered = (signed.message as Buffer).toString("utf8").replace("Pay 10 EUR", "Pay 9999 EUR")
+        const sent = yield* send(transport(w.port), { envelope: { from: `ann@${name}`, to: [w.inbox.email] }, raw: tampered })
+        assert.isTrue(sent.ok, JSON.stringify(sent))
+        // Unauthenticated mail is hidden from plain listings: asked for by its label.
+        assert.lengthOf(yield* w.messages, 0)
+        const [message] = yield* w.list("?labels=unauthenticated")
+        assert.include(message?.labels ?? [], "unauthenticated")
+        const full = yield* w.full(message?.message_id ?? "")
+        assert.match(full.headers["authentication-results"] ?? "", /dmarc=fail/)
+      }))
+  })
+}
+
+/** The server's first reply line on a new connection. */
+const greeting = (port: number) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly line: string; readonly socket: ReturnType<typeof connect> }>((resume) => {
+      const socket = connect(port, "127.0.0.1")
+      socket.once("data", (data) => resume(Effect.succeed({ line: data.toString("utf8"), socket })))
+    }),
+    ({ socket }) => Effect.sync(() => socket.destroy())
+  )
+
+layer(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2 }).pipe(
+    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+  ),
+  { timeout: "120 seconds" }
+)("SMTP receiver limits", (it) => {
+  it.effect("a client IP over its open-connection limit is answered 421", () =>
+    Effect.gen(function*() {
+      const port = (yield* SmtpReceiver).port
+      assert.match((yield* greeting(port)).line, /^220 /)
+      assert.match((yield* greeting(port)).line, /^220 /)
+      assert.match((yield* greeting(port)).line, /^421 /)
+    }).pipe(Effect.scoped))
+
+  it.effect("a client IP over its message rate is answered 451 at MAIL FROM, and may retry later", () =>
+    Effect.gen(function*() {
+      const w = yield* setUp
+      const t = transport(w.port)
+      const outcomes = []
+      for (let i = 0; i < 3; i++) outcomes.push(yield* send(t, { from: "ann@rate.example", to: w.inbox.email, subject: `n${i}`, text: "x" }))
+      assert.deepStrictEqual(outcomes.map((o) => o.ok), [true, true, false])
+      const last = outcomes[2]
+      if (last !== undefined && !last.ok) assert.strictEqual(last.error.responseCode, 451)
+      t.close()
+    }))
+})
