@@ -37,6 +37,7 @@ import { Sending } from "./sending/Sending.ts"
 import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
+import { Metrics } from "./metrics/Metrics.ts"
 
 export type EngineServices =
   | Organizations
@@ -63,6 +64,7 @@ export type EngineServices =
   | MailTransport
   | Egress
   | BlobStore
+  | Metrics
 
 const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
@@ -70,7 +72,8 @@ const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))
 )
 
-const services = messaging.pipe(
+const services = Metrics.layer.pipe(
+  Layer.provideMerge(messaging),
   Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),
   Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),

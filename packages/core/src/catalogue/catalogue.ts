@@ -18,6 +18,7 @@ import { listOperations } from "../lists/operations.ts"
 import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
 import { suppressionOperations } from "../suppressions/operations.ts"
+import { metricsOperations } from "../metrics/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -48,7 +49,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...inboundOperations,
   ...blobOperations,
   ...listOperations,
-  ...suppressionOperations
+  ...suppressionOperations,
+  ...metricsOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
