@@ -175,5 +175,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "lists.get": listEntry,
   "lists.delete": listEntry,
   "suppressions.list": fixed({}),
-  "suppressions.delete": suppression
+  "suppressions.delete": suppression,
+  "metrics.usage": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "metrics.events": fixed({}),
+  "metrics.rates": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } })
 }

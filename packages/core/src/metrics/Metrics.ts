@@ -62,12 +62,14 @@ export const EventsQuery = Schema.Struct({
 })
 export type EventsQuery = typeof EventsQuery.Type
 
+// Never empty: every query answers at least one series (all of them when none is named).
 export const UsageSeries = Schema.Record(Schema.String, Schema.Array(Schema.Struct({ timestamp: Timestamp, value: Schema.Number })))
+  .check(Schema.isMinProperties(1))
 export type UsageSeries = typeof UsageSeries.Type
 export const RatesSeries = Schema.Record(
   Schema.String,
   Schema.Array(Schema.Struct({ timestamp: Timestamp, sent: Schema.Number, rate: Schema.NullOr(Schema.Number) }))
-)
+).check(Schema.isMinProperties(1))
 export type RatesSeries = typeof RatesSeries.Type
 export const EventCounts = Schema.Struct({ total: Schema.Number, counts: Schema.Record(Schema.String, Schema.Number) })
 export type EventCounts = typeof EventCounts.Type
