@@ -4,6 +4,7 @@
  */
 import { benchHttp, httpSection } from "./http.ts"
 import { benchParse, parseSection } from "./parse.ts"
+import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
 
 const main = async () => {
@@ -17,6 +18,11 @@ const main = async () => {
     const body = parseSection(await benchParse())
     console.log(body)
     writeSection("Parse", body)
+  }
+  if (only.length === 0 || only.includes("metrics")) {
+    const body = metricsSection(await benchMetrics())
+    console.log(body)
+    writeSection("Metrics and shared request limits", body)
   }
 }
 

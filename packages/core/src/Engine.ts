@@ -38,6 +38,7 @@ import { Threads } from "./threads/Threads.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Signals } from "./db/Signals.ts"
 import { Metrics } from "./metrics/Metrics.ts"
+import { Billing } from "./billing/Billing.ts"
 
 export type EngineServices =
   | Organizations
@@ -65,6 +66,7 @@ export type EngineServices =
   | Egress
   | BlobStore
   | Metrics
+  | Billing
 
 const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer)),
@@ -72,7 +74,7 @@ const messaging = Sending.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Events.layer, Blobs.layer, Jobs.layer))
 )
 
-const services = Metrics.layer.pipe(
+const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
   Layer.provideMerge(messaging),
   Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),

@@ -65,3 +65,5 @@ export { contentDisposition, downloadHeaders, downloadOf, type DownloadSource, s
 export * as BlobOperations from "./blobs/operations.ts"
 export { Metrics, MAX_BUCKETS, MAX_DAYS_BACK, MAX_RATE_EVENTS, RATE_TYPES, USAGE_TYPES } from "./metrics/Metrics.ts"
 export * as MetricsOperations from "./metrics/operations.ts"
+export { Billing, BillingSummary, BillingUsage } from "./billing/Billing.ts"
+export * as BillingOperations from "./billing/operations.ts"

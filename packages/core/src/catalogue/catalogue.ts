@@ -19,6 +19,7 @@ import { planOperations } from "../plans/operations.ts"
 import { podOperations } from "../pods/operations.ts"
 import { suppressionOperations } from "../suppressions/operations.ts"
 import { metricsOperations } from "../metrics/operations.ts"
+import { billingOperations } from "../billing/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -50,7 +51,8 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...blobOperations,
   ...listOperations,
   ...suppressionOperations,
-  ...metricsOperations
+  ...metricsOperations,
+  ...billingOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

@@ -64,6 +64,13 @@ BEGIN
     ELSE
       PERFORM metric_add(OLD.organization_id, OLD.id, NULL, 'pod_count', now(), -1);
     END IF;
+  ELSIF TG_TABLE_NAME = 'webhooks' THEN
+    -- Not a usage type of the spec: kept for the billing summary's usage.webhooks.
+    IF TG_OP = 'INSERT' THEN
+      PERFORM metric_add(NEW.organization_id, NULL, NULL, 'webhook_count', NEW.created_at, 1);
+    ELSE
+      PERFORM metric_add(OLD.organization_id, NULL, NULL, 'webhook_count', now(), -1);
+    END IF;
   ELSIF TG_TABLE_NAME = 'domains' THEN
     IF TG_OP = 'INSERT' THEN
       PERFORM metric_add(NEW.organization_id, NULL, NULL, 'domain_count', NEW.created_at, 1);
@@ -80,11 +87,19 @@ CREATE TRIGGER metric_usage AFTER INSERT OR DELETE ON threads FOR EACH ROW EXECU
 CREATE TRIGGER metric_usage AFTER INSERT OR DELETE ON inboxes FOR EACH ROW EXECUTE FUNCTION metric_usage_rows();
 CREATE TRIGGER metric_usage AFTER INSERT OR DELETE ON pods FOR EACH ROW EXECUTE FUNCTION metric_usage_rows();
 
--- Custom domains arrive with their own migration; count them when their table exists.
+-- Custom domains and webhooks arrive with their own migrations; count them (and backfill
+-- their totals) when their tables exist.
 DO $$
 BEGIN
   IF to_regclass('domains') IS NOT NULL THEN
     EXECUTE 'CREATE TRIGGER metric_usage AFTER INSERT OR DELETE ON domains FOR EACH ROW EXECUTE FUNCTION metric_usage_rows()';
+    EXECUTE 'INSERT INTO metric_counts (scope_id, metric, resolution, bucket, value, organization_id)
+      SELECT organization_id, ''domain_count'', 0, ''epoch'', count(*), organization_id FROM domains GROUP BY organization_id';
+  END IF;
+  IF to_regclass('webhooks') IS NOT NULL THEN
+    EXECUTE 'CREATE TRIGGER metric_usage AFTER INSERT OR DELETE ON webhooks FOR EACH ROW EXECUTE FUNCTION metric_usage_rows()';
+    EXECUTE 'INSERT INTO metric_counts (scope_id, metric, resolution, bucket, value, organization_id)
+      SELECT organization_id, ''webhook_count'', 0, ''epoch'', count(*), organization_id FROM webhooks GROUP BY organization_id';
   END IF;
 END;
 $$;
@@ -146,3 +161,31 @@ END;
 $$;
 
 CREATE TRIGGER api_keys_changed AFTER UPDATE OR DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION api_keys_changed();
+
+-- Billing (billing/Billing.ts): at most one subscription per organization, in the state its
+-- provider's signed webhooks last reported. `provider_updated_at` is the provider's own
+-- timestamp of that state, so an older event arriving late never overwrites a newer one;
+-- `billing_events` remembers every provider event id, so a replayed webhook is a no-op.
+CREATE TABLE subscriptions (
+  organization_id          text PRIMARY KEY REFERENCES organizations (id) ON DELETE CASCADE,
+  provider                 text NOT NULL,
+  provider_customer_id     text,
+  provider_subscription_id text,
+  plan                     text NOT NULL,
+  "interval"               text NOT NULL,
+  status                   text NOT NULL,
+  current_period_end       timestamptz,
+  cancel_at_period_end     boolean NOT NULL DEFAULT false,
+  grace_ends_at            timestamptz,
+  provider_updated_at      timestamptz NOT NULL,
+  created_at               timestamptz NOT NULL,
+  updated_at               timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX subscriptions_provider ON subscriptions (provider, provider_subscription_id) WHERE provider_subscription_id IS NOT NULL;
+
+CREATE TABLE billing_events (
+  provider                 text NOT NULL,
+  event_id                 text NOT NULL,
+  received_at              timestamptz NOT NULL,
+  PRIMARY KEY (provider, event_id)
+);
