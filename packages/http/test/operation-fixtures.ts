@@ -178,5 +178,10 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "suppressions.delete": suppression,
   "metrics.usage": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "metrics.events": fixed({}),
-  "metrics.rates": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } })
+  "metrics.rates": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "billing.get": fixed({}),
+  "billing.usage": fixed({}),
+  "billing.checkout": fixed({ input: { plan: "pro", interval: "monthly" } }),
+  "billing.portal": fixed({ input: {} }),
+  "billing.cancel": fixed({ input: {} })
 }
