@@ -6,6 +6,7 @@
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
+import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
 
 /** name on the command line, section title in BENCHMARKS.md, and the run that makes its body */
@@ -39,6 +40,11 @@ const main = async () => {
     const body = await make()
     console.log(body)
     writeSection(title, body)
+  }
+  if (only.length === 0 || only.includes("metrics")) {
+    const body = metricsSection(await benchMetrics())
+    console.log(body)
+    writeSection("Metrics and shared request limits", body)
   }
 }
 

@@ -49,6 +49,8 @@ import { Drafts } from "./drafts/Drafts.ts"
 import { Search } from "./search/Search.ts"
 import { Dns } from "./dns/Dns.ts"
 import { Domains } from "./domains/Domains.ts"
+import { Metrics } from "./metrics/Metrics.ts"
+import { Billing } from "./billing/Billing.ts"
 
 export type EngineServices =
   | Organizations
@@ -86,6 +88,8 @@ export type EngineServices =
   | Auth
   | Domains
   | Dns
+  | Metrics
+  | Billing
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
@@ -94,7 +98,8 @@ const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Blobs.layer)
 )
 
-const services = messaging.pipe(
+const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
+  Layer.provideMerge(messaging),
   Layer.provideMerge(Auth.layer),
   Layer.provideMerge(Agents.layer),
   Layer.provideMerge(ApiKeys.layer),

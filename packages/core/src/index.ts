@@ -83,3 +83,7 @@ export { Dns, DnsUnavailable, type MxRecord, type RawResolver } from "./dns/Dns.
 export { Domain, DOMAIN_CHECK_JOB, DOMAIN_STATUSES, Domains, type DomainStatus, DomainSummary, transition as domainTransition } from "./domains/Domains.ts"
 export * as DomainOperations from "./domains/operations.ts"
 export { type ReceiverOptions, SMTP_DEFAULTS, SmtpReceiver } from "./smtp/Receiver.ts"
+export { Metrics, MAX_BUCKETS, MAX_DAYS_BACK, MAX_RATE_EVENTS, RATE_TYPES, USAGE_TYPES } from "./metrics/Metrics.ts"
+export * as MetricsOperations from "./metrics/operations.ts"
+export { Billing, BillingSummary, BillingUsage } from "./billing/Billing.ts"
+export * as BillingOperations from "./billing/operations.ts"

@@ -114,6 +114,8 @@ for (const storage of storages()) {
           ajv.addSchema({ $id: "openapi", components: document.components }, "openapi")
           for (const op of operations) {
             if (op.name === "agent.verify" || op.name === "agent.attachHuman") continue // need an agent organization: agent.test.ts
+            // Until a payment provider is configured these answer 503 or 409: billing.test.ts
+            if (op.name === "billing.checkout" || op.name === "billing.portal" || op.name === "billing.cancel") continue
             const res = yield* call(op, op.access.kind === "member" ? world.a.key : undefined, yield* fixture(op, world))
             const route = op.routes[0]
             if (route === undefined) continue

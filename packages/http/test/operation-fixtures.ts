@@ -242,5 +242,13 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "domains.update": (w) => Effect.map(domain(w), (r) => ({ ...r, input: { tracking_enabled: true } })),
   "domains.delete": freshDomain,
   "domains.verify": domain,
-  "domains.zone_file": domain
+  "domains.zone_file": domain,
+  "metrics.usage": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "metrics.events": fixed({}),
+  "metrics.rates": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "billing.get": fixed({}),
+  "billing.usage": fixed({}),
+  "billing.checkout": fixed({ input: { plan: "pro", interval: "monthly" } }),
+  "billing.portal": fixed({ input: {} }),
+  "billing.cancel": fixed({ input: {} })
 }

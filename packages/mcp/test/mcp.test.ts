@@ -230,6 +230,22 @@ for (const storage of storages()) {
         yield* call("update_inbox", { inbox_id: inbox["inbox_id"], status: "paused" })
         yield* call("list_inboxes", { limit: 1 })
         yield* call("list_plans")
+        yield* call("get_usage_metrics", { inbox_id: inbox["inbox_id"], usage_types: ["message_count"] })
+        yield* call("get_event_metrics", { event_types: ["message.sent"] })
+        yield* call("get_rate_metrics", { period: 86400, limit: 7 })
+        yield* call("get_billing")
+        yield* call("get_billing_usage")
+        // No payment provider is configured here: the tools answer the error REST answers.
+        for (const [name, args, code] of [
+          ["start_checkout", { plan: "pro", interval: "monthly" }, "billing_not_configured"],
+          ["open_billing_portal", {}, "no_subscription"],
+          ["cancel_subscription", {}, "no_subscription"]
+        ] as const) {
+          const result = yield* Effect.promise(() => client.callTool({ name, arguments: args }))
+          assert.strictEqual(result.isError, true, name)
+          assert.include(JSON.stringify(result.content), code, name)
+          called.add(name)
+        }
         yield* call("attach_human", { human_email: "schema@example.org" })
         yield* call("verify_human", { otp_code: yield* lastCode("schema@example.org") })
         // Mail: a message to the agent's own inbox (delivered locally), read, labelled, answered, forwarded.

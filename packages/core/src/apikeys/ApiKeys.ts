@@ -11,8 +11,14 @@
  * unrestricted creator). Creating keys needs a verified owner email (403 email_unverified).
  * A key whose scoped inbox or pod is deleted is deleted with it, so it no longer
  * authenticates (401).
+ *
+ * On a PostgreSQL server shared by several processes, each process caches authenticated
+ * keys so a request pays no database round trip for its key. Revocation stays immediate:
+ * a trigger on `api_keys` (migration 0007) signals every change, deletion and cascade,
+ * and every process drops the key when the transaction commits. Signals are best effort,
+ * so an entry also expires after KEY_CACHE_TTL_MS, the longest a lost signal can matter.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { PERMISSIONS, type Permission, parsePermissions, PermissionsInput } from "../access/permissions.ts"
@@ -24,6 +30,7 @@ import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
+import { Signals } from "../db/Signals.ts"
 import { compact, Id, Name } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -112,6 +119,12 @@ const AuthRow = Schema.Struct({
 const unauthorized = () =>
   new Unauthorized({ message: "The API key is missing, unknown or revoked.", fix: "Send Authorization: Bearer am_..." })
 
+/** How long a cached key is trusted without a signal. */
+export const KEY_CACHE_TTL_MS = 60_000
+const KEY_CACHE_MAX = 100_000
+/** The Signals channel of key changes; the trigger of migration 0007 sends on it. */
+const KEYS_CHANNEL = "api_keys"
+
 const narrower = (message: string) =>
   new MissingPermission({ message, fix: "A key cannot have a wider scope than the key that creates it." })
 
@@ -130,6 +143,23 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     const organizations = yield* Organizations
     const pods = yield* Pods
     const inboxes = yield* Inboxes
+    const signals = yield* Signals
+
+    // secret hash -> principal. `generation` moves on every signal: a lookup that raced a
+    // revocation (read the row, then the signal came) is not cached.
+    const cache = new Map<string, { readonly principal: Principal; readonly expires: number }>()
+    let generation = 0
+    if (signals.crossProcess) {
+      yield* signals.subscribe(KEYS_CHANNEL).pipe(
+        Stream.runForEach((keyId) =>
+          Effect.sync(() => {
+            generation++
+            for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash)
+          })
+        ),
+        Effect.forkScoped
+      )
+    }
 
     const issue = Effect.fn("ApiKeys.issue")(function*(organizationId: string, key: IssueKey) {
       const secret = `${KEY_PREFIX}${yield* ids.secret(32)}`
@@ -173,9 +203,14 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       issue,
       authenticate: Effect.fnUntraced(function*(secret: string) {
         if (!secret.startsWith(KEY_PREFIX)) return yield* unauthorized()
+        const hash = hashSecret(secret)
+        const nowMs = signals.crossProcess ? yield* Clock.currentTimeMillis : 0
+        const cached = cache.get(hash)
+        if (cached !== undefined && cached.expires > nowMs) return cached.principal
+        const seen = generation
         const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
           FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
-          WHERE k.secret_hash = ${hashSecret(secret)} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
+          WHERE k.secret_hash = ${hash} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
         const row = rows[0]
         if (row === undefined) return yield* unauthorized()
         const scope: Scope = row.inbox_id !== null
@@ -183,12 +218,17 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           : row.pod_id !== null
           ? { type: "pod", podId: row.pod_id }
           : { type: "organization" }
-        return {
+        const principal: Principal = {
           organizationId: row.organization_id,
           scope,
           keyId: row.id,
           ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
         }
+        if (signals.crossProcess && seen === generation) {
+          if (cache.size >= KEY_CACHE_MAX) cache.clear()
+          cache.set(hash, { principal, expires: nowMs + KEY_CACHE_TTL_MS })
+        }
+        return principal
       }, traced("ApiKeys.authenticate")),
       create: Effect.fn("ApiKeys.create")(function*(principal, input) {
         if (input.pod_id !== undefined && input.inbox_id !== undefined) {

@@ -23,6 +23,8 @@ import { webhookOperations } from "../webhooks/operations.ts"
 import { draftOperations } from "../drafts/operations.ts"
 import { searchOperations } from "../search/operations.ts"
 import { domainOperations } from "../domains/operations.ts"
+import { metricsOperations } from "../metrics/operations.ts"
+import { billingOperations } from "../billing/operations.ts"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -58,7 +60,9 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...webhookOperations,
   ...draftOperations,
   ...searchOperations,
-  ...domainOperations
+  ...domainOperations,
+  ...metricsOperations,
+  ...billingOperations
 ])
 
 export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)

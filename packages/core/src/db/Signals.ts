@@ -27,12 +27,15 @@ export interface Signal {
 }
 
 export class Signals extends Context.Service<Signals, {
+  /** Whether other server processes can share this database (and so see these signals). */
+  readonly crossProcess: boolean
   notify(channel: string, message: string): Effect.Effect<void>
   subscribe(channel: string): Stream.Stream<string>
 }>()("inbox/Signals") {
   static readonly layerInProcess = Layer.effect(Signals, Effect.gen(function*() {
     const hub = yield* Effect.acquireRelease(PubSub.unbounded<Signal>(), PubSub.shutdown)
     return Signals.of({
+      crossProcess: false,
       notify: (channel, message) => Effect.asVoid(PubSub.publish(hub, { channel, message })),
       subscribe: (channel) => Stream.fromPubSub(hub).pipe(Stream.filter((s) => s.channel === channel), Stream.map((s) => s.message))
     })
@@ -54,6 +57,7 @@ export class Signals extends Context.Service<Signals, {
       Effect.forkScoped
     )
     return Signals.of({
+      crossProcess: true,
       // Through `sql`, so inside a transaction the NOTIFY waits for its commit.
       notify: (channel, message) => sql`SELECT pg_notify(${CHANNEL}, ${`${channel} ${message}`})`.pipe(Effect.asVoid, Effect.orDie),
       subscribe: (channel) => Stream.fromPubSub(hub).pipe(Stream.filter((s) => s.channel === channel), Stream.map((s) => s.message))

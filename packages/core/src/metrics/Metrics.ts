@@ -1,0 +1,249 @@
+/**
+ * Metrics (spec: Metric series, Metrics, Limits): usage running totals, event counts and
+ * per-recipient rates of an organization, a pod or an inbox.
+ *
+ * Nothing here scans messages or events. Every change that moves a metric adds to the
+ * counters of `metric_counts` in its own transaction (triggers of migration 0007): an
+ * all-time total per scope and metric, and per-minute and per-hour sums. A query reads the
+ * hour rows when its period is a whole number of hours and the minute rows otherwise, so
+ * its cost depends on the window (at most 90 days: 2,160 hour rows or 129,600 minute rows
+ * per metric), never on how many messages or events there are.
+ *
+ * Query rules (README, "Metrics"): `period` is in seconds, a multiple of 60 (default
+ * 3600); `limit` is the number of buckets (default 24, at most 1,000); buckets are aligned
+ * to the epoch and the last one holds now. The events query takes `start` and `end` as
+ * ISO 8601 timestamps (rounded down to the minute); `end` defaults to now and `start` to
+ * `end` minus `period` x `limit`. A window starting more than 90 days back or needing more
+ * than 1,000 buckets is 400 validation_error; a rates window holding more than 200,000
+ * events is 422 range_too_large. Scope applies: a pod or inbox key reads its own pod or
+ * inbox on the organization routes, and a pod or inbox outside its scope is 404.
+ */
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Principal } from "../access/Principal.ts"
+import { type NotFound, RangeTooLarge, type ValidationError } from "../errors/errors.ts"
+import { EVENT_TYPES } from "../events/catalogue.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { labelsOf, TimeParam } from "../messages/Messages.ts"
+import { Pods } from "../pods/Pods.ts"
+import { Line } from "../shared/fields.ts"
+import { IntegerParam } from "../shared/pagination.ts"
+import { decodeRows, Int8 } from "../shared/sql.ts"
+import { iso, Timestamp } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
+
+export const USAGE_TYPES = ["storage_bytes", "message_count", "thread_count", "inbox_count", "domain_count", "pod_count"] as const
+export const RATE_TYPES = ["bounce", "complaint", "open"] as const
+
+export const MAX_BUCKETS = 1000
+export const MAX_DAYS_BACK = 90
+export const MAX_RATE_EVENTS = 200_000
+export const DEFAULT_PERIOD = 3600
+export const DEFAULT_BUCKETS = 24
+
+const DAY_MS = 86_400_000
+const MINUTE_MS = 60_000
+const HOUR_MS = 3_600_000
+
+const Types = Schema.optionalKey(Schema.Union([Schema.Array(Line(64)), Line(1024)]))
+const Period = IntegerParam(Schema.Int.check(Schema.isBetween({ minimum: 60, maximum: MAX_DAYS_BACK * 86_400 })))
+const Buckets = IntegerParam(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+
+export const UsageQuery = Schema.Struct({ usage_types: Types, period: Schema.optionalKey(Period), limit: Schema.optionalKey(Buckets) })
+export type UsageQuery = typeof UsageQuery.Type
+export const RatesQuery = Schema.Struct({ rate_types: Types, period: Schema.optionalKey(Period), limit: Schema.optionalKey(Buckets) })
+export type RatesQuery = typeof RatesQuery.Type
+export const EventsQuery = Schema.Struct({
+  event_types: Types,
+  period: Schema.optionalKey(Period),
+  limit: Schema.optionalKey(Buckets),
+  start: Schema.optionalKey(TimeParam),
+  end: Schema.optionalKey(TimeParam)
+})
+export type EventsQuery = typeof EventsQuery.Type
+
+// Never empty: every query answers at least one series (all of them when none is named).
+export const UsageSeries = Schema.Record(Schema.String, Schema.Array(Schema.Struct({ timestamp: Timestamp, value: Schema.Number })))
+  .check(Schema.isMinProperties(1))
+export type UsageSeries = typeof UsageSeries.Type
+export const RatesSeries = Schema.Record(
+  Schema.String,
+  Schema.Array(Schema.Struct({ timestamp: Timestamp, sent: Schema.Number, rate: Schema.NullOr(Schema.Number) }))
+).check(Schema.isMinProperties(1))
+export type RatesSeries = typeof RatesSeries.Type
+export const EventCounts = Schema.Struct({ total: Schema.Number, counts: Schema.Record(Schema.String, Schema.Number) })
+export type EventCounts = typeof EventCounts.Type
+
+/** Where a series is read: a pod or inbox named by the path, else the principal's own scope. */
+export interface MetricsPlace {
+  readonly podId?: string | undefined
+  readonly inboxId?: string | undefined
+}
+
+const CountRow = Schema.Struct({ metric: Schema.String, resolution: Schema.Number, bucket: Schema.Date, value: Int8 })
+
+/** The event counted, and its recipients, behind each rate type. */
+const RATE_EVENT: Readonly<Record<typeof RATE_TYPES[number], string>> = {
+  bounce: "message.bounced",
+  complaint: "message.complained",
+  open: "message.opened"
+}
+const SENT = "message.sent"
+
+/** The names asked for, each one of `allowed`; unknown names are 400 validation_error. */
+const typesOf = <T extends string>(field: string, value: ReadonlyArray<string> | string | undefined, allowed: ReadonlyArray<T>) => {
+  const names = labelsOf(value)
+  const unknown = names.filter((n) => !(allowed as ReadonlyArray<string>).includes(n))
+  if (unknown.length > 0) {
+    return validationError(unknown.map((n) => ({ path: [field], message: `Unknown ${field.replace(/s$/, "")} "${n}"; expected one of ${allowed.join(", ")}` })))
+  }
+  return Effect.succeed(names.length === 0 ? allowed : names as ReadonlyArray<T>)
+}
+
+interface Window {
+  /** Start of the first bucket, ms since the epoch. */
+  readonly start: number
+  readonly periodMs: number
+  readonly buckets: number
+}
+
+const checkWindow = (startMs: number, buckets: number, nowMs: number): Effect.Effect<void, ValidationError> => {
+  if (buckets > MAX_BUCKETS) {
+    return validationError([{ path: ["limit"], message: `The window needs ${buckets} buckets; at most ${MAX_BUCKETS} are allowed` }])
+  }
+  if (startMs < nowMs - MAX_DAYS_BACK * DAY_MS) {
+    return validationError([{ path: ["start"], message: `The window starts more than ${MAX_DAYS_BACK} days back` }])
+  }
+  return Effect.void
+}
+
+/** `limit` buckets of `period` seconds, aligned to the epoch, the last one holding now. */
+const seriesWindow = (query: { readonly period?: number; readonly limit?: number }, nowMs: number) =>
+  Effect.gen(function*() {
+    const periodMs = (query.period ?? DEFAULT_PERIOD) * 1000
+    if (periodMs % MINUTE_MS !== 0) return yield* validationError([{ path: ["period"], message: "The period must be a whole number of minutes (a multiple of 60)" }])
+    const buckets = query.limit ?? DEFAULT_BUCKETS
+    const start = Math.floor(nowMs / periodMs) * periodMs - (buckets - 1) * periodMs
+    yield* checkWindow(start, buckets, nowMs)
+    return { start, periodMs, buckets } satisfies Window
+  })
+
+/** The finest stored resolution that divides the period (seconds). */
+const resolutionFor = (periodMs: number) => periodMs % HOUR_MS === 0 ? 3600 : 60
+
+const timestamps = (w: Window) => Array.from({ length: w.buckets }, (_, i) => w.start + i * w.periodMs)
+
+export class Metrics extends Context.Service<Metrics, {
+  usage(principal: Principal, place: MetricsPlace, query: UsageQuery): Effect.Effect<UsageSeries, ValidationError | NotFound>
+  events(principal: Principal, query: EventsQuery): Effect.Effect<EventCounts, ValidationError>
+  rates(principal: Principal, place: MetricsPlace, query: RatesQuery): Effect.Effect<RatesSeries, ValidationError | NotFound | RangeTooLarge>
+}>()("inbox/Metrics") {
+  static readonly layer = Layer.effect(Metrics, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pods = yield* Pods
+    const inboxes = yield* Inboxes
+
+    /** The counters' scope id: the inbox or pod of the path (checked against the key's scope), else the key's own. */
+    const scopeOf = Effect.fn("Metrics.scopeOf")(function*(principal: Principal, place: MetricsPlace) {
+      if (place.inboxId !== undefined) return (yield* inboxes.find(principal, place.inboxId)).id
+      if (place.podId !== undefined) return (yield* pods.find(principal, place.podId)).id
+      const scope = principal.scope
+      return scope.type === "inbox" ? scope.inboxId : scope.type === "pod" ? scope.podId : principal.organizationId
+    })
+
+    /** Bucket sums of `metrics` at one resolution in [from, to). */
+    const bucketRows = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number) =>
+      sql`SELECT metric, resolution, bucket, value FROM metric_counts
+        WHERE scope_id = ${scopeId} AND metric IN ${sql.in(metrics)} AND resolution = ${resolution}
+          AND bucket >= ${new Date(from)} AND bucket < ${new Date(to)}`.pipe(decodeRows(CountRow))
+
+    /** Sums per metric and series bucket of `metrics` over the window. */
+    const perBucket = Effect.fnUntraced(function*(scopeId: string, metrics: ReadonlyArray<string>, w: Window) {
+      const rows = yield* bucketRows(scopeId, metrics, resolutionFor(w.periodMs), w.start, w.start + w.buckets * w.periodMs)
+      const sums = new Map<string, Array<number>>(metrics.map((m) => [m, new Array<number>(w.buckets).fill(0)]))
+      for (const row of rows) {
+        const i = Math.floor((row.bucket.getTime() - w.start) / w.periodMs)
+        const series = sums.get(row.metric)
+        if (series !== undefined && i >= 0 && i < w.buckets) series[i] = (series[i] ?? 0) + Number(row.value)
+      }
+      return sums
+    })
+
+    return Metrics.of({
+      usage: Effect.fn("Metrics.usage")(function*(principal, place, query) {
+        const types = yield* typesOf("usage_types", query.usage_types, USAGE_TYPES)
+        const w = yield* seriesWindow(query, yield* Clock.currentTimeMillis)
+        const scopeId = yield* scopeOf(principal, place)
+        const totals = yield* sql`SELECT metric, resolution, bucket, value FROM metric_counts
+          WHERE scope_id = ${scopeId} AND metric IN ${sql.in(types)} AND resolution = 0`.pipe(decodeRows(CountRow))
+        const deltas = yield* perBucket(scopeId, types, w)
+        const result: Record<string, Array<{ timestamp: string; value: number }>> = {}
+        for (const type of types) {
+          // A running total at the end of each bucket: today's total less what changed after it.
+          let value = Number(totals.find((t) => t.metric === type)?.value ?? 0)
+          const changes = deltas.get(type) ?? []
+          const points = timestamps(w).map((at) => ({ timestamp: iso(new Date(at)), value: 0 }))
+          for (let i = w.buckets - 1; i >= 0; i--) {
+            points[i] = { timestamp: points[i]?.timestamp ?? "", value }
+            value -= changes[i] ?? 0
+          }
+          result[type] = points
+        }
+        return result
+      }),
+
+      events: Effect.fn("Metrics.events")(function*(principal, query) {
+        const types = yield* typesOf("event_types", query.event_types, EVENT_TYPES)
+        const nowMs = yield* Clock.currentTimeMillis
+        const periodMs = (query.period ?? DEFAULT_PERIOD) * 1000
+        const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS
+        const end = floorMinute(query.end === undefined ? nowMs + MINUTE_MS : Date.parse(query.end))
+        const start = floorMinute(query.start === undefined ? end - periodMs * (query.limit ?? DEFAULT_BUCKETS) : Date.parse(query.start))
+        if (end < start) return yield* validationError([{ path: ["end"], message: "end is before start" }])
+        yield* checkWindow(start, Math.ceil((end - start) / periodMs), nowMs)
+        // With no pod or inbox named, the scope is the principal's own: never NotFound.
+        const scopeId = yield* scopeOf(principal, {}).pipe(Effect.orDie)
+        // Whole hours from the hour rows, the ragged minutes at either edge from the minute rows.
+        const hoursFrom = Math.min(Math.ceil(start / HOUR_MS) * HOUR_MS, end)
+        const hoursTo = Math.max(Math.floor(end / HOUR_MS) * HOUR_MS, hoursFrom)
+        const rows = [
+          ...(yield* bucketRows(scopeId, types, 3600, hoursFrom, hoursTo)),
+          ...(yield* bucketRows(scopeId, types, 60, start, hoursFrom)),
+          ...(yield* bucketRows(scopeId, types, 60, hoursTo, end))
+        ]
+        const counts: Record<string, number> = Object.fromEntries(types.map((t) => [t, 0]))
+        for (const row of rows) counts[row.metric] = (counts[row.metric] ?? 0) + Number(row.value)
+        return { total: Object.values(counts).reduce((a, b) => a + b, 0), counts }
+      }),
+
+      rates: Effect.fn("Metrics.rates")(function*(principal, place, query) {
+        const explicit = query.rate_types !== undefined
+        const types = yield* typesOf("rate_types", query.rate_types, RATE_TYPES)
+        const w = yield* seriesWindow(query, yield* Clock.currentTimeMillis)
+        const scopeId = yield* scopeOf(principal, place)
+        const events = [SENT, ...types.map((t) => RATE_EVENT[t])]
+        const sums = yield* perBucket(scopeId, [...events, ...events.map((e) => `recipients:${e}`)], w)
+        const scanned = events.reduce((n, e) => n + (sums.get(e) ?? []).reduce((a, b) => a + b, 0), 0)
+        if (scanned > MAX_RATE_EVENTS) {
+          return yield* new RangeTooLarge({
+            message: `This rates query covers ${scanned} events; at most ${MAX_RATE_EVENTS} are allowed.`,
+            fix: "Ask for fewer buckets or a shorter period."
+          })
+        }
+        const sent = sums.get(`recipients:${SENT}`) ?? []
+        const result: Record<string, Array<{ timestamp: string; sent: number; rate: number | null }>> = {}
+        for (const type of types) {
+          // Opens are counted per message (one open event each), bounces and complaints per recipient.
+          const hits = sums.get(type === "open" ? RATE_EVENT.open : `recipients:${RATE_EVENT[type]}`) ?? []
+          // Open rates appear when tracking data exists, or when asked for by name.
+          if (type === "open" && !explicit && hits.every((n) => n === 0)) continue
+          result[type] = timestamps(w).map((at, i) => {
+            const s = sent[i] ?? 0
+            return { timestamp: iso(new Date(at)), sent: s, rate: s === 0 ? null : (hits[i] ?? 0) / s }
+          })
+        }
+        return result
+      })
+    })
+  }))
+}
