@@ -23,7 +23,7 @@ import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, writeSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
-import { loadMigrations } from "../db/Database.ts"
+import { loadMigrations, PGLITE_EXTENSIONS } from "../db/Database.ts"
 import { now } from "../shared/time.ts"
 import { LOCK_FILE, lockDataFolder } from "../db/lock.ts"
 import { createTar, readTar } from "./tar.ts"
@@ -129,7 +129,7 @@ export const backup = Effect.fn("Operating.backup")(function*(options: {
   yield* lockDataFolder(dataDir)
   // Opened once so a database left by a crash is recovered, then closed: its files are
   // then a clean cold copy.
-  const db = yield* Effect.promise(() => PGlite.create(dataDir))
+  const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
   const migrations = yield* appliedMigrations(db)
   const tables = yield* countRows(db)
   yield* Effect.promise(() => db.exec("CHECKPOINT"))
@@ -254,7 +254,7 @@ export const restore = Effect.fn("Operating.restore")(function*(options: {
     return yield* new OperatingError({ code: "backup_corrupt", message: `the backup is damaged: ${problems.slice(0, 5).join("; ")}` })
   }
   yield* progress(`restore: ${Object.keys(manifest.files).length} database files, ${blobs} blobs written; checking the database`)
-  const db = yield* Effect.promise(() => PGlite.create(dataDir))
+  const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
   const tables = yield* countRows(db)
   yield* Effect.promise(() => db.close())
   const differ = Object.entries(manifest.tables).filter(([name, n]) => tables[name] !== n)
