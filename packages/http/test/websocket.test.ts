@@ -56,6 +56,7 @@ const setUp = Effect.gen(function*() {
   const post = (path: string, json: unknown) =>
     Effect.promise(async () => {
       const res = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json" }, body: JSON.stringify(json) })
+      // Test helper: the body is read field by field and each field asserted, so it stays untyped.
       return await res.json() as any
     })
   const pod = (yield* post("/v0/pods", { name: "P" })).pod_id as string
@@ -82,6 +83,7 @@ for (const storage of storages()) {
           assert.strictEqual(event.inbox_id, w.inboxId)
           assert.strictEqual(event.message.subject, "live")
           // The same envelope as the events list.
+          // Untyped JSON, asserted field by field below.
           const listed = yield* Effect.promise(async () => (await (await fetch(`${w.url}/v0/events?limit=1`, { headers: { authorization: `Bearer ${w.key}` } })).json()) as any)
           assert.deepStrictEqual(event, listed.events[0])
           assert.lengthOf(client.frames.filter((f) => f.type === "event"), 1)

@@ -57,5 +57,6 @@ export const deliverMailOverHttp = (
       body: Buffer.from(raw)
     })
     const text = await response.text()
+    // Tests read the body field by field and assert each, so the testkit leaves it untyped.
     return { status: response.status, text, body: text === "" ? undefined : JSON.parse(text) as any }
   })
