@@ -7,7 +7,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { ApiKeys, Engine, Organizations } from "@inbox/core"
-import { ServerLive } from "@inbox/http"
+import { LoggingLive, ServerLive } from "@inbox/http"
 import { Effect, Layer } from "effect"
 import { seed } from "./seed.ts"
 
@@ -23,4 +23,4 @@ const setup = Layer.effectDiscard(Effect.gen(function*() {
   process.stdout.write(`BENCH_KEYS ${JSON.stringify({ keys, seeded })}\n`)
 }))
 
-NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, setup).pipe(Layer.provide(Engine.layerConfig))))
+NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, setup).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))))

@@ -14,10 +14,11 @@
  * - `Cache-Control: no-store` on /v0 (a created key's secret must never be cached) and
  *   `X-Content-Type-Options: nosniff` everywhere.
  */
-import { checkHost, checkSameOrigin } from "@inbox/core"
+import { type ApiError, checkHost, checkSameOrigin } from "@inbox/core"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { errorResponse } from "./respond.ts"
+import type { WireRequest } from "./wire.ts"
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -31,17 +32,18 @@ const PREFLIGHT_HEADERS = {
   "access-control-max-age": "600"
 }
 
-const pathOf = (url: string): string => url.split(/[?#]/, 1)[0] ?? ""
+export const pathOf = (url: string): string => url.split(/[?#]/, 1)[0] ?? ""
 
 const withCors = (path: string) => path.startsWith("/v0/") || path === "/v0" || path.startsWith("/public/")
 
 /** The names the request addresses: its Host header, and the authority of an absolute-form target. */
-const hostsOf = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string> => {
+const hostsOf = (request: WireRequest): ReadonlyArray<string> => {
   const authority = /^[a-z][a-z0-9+.-]*:\/\//i.test(request.originalUrl) ? URL.parse(request.originalUrl)?.host : undefined
   return [request.headers["host"], authority].filter((h): h is string => h !== undefined && h !== "")
 }
 
-const admit = (request: HttpServerRequest.HttpServerRequest, path: string) =>
+/** Refuses a request that names another site (Host), or a cross-origin page on /mcp. */
+export const admit = (request: WireRequest, path: string) =>
   Effect.gen(function*() {
     if (path === "/health" || path === "/ready" || path === "/metrics") return
     const hosts = hostsOf(request)
@@ -50,12 +52,16 @@ const admit = (request: HttpServerRequest.HttpServerRequest, path: string) =>
     if (path === "/mcp") yield* checkSameOrigin(request.headers["origin"], hosts[0])
   })
 
-const decorate = (response: HttpServerResponse.HttpServerResponse, path: string) =>
-  HttpServerResponse.setHeaders(response, {
-    "x-content-type-options": "nosniff",
-    ...(path.startsWith("/v0/") || path === "/v0" ? { "cache-control": "no-store" } : {}),
-    ...(withCors(path) ? CORS_HEADERS : {})
-  })
+const OTHER_HEADERS = { "x-content-type-options": "nosniff" }
+const V0_HEADERS = { ...OTHER_HEADERS, "cache-control": "no-store", ...CORS_HEADERS }
+const PUBLIC_HEADERS = { ...OTHER_HEADERS, ...CORS_HEADERS }
+
+/** The headers every answer on `path` carries (made once, not per request). */
+export const guardHeaders = (path: string): Readonly<Record<string, string>> =>
+  path.startsWith("/v0/") || path === "/v0" ? V0_HEADERS : withCors(path) ? PUBLIC_HEADERS : OTHER_HEADERS
+
+/** The answer to a refused request (`admit`), before its guard headers. */
+export const refusal = (error: ApiError, path: string) => errorResponse(error, path === "/mcp" ? { "cache-control": "no-store" } : {})
 
 /** Runs `app` for an admitted request and gives its answer the headers above. */
 export const guard = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -63,11 +69,12 @@ export const guard = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResp
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = pathOf(request.url)
     const refused = yield* admit(request, path).pipe(
-      Effect.match({ onFailure: (e) => errorResponse(e, path === "/mcp" ? { "cache-control": "no-store" } : {}), onSuccess: () => undefined })
+      Effect.match({ onFailure: (e) => refusal(e, path), onSuccess: () => undefined })
     )
-    if (refused !== undefined) return decorate(refused, path)
+    const headers = guardHeaders(path)
+    if (refused !== undefined) return HttpServerResponse.setHeaders(refused, headers)
     if (request.method === "OPTIONS" && withCors(path)) {
-      return decorate(HttpServerResponse.empty({ status: 204, headers: PREFLIGHT_HEADERS }), path)
+      return HttpServerResponse.setHeaders(HttpServerResponse.empty({ status: 204, headers: PREFLIGHT_HEADERS }), headers)
     }
-    return decorate(yield* app, path)
+    return HttpServerResponse.setHeaders(yield* app, headers)
   })

@@ -18,8 +18,9 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
-import { createServer, type Server, STATUS_CODES } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
+import { makeDirectPath } from "./direct.ts"
 
 export interface NodeServerOptions {
   readonly headersTimeoutSeconds: number
@@ -69,8 +70,16 @@ const rawResponse = (error: ApiError, requestId: string): string => {
   ].join("\r\n")
 }
 
-/** Node's server with the limits above; `requestId` names each refusal written here. */
-export const makeNodeServer = (options: NodeServerOptions, requestId: () => string): Server => {
+/**
+ * Node's server with the limits above; `requestId` names each refusal written here.
+ * `direct`, when given, sees every request first and answers the ones it takes
+ * (direct.ts); the rest go on to the listeners Effect's adapter registers.
+ */
+export const makeNodeServer = (
+  options: NodeServerOptions,
+  requestId: () => string,
+  direct?: (request: IncomingMessage, response: ServerResponse) => boolean
+): Server => {
   const requestTimeout = Math.max(1, options.requestTimeoutSeconds) * 1000
   const server = createServer({
     requestTimeout,
@@ -79,6 +88,13 @@ export const makeNodeServer = (options: NodeServerOptions, requestId: () => stri
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     connectionsCheckingInterval: 1000
   })
+  if (direct !== undefined) {
+    // Effect's adapter adds its own "request" listener; the direct path must run before it
+    // and, when it takes a request, instead of it, which a second listener cannot do.
+    const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
+    server.emit = ((event: string, ...args: Array<unknown>) =>
+      event === "request" && direct(args[0] as IncomingMessage, args[1] as ServerResponse) ? true : emit(event, ...args)) as Server["emit"]
+  }
   server.maxHeadersCount = MAX_HEADERS_COUNT
   server.maxConnections = Math.max(1, options.maxConnections)
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -100,5 +116,6 @@ export const layerNodeServer = (
 ) =>
   Layer.unwrap(Effect.gen(function*() {
     const ids = yield* Ids
-    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req"))), listen)
+    const direct = yield* makeDirectPath
+    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req")), direct.listener), listen)
   }))

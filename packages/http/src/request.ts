@@ -8,8 +8,9 @@
  */
 import { ApiKeys, type Auth, BadRequest, type CsrfFailed, type Principal, RateLimiter, Settings, Unauthorized } from "@inbox/core"
 import { ByteSize, Effect } from "effect"
-import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
+import { HttpIncomingMessage } from "effect/http"
 import { sessionIdOf, sessionPrincipal } from "./session.ts"
+import type { WireRequest } from "./wire.ts"
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -19,7 +20,7 @@ const bearer = (header: string | undefined): string | undefined => {
   return match?.[1]
 }
 
-export const searchParams = (request: HttpServerRequest.HttpServerRequest): URLSearchParams => {
+export const searchParams = (request: WireRequest): URLSearchParams => {
   const q = request.url.indexOf("?")
   return new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
 }
@@ -30,7 +31,7 @@ export const searchParams = (request: HttpServerRequest.HttpServerRequest): URLS
  * API-key requests never meet the session's CSRF rule.
  */
 export const authenticate = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: WireRequest,
   options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
 ): Effect.Effect<Principal, Unauthorized | CsrfFailed, ApiKeys | Auth | Settings> => {
   const key = bearer(request.headers["authorization"]) ??
@@ -52,7 +53,7 @@ const isJson = (contentType: string) => {
 
 /** The body as bytes, refused (400) past `limit`; the cap also stops a chunked body without a length. */
 export const readBytes = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: WireRequest,
   limit: number
 ): Effect.Effect<Uint8Array, BadRequest> =>
   Effect.gen(function*() {
@@ -71,7 +72,7 @@ const charsetOf = (contentType: string): string | undefined =>
   /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)?.[1]?.toLowerCase()
 
 export const readJsonBody = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: WireRequest,
   limit: number
 ): Effect.Effect<unknown, BadRequest> =>
   Effect.gen(function*() {
@@ -106,7 +107,7 @@ export const readJsonBody = (
   })
 
 /** Query parameters as an object; a repeated parameter keeps its last value. */
-export const queryObject = (request: HttpServerRequest.HttpServerRequest, omit: ReadonlyArray<string>): Record<string, string> => {
+export const queryObject = (request: WireRequest, omit: ReadonlyArray<string>): Record<string, string> => {
   const result: Record<string, string> = {}
   for (const [k, v] of searchParams(request)) if (!omit.includes(k)) result[k] = v
   return result
@@ -119,7 +120,7 @@ const normaliseIp = (ip: string): string => ip.trim().toLowerCase().replace(/^::
  * INBOX_TRUSTED_PROXIES; then the nearest address in X-Forwarded-For that is not itself a
  * trusted proxy. A client cannot choose its own address by sending the header directly.
  */
-export const clientIp = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, never, Settings> =>
+export const clientIp = (request: WireRequest): Effect.Effect<string, never, Settings> =>
   Settings.useSync((settings) => {
     const peer = request.remoteAddress._tag === "Some" ? normaliseIp(request.remoteAddress.value) : "local"
     if (settings.trustedProxies.length === 0 || !settings.trustedProxies.includes(peer)) return peer
@@ -140,7 +141,7 @@ export const limitRequest = (principal: Principal | undefined, ip: string) =>
  * IP, so guessing keys runs into 429 like any other flood.
  */
 export const authenticateAndLimit = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: WireRequest,
   options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
 ) => {
   return Effect.flatMap(clientIp(request), (ip) =>

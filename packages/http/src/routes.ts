@@ -1,10 +1,14 @@
 /**
  * REST routes, derived from core's operation catalogue: one route per (operation, path).
- * A handler decodes the wire format (key, body or query, named headers, raw bytes, path
- * parameters), runs the operation, and encodes the answer as the operation's output says:
- * JSON, an empty 204, or a streamed download. Every rule lives in the operation.
+ * `answerOperation` decodes the wire format (key, body or query, named headers, raw bytes,
+ * path parameters), runs the operation, and says how to answer as the operation's output
+ * says: JSON, an empty 204, or a streamed download. Every rule lives in the operation.
+ *
+ * It is written against a WireRequest, so the direct path (direct.ts, Node's own server for
+ * everything but downloads) and these router routes (downloads, and the in-process app when
+ * a request does not take the direct path) run the same code.
  */
-import { type ApiError, isApiError, type Operation, operations, runOperation } from "@inbox/core"
+import { type ApiError, type Download, isApiError, type Operation, operations, runOperation } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -19,26 +23,38 @@ import {
   readBytes,
   readJsonBody
 } from "./request.ts"
+import type { WireRequest } from "./wire.ts"
 
 const hasBody = (method: string) => method === "POST" || method === "PATCH"
 
-const headerValues = (op: Operation, request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
-  const names = [
-    ...Object.keys(op.headers?.fields ?? {}),
-    ...(op.access.kind === "operator" ? ["x-inbound-secret", "webhook-id", "webhook-timestamp", "webhook-signature"] : [])
-  ]
+const OPERATOR_HEADERS = ["x-inbound-secret", "webhook-id", "webhook-timestamp", "webhook-signature"]
+
+const headerValues = (op: Operation, request: WireRequest): Record<string, string> => {
   const result: Record<string, string> = {}
-  for (const name of names) {
+  const pick = (name: string) => {
     const value = request.headers[name]
     if (value !== undefined) result[name] = value
   }
+  for (const name in op.headers?.fields ?? {}) pick(name)
+  if (op.access.kind === "operator") OPERATOR_HEADERS.forEach(pick)
   return result
 }
 
-const handler = (op: Operation, method: string, path: string) =>
+/** How to answer an operation call: the carrier (router or direct path) writes it. */
+export type Answer =
+  | { readonly _tag: "json"; readonly body: unknown }
+  | { readonly _tag: "empty"; readonly status: number }
+  | { readonly _tag: "download"; readonly download: Download }
+  | { readonly _tag: "error"; readonly error: ApiError }
+
+/** Runs `op` for a request on `path` (its pattern) with the router's decoded `params`. */
+export const answerOperation = (
+  op: Operation,
+  path: string,
+  request: WireRequest,
+  params: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Answer, never, Effect.Services<ReturnType<typeof runOperation>> | Effect.Services<ReturnType<typeof authenticateAndLimit>>> =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const route = yield* HttpRouter.RouteContext
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)
     const onV0 = path.startsWith("/v0/")
@@ -46,14 +62,14 @@ const handler = (op: Operation, method: string, path: string) =>
     const principal = op.access.kind === "member"
       ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0 })
       : yield* Effect.as(limitRequest(undefined, ip), undefined)
-    yield* noteRequest(path, principal?.organizationId)
+    if (principal !== undefined) yield* noteRequest(path, principal.organizationId)
     const raw = op.raw === undefined ? undefined : yield* readBytes(request, op.raw.maxBytes)
-    const input = op.raw !== undefined || !hasBody(method)
+    const input = op.raw !== undefined || !hasBody(request.method)
       ? queryObject(request, ["api_key"])
       : yield* readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT)
     const result = yield* runOperation(op, {
       principal,
-      params: route.params,
+      params,
       input,
       headers: headerValues(op, request),
       ...(raw === undefined ? {} : { raw }),
@@ -61,25 +77,46 @@ const handler = (op: Operation, method: string, path: string) =>
     })
     switch (op.output.kind) {
       case "empty":
-        return HttpServerResponse.empty({ status: op.output.status ?? 204 })
-      case "download": {
-        const download = result as import("@inbox/core").Download
-        return HttpServerResponse.stream(download.body, {
-          status: 200,
-          contentType: download.contentType,
-          ...(download.size === undefined ? {} : { contentLength: download.size }),
-          headers: { ...download.headers }
-        })
-      }
+        return { _tag: "empty", status: op.output.status ?? 204 } as const
+      case "download":
+        return { _tag: "download", download: result as Download } as const
       default:
-        return json(200, result)
+        return { _tag: "json", body: result } as const
     }
   }).pipe(
-    Effect.catchIf(isApiError, (e: ApiError) => Effect.succeed(errorResponse(e)))
+    Effect.catchIf(isApiError, (error: ApiError) => Effect.succeed({ _tag: "error", error } as const))
   )
 
+/** The router's response for an answer. */
+export const answerResponse = (answer: Answer): HttpServerResponse.HttpServerResponse => {
+  switch (answer._tag) {
+    case "json":
+      return json(200, answer.body)
+    case "empty":
+      return HttpServerResponse.empty({ status: answer.status })
+    case "error":
+      return errorResponse(answer.error)
+    case "download": {
+      const download = answer.download
+      return HttpServerResponse.stream(download.body, {
+        status: 200,
+        contentType: download.contentType,
+        ...(download.size === undefined ? {} : { contentLength: download.size }),
+        headers: { ...download.headers }
+      })
+    }
+  }
+}
+
+const handler = (op: Operation, path: string) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const route = yield* HttpRouter.RouteContext
+    return answerResponse(yield* answerOperation(op, path, request, route.params))
+  })
+
 const routeLayers = operations.flatMap((op) =>
-  op.routes.map((r) => HttpRouter.add(r.method, r.path as HttpRouter.PathInput, handler(op, r.method, r.path)))
+  op.routes.map((r) => HttpRouter.add(r.method, r.path as HttpRouter.PathInput, handler(op, r.path)))
 )
 
 export const OperationRoutes = routeLayers.reduce((all, route) => Layer.merge(all, route), Layer.empty as (typeof routeLayers)[number])

@@ -6,12 +6,12 @@
  */
 import { Auth, type CsrfFailed, type NewSession, type Principal, type Session, Settings, Unauthorized } from "@inbox/core"
 import { Effect } from "effect"
-import type { HttpServerRequest } from "effect/http"
+import type { WireRequest } from "./wire.ts"
 
 export const SESSION_COOKIE = "inbox_session"
 
 /** The session id the request's Cookie header carries, if any. */
-export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+export const sessionIdOf = (request: WireRequest): string | undefined => {
   const header = request.headers["cookie"]
   if (header === undefined) return undefined
   for (const part of header.split(";")) {
@@ -26,7 +26,7 @@ export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): strin
 }
 
 /** The live session of the request, or undefined. */
-export const currentSession = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Session | undefined, never, Auth> => {
+export const currentSession = (request: WireRequest): Effect.Effect<Session | undefined, never, Auth> => {
   const id = sessionIdOf(request)
   return id === undefined ? Effect.succeed(undefined) : Auth.use((auth) => auth.session(id))
 }
@@ -41,11 +41,11 @@ export const sessionCookie = (session: NewSession, nowMs: number) =>
 export const clearedCookie = Settings.useSync((settings) => `${SESSION_COOKIE}=; Max-Age=0; ${attributes(settings.publicUrl)}`)
 
 /** The host the request addresses: its Host header, or the authority of an absolute-form target. */
-const hostOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+const hostOf = (request: WireRequest): string | undefined =>
   request.headers["host"] ?? (/^[a-z][a-z0-9+.-]*:\/\//i.test(request.originalUrl) ? URL.parse(request.originalUrl)?.host : undefined)
 
 /** Core's CSRF rule for this request (a state-changing session request needs the token and a same-origin Origin). */
-export const checkCsrf = (request: HttpServerRequest.HttpServerRequest, session: Session | undefined) =>
+export const checkCsrf = (request: WireRequest, session: Session | undefined) =>
   Auth.use((auth) =>
     auth.checkCsrf(session, {
       method: request.method,
@@ -61,7 +61,7 @@ export const checkCsrf = (request: HttpServerRequest.HttpServerRequest, session:
  * unknown or expired (or the person is no longer a member); 403 csrf_failed as `checkCsrf` says.
  */
 export const sessionPrincipal = (
-  request: HttpServerRequest.HttpServerRequest
+  request: WireRequest
 ): Effect.Effect<Principal, Unauthorized | CsrfFailed, Auth | Settings> =>
   Effect.gen(function*() {
     const session = yield* currentSession(request)

@@ -4,7 +4,7 @@
  * surrounding layer, so a test can also reach its services (the captured outbox, say).
  */
 import { type EngineServices } from "@inbox/core"
-import { AppRoutes } from "@inbox/http"
+import { AppRoutes, fromWeb, makeDirectPath } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { buildMail, type TestMail } from "./mail-builder.ts"
@@ -40,7 +40,14 @@ export class TestApp extends Context.Service<TestApp, {
       { disableLogger: true }
     )
     yield* Effect.addFinalizer(() => Effect.promise(dispose))
-    const fetch = (request: Request) => handler(request, context as never)
+    // As Node's server does: the direct path first (direct.ts), the router app for the rest.
+    const direct = yield* makeDirectPath
+    const fetch = async (request: Request) => {
+      const answer = direct.answerWeb(fromWeb(request))
+      if (answer === undefined) return handler(request, context as never)
+      const { status, headers, body } = await answer
+      return new Response(body ?? null, { status, headers })
+    }
     return TestApp.of({
       fetch,
       request: (method, path, options = {}) =>
