@@ -17,6 +17,7 @@ import { Blobs } from "./blobs/Blobs.ts"
 import { BlobStore } from "./blobs/BlobStore.ts"
 import * as BlobStores from "./blobs/stores.ts"
 import { ApiKeys } from "./apikeys/ApiKeys.ts"
+import { KeyCache } from "./apikeys/KeyCache.ts"
 import * as Database from "./db/Database.ts"
 import { Inboxes } from "./inboxes/Inboxes.ts"
 import { Lists } from "./lists/Lists.ts"
@@ -90,6 +91,7 @@ export type EngineServices =
   | Dns
   | Metrics
   | Billing
+  | KeyCache
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
@@ -112,7 +114,7 @@ const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer, Events.layer)),
   // An event's webhook deliveries are written in the event's transaction, as durable jobs.
   Layer.provideMerge(WebhookFanOut.layer),
-  Layer.provideMerge(Layer.merge(Jobs.layer, HostResolver.layer))
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, HostResolver.layer, KeyCache.layer))
 )
 
 /**

@@ -25,6 +25,7 @@ export { Organizations, type OrganizationRow } from "./organizations/Organizatio
 export { Pod, Pods } from "./pods/Pods.ts"
 export { Inbox, Inboxes } from "./inboxes/Inboxes.ts"
 export { ApiKey, ApiKeys, CreatedApiKey, KEY_PREFIX } from "./apikeys/ApiKeys.ts"
+export { KEY_CACHE_TTL_MS, KeyCache } from "./apikeys/KeyCache.ts"
 export { Agents } from "./agent/Agents.ts"
 export { ListEntry, Lists, type ListDirection, type ListScope, type ListType, type Verdict } from "./lists/Lists.ts"
 export { type NewSuppression, Suppression, SUPPRESSION_REASONS, type SuppressionReason, Suppressions } from "./suppressions/Suppressions.ts"

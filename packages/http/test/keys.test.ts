@@ -177,6 +177,16 @@ for (const storage of storages()) {
           assert.strictEqual((yield* app.request("GET", "/v0/inboxes", { key })).status, 401)
         }))
 
+      it.effect("a key whose scoped pod was deleted gives 401, though it answered a moment before", () =>
+        Effect.gen(function*() {
+          const { app, org, createKey } = yield* setup
+          const pod = (yield* app.request("POST", "/v0/pods", { key: org.key, json: { name: "short-lived" } })).body
+          const key = (yield* createKey(org.key, { name: "p", pod_id: pod.pod_id })).body.api_key
+          assert.strictEqual((yield* app.request("GET", "/v0/inboxes", { key })).status, 200)
+          assert.strictEqual((yield* app.request("DELETE", `/v0/pods/${pod.pod_id}`, { key: org.key })).status, 204)
+          assert.strictEqual((yield* app.request("GET", "/v0/inboxes", { key })).status, 401)
+        }))
+
       it.effect("a client_id already used outside the key's scope is 403 already_exists, never the hidden inbox", () =>
         Effect.gen(function*() {
           const { app, org, pod, createKey } = yield* setup

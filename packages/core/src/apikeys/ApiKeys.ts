@@ -12,13 +12,11 @@
  * A key whose scoped inbox or pod is deleted is deleted with it, so it no longer
  * authenticates (401).
  *
- * On a PostgreSQL server shared by several processes, each process caches authenticated
- * keys so a request pays no database round trip for its key. Revocation stays immediate:
- * a trigger on `api_keys` (migration 0007) signals every change, deletion and cascade,
- * and every process drops the key when the transaction commits. Signals are best effort,
- * so an entry also expires after KEY_CACHE_TTL_MS, the longest a lost signal can matter.
+ * Authenticated keys are cached (KeyCache), so a request pays no database round trip for
+ * its key; revocation stays immediate (KeyCache's contract: the revoking process forgets
+ * the key before it answers, the others when the change's signal reaches them).
  */
-import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { PERMISSIONS, type Permission, parsePermissions, PermissionsInput } from "../access/permissions.ts"
@@ -30,7 +28,7 @@ import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
-import { Signals } from "../db/Signals.ts"
+import { KeyCache } from "./KeyCache.ts"
 import { compact, Id, Name } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -119,12 +117,6 @@ const AuthRow = Schema.Struct({
 const unauthorized = () =>
   new Unauthorized({ message: "The API key is missing, unknown or revoked.", fix: "Send Authorization: Bearer am_..." })
 
-/** How long a cached key is trusted without a signal. */
-export const KEY_CACHE_TTL_MS = 60_000
-const KEY_CACHE_MAX = 100_000
-/** The Signals channel of key changes; the trigger of migration 0007 sends on it. */
-const KEYS_CHANNEL = "api_keys"
-
 const narrower = (message: string) =>
   new MissingPermission({ message, fix: "A key cannot have a wider scope than the key that creates it." })
 
@@ -143,23 +135,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     const organizations = yield* Organizations
     const pods = yield* Pods
     const inboxes = yield* Inboxes
-    const signals = yield* Signals
-
-    // secret hash -> principal. `generation` moves on every signal: a lookup that raced a
-    // revocation (read the row, then the signal came) is not cached.
-    const cache = new Map<string, { readonly principal: Principal; readonly expires: number }>()
-    let generation = 0
-    if (signals.crossProcess) {
-      yield* signals.subscribe(KEYS_CHANNEL).pipe(
-        Stream.runForEach((keyId) =>
-          Effect.sync(() => {
-            generation++
-            for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash)
-          })
-        ),
-        Effect.forkScoped
-      )
-    }
+    const cache = yield* KeyCache
 
     const issue = Effect.fn("ApiKeys.issue")(function*(organizationId: string, key: IssueKey) {
       const secret = `${KEY_PREFIX}${yield* ids.secret(32)}`
@@ -204,10 +180,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       authenticate: Effect.fnUntraced(function*(secret: string) {
         if (!secret.startsWith(KEY_PREFIX)) return yield* unauthorized()
         const hash = hashSecret(secret)
-        const nowMs = signals.crossProcess ? yield* Clock.currentTimeMillis : 0
-        const cached = cache.get(hash)
-        if (cached !== undefined && cached.expires > nowMs) return cached.principal
-        const seen = generation
+        const cached = yield* cache.get(hash)
+        if (cached !== undefined) return cached
+        const mark = yield* cache.mark
         const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
           FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
           WHERE k.secret_hash = ${hash} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
@@ -224,10 +199,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           keyId: row.id,
           ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
         }
-        // Not cached for now: the revoking process hears its own NOTIFY only after the commit
-        // is answered, so a cached key outlived its revocation for a moment, and the spec
-        // promises revocation is immediate. The cache returns with a synchronous local drop.
-        void seen
+        yield* cache.remember(hash, principal, mark)
         return principal
       }, traced("ApiKeys.authenticate")),
       create: Effect.fn("ApiKeys.create")(function*(principal, input) {
@@ -262,6 +234,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           WHERE id = ${keyId} AND revoked_at IS NULL AND ${visibleKeys(principal)}
           RETURNING id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound("API key", keyId)
+        // Committed (a single statement): this process refuses the key from its next request.
+        yield* cache.forgetKey(keyId)
       })
     })
   }))

@@ -24,6 +24,7 @@ import {
   type SubdomainsNotEnabled,
   type ValidationError
 } from "../errors/errors.ts"
+import { KeyCache } from "../apikeys/KeyCache.ts"
 import { Domains } from "../domains/Domains.ts"
 import { Organizations, planOf } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -123,6 +124,7 @@ export class Inboxes extends Context.Service<Inboxes, {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
+    const keyCache = yield* KeyCache
     const organizations = yield* Organizations
     const pods = yield* Pods
     const domains = yield* Domains
@@ -244,6 +246,8 @@ export class Inboxes extends Context.Service<Inboxes, {
         const row = yield* find(principal, idOrEmail)
         if (podId !== undefined && row.pod_id !== podId) return yield* notFound("Inbox", idOrEmail)
         yield* sql`DELETE FROM inboxes WHERE id = ${row.id}`.pipe(Effect.orDie)
+        // The inbox's keys went with it (cascade): this process refuses them from its next request.
+        yield* keyCache.forgetScope(row.id)
       })
     })
   }))

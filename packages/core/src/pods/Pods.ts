@@ -11,6 +11,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { notFound, type Principal } from "../access/Principal.ts"
+import { KeyCache } from "../apikeys/KeyCache.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { type AlreadyExists, type NotFound, PodNotEmpty, PodProtected, type ValidationError } from "../errors/errors.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -67,6 +68,7 @@ export class Pods extends Context.Service<Pods, {
   static readonly layer = Layer.effect(Pods, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
+    const keyCache = yield* KeyCache
 
     const select = (principal: Principal, podId: string, forUpdate: boolean) =>
       Effect.gen(function*() {
@@ -120,6 +122,8 @@ export class Pods extends Context.Service<Pods, {
           }
           yield* sql`DELETE FROM pods WHERE id = ${pod.id}`
         })).pipe(Effect.catchTag("SqlError", Effect.die))
+        // Committed; the pod's keys went with it (cascade): this process refuses them from its next request.
+        yield* keyCache.forgetScope(podId)
       }),
       defaultPodId: (organizationId) =>
         sql<{ id: string }>`SELECT id FROM pods WHERE organization_id = ${organizationId} AND is_default`.pipe(
