@@ -316,11 +316,13 @@ export const benchIngest = async (): Promise<ReadonlyArray<Section>> => {
   }
   const dir = mkdtempSync(join(tmpdir(), "inbox-bench-ingest-"))
   try {
-    const ours = await startServer({ INBOX_DATA_DIR: join(dir, "data"), BENCH_TENANTS: "1" }, PORT)
-    try {
-      sections.push({ storage: "PGlite", cases: await measureAll(`http://127.0.0.1:${PORT}`, ours.keys[0]!, ours.child), notes: [] })
-    } finally {
-      await stop(ours.child)
+    if (process.env["BENCH_SKIP_PGLITE"] !== "1") {
+      const ours = await startServer({ INBOX_DATA_DIR: join(dir, "data"), BENCH_TENANTS: "1" }, PORT)
+      try {
+        sections.push({ storage: "PGlite", cases: await measureAll(`http://127.0.0.1:${PORT}`, ours.keys[0]!, ours.child), notes: [] })
+      } finally {
+        await stop(ours.child)
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

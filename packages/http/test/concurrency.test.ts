@@ -132,6 +132,33 @@ if (url !== undefined && url !== "") {
           }
         }))
 
+      it.effect("replies to one parent delivered together with it end in one thread; the metrics count every message once", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization({ plan: "scale" })
+          const inbox = (yield* app.request("POST", "/v0/inboxes", { key, json: {} })).body as { inbox_id: string; email: string }
+          for (let round = 0; round < 3; round++) {
+            const parent = `<list${round}@example.org>`
+            // Replies share the parent's lock (they do not wait for each other); the parent holds it alone.
+            const answers = yield* Effect.all([
+              deliverMail(inbox.email, { messageId: parent }),
+              ...Array.from({ length: 8 }, (_, i) => deliverMail(inbox.email, { messageId: `<r${round}.${i}@example.org>`, inReplyTo: parent }))
+            ], { concurrency: "unbounded" })
+            assert.deepStrictEqual([...new Set(answers.map((a) => a.status))], [200])
+            const ids = new Set(answers.map((a) => a.body.delivered[0].message_id as string))
+            const listed = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages?limit=100`, { key })
+            const threads = new Set(listed.body.messages.filter((m: { message_id: string }) => ids.has(m.message_id)).map((m: { thread_id: string }) => m.thread_id))
+            assert.strictEqual(threads.size, 1, `round ${round}: ${[...threads].join(", ")}`)
+            const thread = yield* app.request("GET", `/v0/threads/${[...threads][0]}`, { key })
+            assert.strictEqual(thread.body.message_count, 9)
+          }
+          // Counters are split in shards per connection (migration 0017); the sums stay exact.
+          const usage = yield* app.request("GET", "/v0/metrics/usage?usage_types=message_count,thread_count&limit=1", { key })
+          assert.strictEqual(usage.status, 200, usage.text)
+          assert.strictEqual(usage.body.message_count[0].value, 27)
+          assert.strictEqual(usage.body.thread_count[0].value, 3)
+        }))
+
       it.effect("concurrent inbox creates cannot pass the plan's limit", () =>
         Effect.gen(function*() {
           const app = yield* TestApp

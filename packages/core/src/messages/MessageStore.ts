@@ -7,11 +7,12 @@
  * message, its thread, its event and its blobs together.
  *
  * `insert` (one message into one inbox):
- * 1. Takes transaction-scoped advisory locks on the message's own Message-ID and on every
- *    id it names as a parent (per inbox, in a fixed order, so no deadlock). A reply and its
- *    parent arriving at once on two processes share the parent's lock: one commits first
- *    and the other sees it, so they end in one thread; two deliveries of the same message
- *    share its own lock, so the second sees the first and is a duplicate.
+ * 1. Takes transaction-scoped advisory locks on the message's own Message-ID (exclusive)
+ *    and on every id it names as a parent (shared), per inbox, in a fixed order, so no
+ *    deadlock. A reply and its parent arriving at once on two processes meet on the
+ *    parent's lock: one commits first and the other sees it, so they end in one thread; two
+ *    deliveries of the same message meet on its own lock, so the second sees the first and
+ *    is a duplicate; replies to one parent do not wait for each other.
  * 2. A message already stored in the inbox (same direction and Message-ID) is a duplicate:
  *    nothing is written and the stored one is answered (a forwarder's retry).
  * 3. The thread is decided by the mail engine's `decideThread` over the rows it asks for
@@ -94,9 +95,18 @@ export class MessageStore extends Context.Service<MessageStore, {
     const ids = yield* Ids
     const blobs = yield* Blobs
 
-    const lockIds = (inboxId: string, rfcIds: ReadonlyArray<string>) => {
-      const keys = [...new Set(rfcIds.map((id) => `${inboxId} ${id}`))].sort()
-      return sql`SELECT pg_advisory_xact_lock(h) FROM (SELECT hashtextextended(k, 0) AS h FROM unnest(${keys}::text[]) AS k ORDER BY 1) AS locks`
+    // Exclusive on the message's own id, shared on the ids it names as parents: a message and
+    // its reply (or a second delivery of the same message) still take turns, while replies to
+    // one parent (a thread everyone answers, a list's mail) no longer wait for each other.
+    // Their threads are decided from stored parents and children only, never from siblings,
+    // and a thread they join is locked by its row. One statement, in the order of the hashes,
+    // whatever the mode: two transactions never wait for each other in a circle.
+    const lockIds = (inboxId: string, own: string, parents: ReadonlyArray<string>) => {
+      const keys = [own, ...parents].map((id) => `${inboxId} ${id}`)
+      const exclusive = keys.map((_, i) => i === 0)
+      return sql`SELECT CASE WHEN own THEN pg_advisory_xact_lock(h)::text ELSE pg_advisory_xact_lock_shared(h)::text END
+        FROM (SELECT hashtextextended(k, 0) AS h, bool_or(own) AS own FROM unnest(${keys}::text[], ${exclusive}::boolean[]) AS u (k, own)
+          GROUP BY 1 ORDER BY 1) AS locks`
     }
 
     const threadColumns = (t: ThreadFacts) => ({
@@ -157,7 +167,7 @@ export class MessageStore extends Context.Service<MessageStore, {
 
     const insert = Effect.fn("MessageStore.insert")(function*(m: NewMessage) {
       const parents = [...new Set([...(m.in_reply_to === undefined ? [] : [m.in_reply_to]), ...(m.references ?? [])])]
-      yield* lockIds(m.inbox.id, [m.rfc_message_id, ...parents])
+      yield* lockIds(m.inbox.id, m.rfc_message_id, parents)
       const existing = yield* sql`SELECT * FROM messages WHERE inbox_id = ${m.inbox.id} AND direction = ${m.direction}
         AND rfc_message_id = ${m.rfc_message_id}`.pipe(decodeRows(FullMessageRow))
       if (existing[0] !== undefined) {

@@ -4,7 +4,8 @@
  *
  * Nothing here scans messages or events. Every change that moves a metric adds to the
  * counters of `metric_counts` in its own transaction (triggers of migration 0007): an
- * all-time total per scope and metric, and per-minute and per-hour sums. A query reads the
+ * all-time total per scope and metric, and per-minute and per-hour sums, each split in up
+ * to 16 shards that queries add up (0017: concurrent writers do not take turns). A query reads the
  * hour rows when its period is a whole number of hours and the minute rows otherwise, so
  * its cost depends on the window (at most 90 days: 2,160 hour rows or 129,600 minute rows
  * per metric), never on how many messages or events there are.
@@ -153,9 +154,10 @@ export class Metrics extends Context.Service<Metrics, {
 
     /** Bucket sums of `metrics` at one resolution in [from, to). */
     const bucketRows = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number) =>
-      sql`SELECT metric, resolution, bucket, value FROM metric_counts
+      sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_counts
         WHERE scope_id = ${scopeId} AND metric IN ${sql.in(metrics)} AND resolution = ${resolution}
-          AND bucket >= ${new Date(from)} AND bucket < ${new Date(to)}`.pipe(decodeRows(CountRow))
+          AND bucket >= ${new Date(from)} AND bucket < ${new Date(to)}
+        GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
 
     /** Sums per metric and series bucket of `metrics` over the window. */
     const perBucket = Effect.fnUntraced(function*(scopeId: string, metrics: ReadonlyArray<string>, w: Window) {
@@ -174,8 +176,9 @@ export class Metrics extends Context.Service<Metrics, {
         const types = yield* typesOf("usage_types", query.usage_types, USAGE_TYPES)
         const w = yield* seriesWindow(query, yield* Clock.currentTimeMillis)
         const scopeId = yield* scopeOf(principal, place)
-        const totals = yield* sql`SELECT metric, resolution, bucket, value FROM metric_counts
-          WHERE scope_id = ${scopeId} AND metric IN ${sql.in(types)} AND resolution = 0`.pipe(decodeRows(CountRow))
+        const totals = yield* sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_counts
+          WHERE scope_id = ${scopeId} AND metric IN ${sql.in(types)} AND resolution = 0
+          GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
         const deltas = yield* perBucket(scopeId, types, w)
         const result: Record<string, Array<{ timestamp: string; value: number }>> = {}
         for (const type of types) {
