@@ -282,6 +282,10 @@ for (const storage of storages()) {
         assert.match(setup.body.otpauth_uri, /^otpauth:\/\/totp\/Inbox:/)
         assert.include(setup.body.otpauth_uri, `secret=${setup.body.secret}`)
         assert.include(decodeURIComponent(setup.body.otpauth_uri), email)
+        // At rest the authenticator secret is sealed under INBOX_SECRET_KEY, never stored as shown.
+        const stored = yield* SqlClient.SqlClient.use((sql) => sql<{ totp_secret: string }>`SELECT totp_secret FROM users WHERE email = ${email}`)
+        assert.match(stored[0]!.totp_secret, /^v1:/)
+        assert.notInclude(stored[0]!.totp_secret, setup.body.secret)
         const good = yield* totpCode(setup.body.secret)
         const wrong = yield* b.request("POST", "/auth/2fa/enable", { code: good === "000000" ? "111111" : "000000" })
         assert.strictEqual(wrong.status, 400)

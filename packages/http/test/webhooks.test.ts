@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { DEFAULT_EVENT_TYPES, Jobs } from "@inbox/core"
 import { deliverMail, engineLayer, newOrganization, type ReceivedRequest, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
 import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { vi } from "vitest"
@@ -68,6 +69,10 @@ for (const s of storage) {
           assert.deepStrictEqual(got.body, withoutSecret)
           const list = yield* app.request("GET", "/v0/webhooks", { key: w.key })
           assert.deepStrictEqual(list.body, { count: 1, limit: 50, webhooks: [withoutSecret] })
+          // At rest the secret is sealed under INBOX_SECRET_KEY, never stored as shown.
+          const stored = yield* SqlClient.SqlClient.use((sql) => sql<{ secret: string }>`SELECT secret FROM webhooks WHERE id = ${hook.webhook_id}`)
+          assert.match(stored[0]!.secret, /^v1:/)
+          assert.notInclude(stored[0]!.secret, hook.secret.slice(6))
         }))
 
       it.effect("PATCH changes url, enabled and event_types; DELETE answers 204 and the webhook is gone (404)", () =>
@@ -173,6 +178,23 @@ for (const s of storage) {
     TestApp.layer.pipe(Layer.provideMerge(engineLayer(s.layer, { inboundSecret: TEST_INBOUND_SECRET, webhookAllowPrivate: true }))),
     { timeout: "120 seconds" }
   )(`webhook deliveries (${s.name})`, (it) => {
+    it.effect("a secret sealed under another INBOX_SECRET_KEY is never used: the delivery fails as secret_unreadable and nothing is sent", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        // The row of another webhook, copied over: the webhook id is sealed into it, so it does not open here.
+        const other = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, event_types: ["message.sent"] } })).body
+        yield* SqlClient.SqlClient.use((sql) => sql`UPDATE webhooks SET secret = (SELECT secret FROM webhooks WHERE id = ${other.webhook_id}) WHERE id = ${hook.webhook_id}`)
+        yield* deliverMail(w.email, { subject: "unsigned" })
+        yield* runJobs
+        assert.lengthOf(receiver.received, 0)
+        const deliveries = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body
+        assert.strictEqual(deliveries.deliveries[0].status, "failed")
+        assert.strictEqual(deliveries.deliveries[0].error, "secret_unreadable")
+      }))
+
     it.effect("a delivery is the event's envelope, signed (verified by standardwebhooks), with webhook-id equal to the event id and the custom headers", () =>
       Effect.gen(function*() {
         const app = yield* TestApp

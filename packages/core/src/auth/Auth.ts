@@ -56,6 +56,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { RATE_POLICIES, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { Settings } from "../settings/Settings.ts"
+import { openStored, sealIfKey } from "../shared/sealing.ts"
 import { decodeRows, Int8 } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -313,11 +314,19 @@ export class Auth extends Context.Service<Auth, {
       }
     }
 
+    /**
+     * The authenticator secret: sealed rows open with INBOX_SECRET_KEY (undefined when they do
+     * not, so no code is accepted by it; recovery codes still are); rows from before sealing
+     * are plain base32.
+     */
+    const openTotp = (userId: string, stored: string) => openStored(settings.secretKey, "totp", userId, stored)
+
     /** Accepts an authenticator code (once per time step) or an unused recovery code. */
     const acceptCode = Effect.fn("Auth.acceptCode")(function*(user: UserRow, code: string, allowRecovery: boolean) {
       const at = yield* now
-      if (user.totp_secret !== null && /^\d{6}$/.test(code.trim())) {
-        const delta = totpOf(user.totp_secret, user.email).validate({ token: code.trim(), timestamp: at.getTime(), window: 1 })
+      const totpSecret = user.totp_secret === null ? undefined : yield* openTotp(user.id, user.totp_secret)
+      if (totpSecret !== undefined && /^\d{6}$/.test(code.trim())) {
+        const delta = totpOf(totpSecret, user.email).validate({ token: code.trim(), timestamp: at.getTime(), window: 1 })
         if (delta === null) return false
         const step = Math.floor(at.getTime() / 1000 / TOTP_PERIOD) + delta
         const taken = yield* sql`UPDATE users SET totp_last_step = ${step} WHERE id = ${user.id}
@@ -597,7 +606,9 @@ export class Auth extends Context.Service<Auth, {
         if (user.totp_enabled) return yield* new TwoFactorAlreadyEnabled({ message: "Two-step verification is already on.", fix: "Disable it first to set up another authenticator." })
         const secret = Secret.fromHex(yield* ids.secret(20)).base32
         const at = yield* now
-        yield* sql`UPDATE users SET totp_secret = ${secret}, totp_last_step = NULL, updated_at = ${at} WHERE id = ${user.id}`.pipe(Effect.orDie)
+        // Sealed at rest under INBOX_SECRET_KEY when the server has one (always with the embedded database).
+        const stored = sealIfKey(settings.secretKey, "totp", user.id, secret)
+        yield* sql`UPDATE users SET totp_secret = ${stored}, totp_last_step = NULL, updated_at = ${at} WHERE id = ${user.id}`.pipe(Effect.orDie)
         return { secret, otpauth_uri: totpOf(secret, user.email).toString() }
       }),
 

@@ -1,19 +1,16 @@
 /**
  * DKIM keys of custom domains: one RSA-2048 key pair per domain, the private half sealed
- * with AES-256-GCM under a key derived from INBOX_SECRET_KEY before it is stored, and the
- * signer that adds a DKIM-Signature to outgoing mail (nodemailer's, the one the Node mail
- * stack trusts).
- *
- * Sealed form: `v1:<iv>:<tag>:<ciphertext>`, base64 parts. The version names the scheme so
- * a key rotation (see the README, "Custom domains") can tell old rows from new. The domain
- * name is the additional authenticated data, so a sealed key copied onto another domain's
- * row does not open.
+ * under INBOX_SECRET_KEY before it is stored (shared/sealing.ts; the domain name is the
+ * authenticated data, so a sealed key copied onto another domain's row does not open), and
+ * the signer that adds a DKIM-Signature to outgoing mail (nodemailer's, the one the Node
+ * mail stack trusts).
  */
 import { Effect } from "effect"
-import { createCipheriv, createDecipheriv, createHash, generateKeyPair, randomBytes } from "node:crypto"
+import { generateKeyPair } from "node:crypto"
 import { Readable } from "node:stream"
 import { promisify } from "node:util"
 import DKIM from "nodemailer/lib/dkim"
+import { open as openValue, seal as sealValue } from "../shared/sealing.ts"
 
 const generate = promisify(generateKeyPair)
 
@@ -32,27 +29,12 @@ export const generateDkimKey: Effect.Effect<KeyPair> = Effect.promise(async () =
   return { publicKey: Buffer.from(publicKey).toString("base64"), privateKeyPem: privateKey }
 })
 
-const keyOf = (secret: string) => createHash("sha256").update(`inbox-engine dkim v1\0${secret}`).digest()
+/** The private key sealed for its domain (shared/sealing.ts). */
+export const seal = (secret: string, domain: string, plaintext: string): string => sealValue(secret, "dkim", domain, plaintext)
 
-export const seal = (secret: string, domain: string, plaintext: string): string => {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv("aes-256-gcm", keyOf(secret), iv)
-  cipher.setAAD(Buffer.from(domain))
-  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
-  return ["v1", iv.toString("base64"), cipher.getAuthTag().toString("base64"), body.toString("base64")].join(":")
-}
-
-/** The plaintext, or undefined when the key is not the one that sealed it (GCM's tag refuses it). */
-export const open = (secret: string, domain: string, sealed: string): Effect.Effect<string | undefined> => {
-  const [version, iv, tag, body] = sealed.split(":")
-  if (version !== "v1" || iv === undefined || tag === undefined || body === undefined) return Effect.succeed(undefined)
-  return Effect.try(() => {
-    const decipher = createDecipheriv("aes-256-gcm", keyOf(secret), Buffer.from(iv, "base64"))
-    decipher.setAAD(Buffer.from(domain))
-    decipher.setAuthTag(Buffer.from(tag, "base64"))
-    return Buffer.concat([decipher.update(Buffer.from(body, "base64")), decipher.final()]).toString("utf8")
-  }).pipe(Effect.orElseSucceed(() => undefined))
-}
+/** The plaintext, or undefined when the key is not the one that sealed it. */
+export const open = (secret: string, domain: string, sealed: string): Effect.Effect<string | undefined> =>
+  openValue(secret, "dkim", domain, sealed)
 
 export const dkimRecordValue = (publicKey: string) => `v=DKIM1; k=rsa; p=${publicKey}`
 

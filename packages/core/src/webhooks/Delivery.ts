@@ -27,6 +27,7 @@ import type { LookupFunction } from "node:net"
 import { type Job, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
 import { Settings } from "../settings/Settings.ts"
+import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
@@ -139,6 +140,9 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       if (!delivered) return yield* new JobFailed({ message: outcome.error ?? "failed", retry: true })
     })
 
+  /** The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are plain. */
+  const signingSecret = (webhookId: string, stored: string) => openStored(settings.secretKey, "webhook", webhookId, stored)
+
   const run = (job: Job) =>
     Effect.gen(function*() {
       const id = (job.payload as { delivery_id: string }).delivery_id
@@ -157,6 +161,14 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       }
       yield* sql`UPDATE webhook_deliveries SET status = 'sending', attempts = ${job.attempts}, last_attempt_at = ${at},
         updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
+      const secret = yield* signingSecret(row.webhook_id, row.secret)
+      if (secret === undefined) {
+        // Sealed under another INBOX_SECRET_KEY: no signature we could make would verify.
+        yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = 'secret_unreadable', updated_at = ${at}
+          WHERE id = ${id}`.pipe(Effect.orDie)
+        yield* Effect.logError("a webhook secret does not open with INBOX_SECRET_KEY", { webhook_id: row.webhook_id })
+        return
+      }
       const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
       const body = JSON.stringify(toEnvelope(event))
       const timestamp = Math.floor(at.getTime() / 1000).toString()
@@ -164,7 +176,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         ...row.headers,
         "webhook-id": event.id,
         "webhook-timestamp": timestamp,
-        "webhook-signature": sign(row.secret, event.id, timestamp, Buffer.from(body))
+        "webhook-signature": sign(secret, event.id, timestamp, Buffer.from(body))
       }
       const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
         Effect.provideService(HostResolver, resolver),

@@ -25,6 +25,7 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
+import { sealIfKey } from "../shared/sealing.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -114,11 +115,10 @@ export const Webhook = Schema.Struct({
 })
 export type Webhook = typeof Webhook.Type
 
-export const toWebhook = (row: WebhookRow, withSecret = false): Webhook =>
+export const toWebhook = (row: WebhookRow): Webhook =>
   compact({
     webhook_id: row.id,
     url: row.url,
-    secret: withSecret ? row.secret : undefined,
     enabled: row.enabled,
     event_types: row.event_types,
     inbox_ids: row.inbox_ids.length > 0 ? row.inbox_ids : undefined,
@@ -301,12 +301,16 @@ export class Webhooks extends Context.Service<Webhooks, {
           yield* checkLimit(planOf(org), "webhooks", count[0]?.n ?? 0)
           const at = yield* now
           const secret = `whsec_${Buffer.from(yield* ids.secret(24), "hex").toString("base64")}`
+          const id = yield* ids.make("wh")
+          // Sealed at rest when the server has INBOX_SECRET_KEY (always with the embedded database).
+          const stored = sealIfKey(settings.secretKey, "webhook", id, secret)
           const rows = yield* sql`INSERT INTO webhooks (id, organization_id, pod_id, inbox_id, url, secret, enabled, event_types, inbox_ids, pod_ids, headers, created_at, updated_at)
-            VALUES (${yield* ids.make("wh")}, ${org.id}, ${owner.podId ?? null}, ${owner.inboxId ?? null}, ${input.url}, ${secret}, TRUE,
+            VALUES (${id}, ${org.id}, ${owner.podId ?? null}, ${owner.inboxId ?? null}, ${input.url}, ${stored}, TRUE,
               ${[...new Set(input.event_types ?? DEFAULT_EVENT_TYPES)]}::text[], ${scope.inboxIds}::text[], ${scope.podIds}::text[],
               ${JSON.stringify(lower(input.headers ?? {}))}::jsonb, ${at}, ${at})
             RETURNING *`.pipe(decodeRows(WebhookRow))
-          return toWebhook(rows[0]!, true)
+          const { webhook_id, url, ...rest } = toWebhook(rows[0]!)
+          return { webhook_id, url, secret, ...rest }
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
       list: Effect.fn("Webhooks.list")(function*(principal, path, query) {
