@@ -46,7 +46,7 @@ export { canSee, EventEnvelope, type EventRow, Events, EVENTS_CHANNEL, toEnvelop
 export * as EventOperations from "./events/operations.ts"
 export { LiveEvents, type ServerFrame, type Subscription, wants } from "./events/Live.ts"
 export { Delivery as WebhookDelivery, Webhook, Webhooks } from "./webhooks/Webhooks.ts"
-export { checkWebhookUrl, HostResolver, isPublicAddress } from "./webhooks/guard.ts"
+export { checkPublicUrl, checkWebhookUrl, HostResolver, isPublicAddress } from "./webhooks/guard.ts"
 export { DELIVERY_JOB } from "./webhooks/FanOut.ts"
 export * as WebhookOperations from "./webhooks/operations.ts"
 export * from "./events/catalogue.ts"

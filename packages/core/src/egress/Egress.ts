@@ -1,11 +1,13 @@
 /**
- * Egress: the engine's only way to fetch a URL from the outside world (URL attachments of a
- * send today; webhook deliveries may share it later).
+ * Egress: the engine's way to fetch a URL from the outside world (URL attachments of a send).
  *
  * Contract of `fetch(url, { maxBytes, timeout })`:
- * - Only `http:` and `https:` URLs are fetched; other schemes, and hosts that are literal
- *   loopback, private or link-local addresses (or `localhost`), fail with reason `forbidden`
- *   before any connection. (A DNS-resolving SSRF guard is not part of this port yet.)
+ * - Only `http:` and `https:` URLs are fetched. The host is resolved and every address it
+ *   has must be public (the webhook URL rule, webhooks/guard.ts: private, loopback,
+ *   link-local, reserved, documentation and IPv4-mapped ranges refused), else the call fails
+ *   with reason `forbidden` before any connection; the connection then goes to an address
+ *   that was checked, never to a second answer of the resolver (DNS rebinding).
+ *   INBOX_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule for both, for closed networks.
  * - Redirects are followed by hand, at most 5, each target checked like the first URL.
  * - A non-2xx answer fails with reason `status`.
  * - The body is counted while it streams: as soon as more than `maxBytes` arrived (or the
@@ -23,6 +25,13 @@
  * can drive timeouts).
  */
 import { Context, Duration, Effect, Layer, Schema } from "effect"
+import type { IncomingMessage } from "node:http"
+import { request as httpRequest } from "node:http"
+import { request as httpsRequest } from "node:https"
+import type { LookupFunction } from "node:net"
+import { isIP } from "node:net"
+import { Settings } from "../settings/Settings.ts"
+import { type CheckedUrl, checkPublicUrl, HostResolver, isPublicAddress } from "../webhooks/guard.ts"
 
 export const EgressFailure = Schema.Literals(["too_large", "timeout", "network", "status", "forbidden"])
 export type EgressFailure = typeof EgressFailure.Type
@@ -54,7 +63,17 @@ export interface TestResponse {
 export class Egress extends Context.Service<Egress, {
   fetch(url: string, options: FetchOptions): Effect.Effect<Fetched, EgressError>
 }>()("inbox/Egress") {
-  static readonly layer: Layer.Layer<Egress> = Layer.sync(Egress, () => Egress.of({ fetch: liveFetch }))
+  /** Live fetches, names resolved by the given HostResolver. */
+  static readonly layerResolving: Layer.Layer<Egress, never, HostResolver | Settings> = Layer.effect(Egress, Effect.gen(function*() {
+    const resolver = yield* HostResolver
+    const settings = yield* Settings
+    return Egress.of({
+      fetch: (url, options) => liveFetch(url, options, settings.webhookAllowPrivate).pipe(Effect.provideService(HostResolver, resolver))
+    })
+  }))
+
+  /** Live fetches through the system resolver. */
+  static readonly layer: Layer.Layer<Egress, never, Settings> = Egress.layerResolving.pipe(Layer.provide(HostResolver.layer))
 
   static readonly layerTest = (responses: Readonly<Record<string, TestResponse>>): Layer.Layer<Egress> =>
     Layer.succeed(Egress, Egress.of({
@@ -85,86 +104,88 @@ const withTimeout = (url: string, timeout: Duration.Input) => <A, R>(self: Effec
 
 const mediaType = (value: string): string => (value.split(";")[0] ?? "").trim().toLowerCase()
 
-// Literal addresses only: a name that resolves to a private address is not caught here.
-const privateHost = (host: string): boolean => {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase()
-  if (h === "localhost" || h.endsWith(".localhost")) return true
-  const v4 = h.replace(/^::ffff:/, "").match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/)
-  if (v4 !== null) {
-    const a = Number(v4[1])
-    const b = Number(v4[2])
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
-  }
-  // IPv6: unspecified, loopback, link-local fe80::/10, unique-local fc00::/7, and v4-mapped
-  // (URL writes those in hex, so the dotted check above cannot see them)
-  return h.includes(":") && (h === "::" || h === "::1" || /^fe[89ab]/.test(h) || /^f[cd]/.test(h) || h.startsWith("::ffff:"))
-}
-
+/** The canned layer's check: what the live guard refuses without a resolver (literal addresses, localhost). */
 const checkUrl = (url: string): Effect.Effect<URL, EgressError> => {
   const parsed = URL.parse(url)
   if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
     return Effect.fail(new EgressError({ reason: "forbidden", url, message: "only http and https URLs can be fetched" }))
   }
-  if (privateHost(parsed.hostname)) return Effect.fail(new EgressError({ reason: "forbidden", url, message: "the host is a private or loopback address" }))
+  const host = parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase()
+  if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && !isPublicAddress(host))) {
+    return Effect.fail(new EgressError({ reason: "forbidden", url, message: "the host is a private or loopback address" }))
+  }
   return Effect.succeed(parsed)
 }
 
 const network = (url: string) => (error: unknown) =>
   new EgressError({ reason: "network", url, message: error instanceof Error ? error.message : String(error) })
 
-const request = (url: string, target: URL, hops: number): Effect.Effect<Response, EgressError> =>
-  Effect.tryPromise({ try: (signal) => fetch(target, { signal, redirect: "manual" }), catch: network(url) }).pipe(
-    Effect.flatMap((response) => {
-      const location = response.headers.get("location")
-      if (response.status < 300 || response.status > 399 || location === null) return Effect.succeed(response)
-      if (hops >= MAX_REDIRECTS) return Effect.fail(new EgressError({ reason: "network", url, message: "too many redirects" }))
-      return Effect.andThen(
-        Effect.ignore(Effect.tryPromise(() => response.body?.cancel() ?? Promise.resolve())),
-        Effect.flatMap(checkUrl(new URL(location, target).href), (next) => request(url, next, hops + 1))
-      )
-    })
+/** The URL checked by the guard: refused hosts fail with `forbidden`. */
+const guarded = (url: string, target: string, allowPrivate: boolean) =>
+  checkPublicUrl(target, { allowPrivate, httpsOnly: false }).pipe(
+    Effect.mapError((refused) => new EgressError({ reason: "forbidden", url, message: refused.message }))
   )
 
-const readCapped = (url: string, body: ReadableStream<Uint8Array>, maxBytes: number) =>
-  Effect.scoped(Effect.gen(function*() {
-    // the release cancels the transfer on every exit: done, too large, timeout, interruption
-    const reader = yield* Effect.acquireRelease(
-      Effect.sync(() => body.getReader()),
-      (r) => Effect.ignore(Effect.tryPromise(() => r.cancel()))
-    )
-    const chunks: Array<Uint8Array> = []
-    let total = 0
-    for (;;) {
-      const next = yield* Effect.tryPromise({ try: () => reader.read(), catch: network(url) })
-      if (next.done) break
-      total += next.value.byteLength
-      if (total > maxBytes) return yield* tooLarge(url, maxBytes)
-      chunks.push(next.value)
+/** One GET to a checked address; the answer's body is left to read. Interruption aborts it. */
+const get = (url: string, target: CheckedUrl): Effect.Effect<IncomingMessage, EgressError> =>
+  Effect.callback<IncomingMessage, EgressError>((resume, signal) => {
+    const pinned = target.addresses[0]!
+    const lookup: LookupFunction = (_host, options, callback) => {
+      if (options.all === true) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned])
+      else callback(null, pinned.address, pinned.family)
     }
-    const bytes = new Uint8Array(total)
-    let at = 0
-    for (const c of chunks) {
-      bytes.set(c, at)
-      at += c.byteLength
-    }
-    return bytes
-  }))
+    const send = target.url.protocol === "https:" ? httpsRequest : httpRequest
+    const req = send(target.url, { method: "GET", lookup, signal }, (res) => resume(Effect.succeed(res)))
+    req.on("error", (error) => {
+      if (!signal.aborted) resume(Effect.fail(network(url)(error)))
+    })
+    req.end()
+  })
 
-const liveFetch = (url: string, options: FetchOptions): Effect.Effect<Fetched, EgressError> =>
+const request = (url: string, target: CheckedUrl, hops: number, allowPrivate: boolean): Effect.Effect<IncomingMessage, EgressError, HostResolver> =>
+  Effect.flatMap(get(url, target), (response) => {
+    const status = response.statusCode ?? 0
+    const location = response.headers["location"]
+    if (status < 300 || status > 399 || location === undefined) return Effect.succeed(response)
+    response.destroy()
+    if (hops >= MAX_REDIRECTS) return Effect.fail(new EgressError({ reason: "network", url, message: "too many redirects" }))
+    return Effect.flatMap(guarded(url, new URL(location, target.url).href, allowPrivate), (next) => request(url, next, hops + 1, allowPrivate))
+  })
+
+const readCapped = (url: string, body: IncomingMessage, maxBytes: number) =>
+  Effect.callback<Uint8Array, EgressError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let total = 0
+    body.on("data", (chunk: Buffer) => {
+      total += chunk.byteLength
+      if (total > maxBytes) {
+        body.destroy()
+        resume(Effect.fail(tooLarge(url, maxBytes)))
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.on("end", () => resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks, total)))))
+    body.on("error", (error) => resume(Effect.fail(network(url)(error))))
+    // Every exit that is not the end (too large, timeout, interruption) stops the transfer.
+    return Effect.sync(() => body.destroy())
+  })
+
+const liveFetch = (url: string, options: FetchOptions, allowPrivate: boolean): Effect.Effect<Fetched, EgressError, HostResolver> =>
   Effect.gen(function*() {
-    const target = yield* checkUrl(url)
-    const response = yield* request(url, target, 0)
-    if (!response.ok) {
-      yield* Effect.ignore(Effect.tryPromise(() => response.body?.cancel() ?? Promise.resolve()))
-      return yield* new EgressError({ reason: "status", url, message: `answered ${response.status}` })
+    const target = yield* guarded(url, url, allowPrivate)
+    const response = yield* request(url, target, 0, allowPrivate)
+    const status = response.statusCode ?? 0
+    if (status < 200 || status > 299) {
+      response.destroy()
+      return yield* new EgressError({ reason: "status", url, message: `answered ${status}` })
     }
-    const declared = Number(response.headers.get("content-length") ?? "")
+    const declared = Number(response.headers["content-length"] ?? "")
     if (Number.isFinite(declared) && declared > options.maxBytes) {
-      yield* Effect.ignore(Effect.tryPromise(() => response.body?.cancel() ?? Promise.resolve()))
+      response.destroy()
       return yield* tooLarge(url, options.maxBytes)
     }
-    const bytes = response.body === null ? new Uint8Array(0) : yield* readCapped(url, response.body, options.maxBytes)
-    const type = response.headers.get("content-type")
-    return type === null ? { bytes } : { bytes, content_type: mediaType(type) }
+    const bytes = yield* readCapped(url, response, options.maxBytes)
+    const type = response.headers["content-type"]
+    return type === undefined ? { bytes } : { bytes, content_type: mediaType(type) }
   }).pipe(withTimeout(url, options.timeout), Effect.withSpan("Egress.fetch"))

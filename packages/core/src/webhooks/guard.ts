@@ -87,16 +87,21 @@ export class HostResolver extends Context.Service<HostResolver, {
 }
 
 /**
- * Checks a webhook URL by the rule above and resolves its host. `allowPrivate` admits
- * http and every address (INBOX_WEBHOOK_ALLOW_PRIVATE).
+ * Checks a URL by the rule above and resolves its host: webhooks need https
+ * (`httpsOnly`), URL attachments of a send may be http too. `allowPrivate` admits every
+ * address, and http for webhooks (INBOX_WEBHOOK_ALLOW_PRIVATE).
  */
-export const checkWebhookUrl = (raw: string, allowPrivate: boolean): Effect.Effect<CheckedUrl, UrlRefused, HostResolver> =>
+export const checkPublicUrl = (
+  raw: string,
+  options: { readonly allowPrivate: boolean; readonly httpsOnly: boolean }
+): Effect.Effect<CheckedUrl, UrlRefused, HostResolver> =>
   Effect.gen(function*() {
+    const { allowPrivate, httpsOnly } = options
     const url = URL.parse(raw)
     if (url === null || (url.protocol !== "https:" && url.protocol !== "http:")) {
-      return yield* Effect.fail(new UrlRefused("The URL must be an absolute https URL."))
+      return yield* Effect.fail(new UrlRefused(httpsOnly ? "The URL must be an absolute https URL." : "The URL must be an absolute http or https URL."))
     }
-    if (url.protocol !== "https:" && !allowPrivate) return yield* Effect.fail(new UrlRefused("The URL must use https."))
+    if (httpsOnly && url.protocol !== "https:" && !allowPrivate) return yield* Effect.fail(new UrlRefused("The URL must use https."))
     if (url.username !== "" || url.password !== "") return yield* Effect.fail(new UrlRefused("The URL must not carry credentials."))
     const host = url.hostname.replace(/^\[|\]$/g, "")
     const literal = isIP(host)
@@ -111,3 +116,7 @@ export const checkWebhookUrl = (raw: string, allowPrivate: boolean): Effect.Effe
     }
     return { url, addresses: addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 as const : 4 as const })) }
   })
+
+/** A webhook URL: https, public addresses (unless `allowPrivate`). */
+export const checkWebhookUrl = (raw: string, allowPrivate: boolean): Effect.Effect<CheckedUrl, UrlRefused, HostResolver> =>
+  checkPublicUrl(raw, { allowPrivate, httpsOnly: true })
