@@ -225,6 +225,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "webhooks.headers": inboxWebhook,
   "webhooks.updateHeaders": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { set: { "x-walk": "1" } } })),
   "webhooks.deliveries": (w) => webhook(w, (id) => ({ webhook_id: id })),
+  "webhooks.test": (w) => webhook(w, (id) => ({ webhook_id: id })),
   "inbound.providerEvents": providerEvent,
   "tracking.open": fixed({ params: { file: "0123456789abcdef0123456789abcdef.gif" } }),
   "drafts.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),

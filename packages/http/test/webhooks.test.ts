@@ -178,6 +178,29 @@ for (const s of storage) {
     TestApp.layer.pipe(Layer.provideMerge(engineLayer(s.layer, { inboundSecret: TEST_INBOUND_SECRET, webhookAllowPrivate: true }))),
     { timeout: "120 seconds" }
   )(`webhook deliveries (${s.name})`, (it) => {
+    it.effect("POST /v0/webhooks/:id/test sends one signed webhook.test event now and answers what the endpoint said; nothing is stored or retried", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver((n) => n === 0 ? 200 : 503)
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, headers: { "X-Tenant": "t1" } } })).body
+        const sent = yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })
+        assert.strictEqual(sent.status, 200, sent.text)
+        assert.deepStrictEqual({ ...sent.body, event_id: typeof sent.body.event_id }, { event_id: "string", delivered: true, status_code: 200 })
+        assert.lengthOf(receiver.received, 1)
+        const payload = verify(hook.secret, receiver.received[0]!)
+        assert.strictEqual(payload["event_type"], "webhook.test")
+        assert.strictEqual(payload["event_id"], sent.body.event_id)
+        assert.strictEqual(receiver.received[0]!.headers["webhook-id"], sent.body.event_id)
+        assert.strictEqual(receiver.received[0]!.headers["x-tenant"], "t1")
+        const failing = yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })
+        assert.deepStrictEqual({ ...failing.body, event_id: undefined }, { event_id: undefined, delivered: false, status_code: 503, error: "http_5xx" })
+        assert.strictEqual(yield* runJobs, 0)
+        assert.lengthOf(receiver.received, 2)
+        const deliveries = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body
+        assert.strictEqual(deliveries.count, 0)
+      }))
+
     it.effect("a secret sealed under another INBOX_SECRET_KEY is never used: the delivery fails as secret_unreadable and nothing is sent", () =>
       Effect.gen(function*() {
         const app = yield* TestApp

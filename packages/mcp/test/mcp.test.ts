@@ -281,6 +281,7 @@ for (const storage of storages()) {
         yield* call("get_webhook_headers", { webhook_id: hook["webhook_id"] })
         yield* call("update_webhook_headers", { webhook_id: hook["webhook_id"], remove: ["x-a"] })
         yield* call("list_webhook_deliveries", { webhook_id: hook["webhook_id"] })
+        yield* call("test_webhook", { webhook_id: hook["webhook_id"] })
         yield* call("delete_webhook", { webhook_id: hook["webhook_id"] })
         yield* call("delete_message", { inbox_id: agent.inbox_id, message_id: sent["message_id"] })
         yield* call("delete_thread", { thread_id: received?.thread_id })

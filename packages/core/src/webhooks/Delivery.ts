@@ -75,6 +75,17 @@ const errorOfCode = (code: string | undefined): string =>
     ? "tls_error"
     : "connection_error"
 
+/** A delivery's headers: the webhook's own, then the Standard Webhooks id, timestamp and signature. */
+export const signedHeaders = (own: Readonly<Record<string, string>>, secret: string, eventId: string, at: Date, body: string) => {
+  const timestamp = Math.floor(at.getTime() / 1000).toString()
+  return {
+    ...own,
+    "webhook-id": eventId,
+    "webhook-timestamp": timestamp,
+    "webhook-signature": sign(secret, eventId, timestamp, Buffer.from(body))
+  }
+}
+
 /** One POST to a checked address; interruption (the timeout) aborts it. */
 export const post = (target: CheckedUrl, headers: Record<string, string>, body: string): Effect.Effect<Attempt> =>
   Effect.callback<Attempt>((resume, signal) => {
@@ -171,13 +182,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       }
       const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
       const body = JSON.stringify(toEnvelope(event))
-      const timestamp = Math.floor(at.getTime() / 1000).toString()
-      const headers = {
-        ...row.headers,
-        "webhook-id": event.id,
-        "webhook-timestamp": timestamp,
-        "webhook-signature": sign(secret, event.id, timestamp, Buffer.from(body))
-      }
+      const headers = signedHeaders(row.headers, secret, event.id, at, body)
       const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
         Effect.provideService(HostResolver, resolver),
         Effect.result

@@ -25,7 +25,8 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
-import { sealIfKey } from "../shared/sealing.ts"
+import { openStored, sealIfKey } from "../shared/sealing.ts"
+import { type Attempt, DELIVERY_TIMEOUT, post, signedHeaders } from "./Delivery.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -81,6 +82,21 @@ export type UpdateHeadersInput = typeof UpdateHeadersInput.Type
 
 export const ListWebhooksQuery = Schema.Struct(PageQueryFields)
 export const ListDeliveriesQuery = ListWebhooksQuery
+
+/**
+ * The test event `POST /v0/webhooks/:webhook_id/test` sends: the envelope of every event,
+ * with an event type no real event has, so a receiver's filter can tell it apart.
+ */
+export const TEST_EVENT_TYPE = "webhook.test"
+
+/** What a test send did: the event id it carried, and the endpoint's answer. */
+export const WebhookTestResult = Schema.Struct({
+  event_id: Schema.String,
+  delivered: Schema.Boolean,
+  status_code: Schema.optionalKey(Schema.Number),
+  error: Schema.optionalKey(Schema.String)
+})
+export type WebhookTestResult = typeof WebhookTestResult.Type
 
 export const WebhookRow = Schema.Struct({
   id: Schema.String,
@@ -198,6 +214,8 @@ export class Webhooks extends Context.Service<Webhooks, {
   headers(principal: Principal, path: WebhookPath, id: string): Effect.Effect<typeof HeaderNames.Type, NotFound>
   updateHeaders(principal: Principal, path: WebhookPath, id: string, input: UpdateHeadersInput): Effect.Effect<typeof HeaderNames.Type, NotFound | ValidationError>
   deliveries(principal: Principal, id: string, query: typeof ListDeliveriesQuery.Type): Effect.Effect<Page<Delivery>, NotFound | ValidationError>
+  /** Sends a signed test event to the webhook now (not a delivery: nothing is stored or retried). */
+  test(principal: Principal, id: string): Effect.Effect<WebhookTestResult, NotFound>
 }>()("inbox/Webhooks") {
   static readonly layer = Layer.effect(Webhooks, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -369,6 +387,30 @@ export class Webhooks extends Context.Service<Webhooks, {
         const page = yield* keyset(sql, { ...query, limit: query.limit ?? DELIVERIES_DEFAULT_LIMIT }, { column: "created_at" })
         const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE webhook_id = ${hook.id} ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(DeliveryRow))
         return toPage(rows, page.limit, toDelivery)
+      }),
+      test: Effect.fn("Webhooks.test")(function*(principal, id) {
+        const row = yield* find(principal, {}, id)
+        const at = yield* now
+        const eventId = yield* ids.make("evt")
+        const body = JSON.stringify({
+          type: "event",
+          event_type: TEST_EVENT_TYPE,
+          event_id: eventId,
+          created_at: iso(at),
+          webhook_id: row.id,
+          message: "A test event: the webhook's URL is reached and its signature can be verified."
+        })
+        const result = (attempt: Attempt): WebhookTestResult =>
+          compact({ event_id: eventId, delivered: attempt.error === undefined, status_code: attempt.statusCode, error: attempt.error })
+        const secret = yield* openStored(settings.secretKey, "webhook", row.id, row.secret)
+        if (secret === undefined) return result({ error: "secret_unreadable" })
+        const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
+          Effect.provideService(HostResolver, resolver),
+          Effect.result
+        )
+        if (checked._tag === "Failure") return result({ error: "invalid_url" })
+        const attempt = yield* post(checked.success, signedHeaders(row.headers, secret, eventId, at, body), body).pipe(Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }))
+        return result(attempt)
       })
     })
   }))

@@ -3,8 +3,9 @@
  * `/v0/webhooks`, `/v0/pods/:pod_id/webhooks` and `/v0/inboxes/:inbox_id/webhooks`; the
  * item routes (get, PATCH, DELETE, headers) at `/v0/webhooks/:webhook_id` and under the pod
  * and inbox prefixes (there the webhook must be that pod's or inbox's); deliveries at
- * `/v0/webhooks/:webhook_id/deliveries`. Permissions `webhook_create`, `webhook_read`,
- * `webhook_update`, `webhook_delete`.
+ * `/v0/webhooks/:webhook_id/deliveries`; a signed test event sent on demand at
+ * `/v0/webhooks/:webhook_id/test`. Permissions `webhook_create`, `webhook_read`,
+ * `webhook_update` (the test too), `webhook_delete`.
  */
 import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
@@ -17,8 +18,10 @@ import {
   ListWebhooksQuery,
   UpdateHeadersInput,
   UpdateWebhookInput,
+  TEST_EVENT_TYPE,
   Webhook,
-  Webhooks
+  Webhooks,
+  WebhookTestResult
 } from "./Webhooks.ts"
 
 const COLUMNS = ["webhook_id", "url", "enabled", "event_types", "created_at"]
@@ -152,6 +155,18 @@ export const listDeliveries = operation({
     Webhooks.use((w) => Effect.map(w.deliveries(principal, params.webhook_id, input), (page) => listBody("deliveries", page)))
 })
 
+export const testWebhook = operation({
+  name: "webhooks.test",
+  summary: `Send a signed test event (event_type "${TEST_EVENT_TYPE}") to the webhook's URL now and answer what the endpoint said. Nothing is stored or retried.`,
+  routes: [route.post("/v0/webhooks/:webhook_id/test")],
+  access: { kind: "member", permission: "webhook_update" },
+  output: Output.json(WebhookTestResult),
+  mutates: true,
+  mcp: { tool: "test_webhook" },
+  cli: { command: "webhooks test", columns: ["event_id", "delivered", "status_code", "error"] },
+  run: ({ principal, params }) => Webhooks.use((w) => w.test(principal, params.webhook_id))
+})
+
 export const webhookOperations = [
   createWebhook,
   listWebhooks,
@@ -160,5 +175,6 @@ export const webhookOperations = [
   deleteWebhook,
   getWebhookHeaders,
   updateWebhookHeaders,
-  listDeliveries
+  listDeliveries,
+  testWebhook
 ]
