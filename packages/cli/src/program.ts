@@ -21,6 +21,7 @@ import {
 import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
+import { eventsTail, listOf } from "./tail.ts"
 
 const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
 
@@ -108,6 +109,30 @@ export const buildProgram = (): Command => {
     .action((opts: { org: string; address: string; reason: SuppressionReason }) =>
       runCommand(suppressionAdd({ organizationId: opts.org, address: opts.address, reason: opts.reason }))
     )
+
+  // Beside the catalogue's `events list`: following a running server's WebSocket.
+  const events = program.commands.find((c) => c.name() === "events") ?? program.command("events")
+  events.command("tail")
+    .description("Follow the events of a running server over its WebSocket, one line each (--json: the whole event as one JSON line); Ctrl-C stops.")
+    .option("--api-key <key>", "API key (default: INBOX_API_KEY); needs message_read")
+    .option("--url <url>", "the server (default: INBOX_PUBLIC_URL, else http://127.0.0.1:INBOX_PORT)")
+    .option("--event-types <types>", "only these event types, comma-separated")
+    .option("--inbox-ids <ids>", "only these inboxes, comma-separated")
+    .option("--pod-ids <ids>", "only these pods, comma-separated")
+    .option("--json", "print each event as one JSON line")
+    .action((opts: { apiKey?: string; url?: string; eventTypes?: string; inboxIds?: string; podIds?: string; json?: boolean }) => {
+      const eventTypes = listOf(opts.eventTypes)
+      const inboxIds = listOf(opts.inboxIds)
+      const podIds = listOf(opts.podIds)
+      return runCommand(eventsTail({
+        ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+        ...(opts.url === undefined ? {} : { url: opts.url }),
+        ...(eventTypes === undefined ? {} : { eventTypes }),
+        ...(inboxIds === undefined ? {} : { inboxIds }),
+        ...(podIds === undefined ? {} : { podIds }),
+        ...(opts.json === true ? { json: true } : {})
+      }))
+    })
 
   const outbox = program.command("outbox")
     .description("List the local outbox: mail kept when INBOX_SMTP_URL is unset (verification codes in development).")

@@ -104,6 +104,14 @@ const freePort = (): Promise<number> =>
     })
   })
 
+const until = async (done: () => boolean, why: () => string) => {
+  for (let i = 0; i < 300; i++) {
+    if (done()) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(why())
+}
+
 const waitForHealth = async (url: string, child: ChildProcess) => {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`)
@@ -268,6 +276,25 @@ export const cliFlow = (storage: Storage) => {
           body: JSON.stringify({ username: "agent-smith", human_email: "human@example.com" })
         })
         assert.strictEqual(signUp.status, 200, await signUp.clone().text())
+        // events tail follows the server's WebSocket: a send shows up as one JSON line; Ctrl-C is 130.
+        const tail = start(["events", "tail", "--url", url, "--api-key", orgKey, "--json"], env)
+        const tailRun = finished(tail)
+        let tailOut = ""
+        let tailErr = ""
+        tail.stdout?.on("data", (d: Buffer) => (tailOut += d.toString("utf8")))
+        tail.stderr?.on("data", (d: Buffer) => (tailErr += d.toString("utf8")))
+        await until(() => tailErr.includes("following events"), () => `tail did not subscribe: ${tailErr}`)
+        const sent = await fetch(`${url}/v0/inboxes/${alice.inbox_id}/messages/send`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${orgKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ to: "tailed@example.net", subject: "tailed", text: "followed" })
+        })
+        assert.strictEqual(sent.status, 200, await sent.clone().text())
+        await until(() => tailOut.includes("\n"), () => `no event line: ${tailErr}`)
+        const event = JSON.parse(tailOut.split("\n")[0] ?? "") as { type: string; event_type: string; inbox_id: string }
+        assert.deepStrictEqual([event.type, event.event_type, event.inbox_id], ["event", "message.sent", alice.inbox_id])
+        tail.kill("SIGINT")
+        assert.strictEqual((await tailRun).code, 130)
         if (storage.embedded) {
           const busy = await inboxctl(["outbox"], env)
           assert.strictEqual(busy.code, 1)
@@ -280,7 +307,8 @@ export const cliFlow = (storage: Storage) => {
 
       const outbox = await inboxctl(["outbox", "--json"], env)
       assert.strictEqual(outbox.code, 0, outbox.stderr)
-      const mail = (JSON.parse(outbox.stdout) as ReadonlyArray<{ id: string; to: ReadonlyArray<string>; subject: string }>)[0]
+      const mail = (JSON.parse(outbox.stdout) as ReadonlyArray<{ id: string; to: ReadonlyArray<string>; subject: string }>)
+        .find((m) => m.to.includes("human@example.com"))
       assert.deepStrictEqual(mail?.to, ["human@example.com"])
       const code = mail?.subject.match(/(\d{6})$/)?.[1]
       assert.isDefined(code)
