@@ -18,6 +18,7 @@ import {
   STORAGE_SETTINGS,
   suppressionAdd
 } from "./admin.ts"
+import { verifyWait } from "./domains.ts"
 import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
 import { addCatalogueCommands } from "./resources.ts"
 import { runCommand } from "./runtime.ts"
@@ -97,7 +98,7 @@ export const buildProgram = (): Command => {
       runCommand(inbound({ file, to: opts.to.split(",").map((a) => a.trim()).filter((a) => a.length > 0), ...(opts.json === true ? { json: true } : {}) }))
     )
 
-  addCatalogueCommands(program)
+  addCatalogueCommands(program, { "domains.verify": verifyWait })
 
   // Beside the catalogue's `suppressions list|delete`: adding one is the operator's, with no key.
   const suppressions = program.commands.find((c) => c.name() === "suppressions") ?? program.command("suppressions")

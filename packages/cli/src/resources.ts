@@ -9,11 +9,11 @@
  * field that accepts null. The output kind says how to print: a table for lists, aligned
  * fields for one resource, a line for an empty success. Only the presentation is here.
  */
-import { type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
+import { type ApiError, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect, Stream } from "effect"
 import { fields, json, listing, print } from "./output.ts"
-import { apiKeyFrom, authenticate, CLI_CONTEXT, runCommand, withEngine } from "./runtime.ts"
+import { apiKeyFrom, authenticate, CLI_CONTEXT, type CliError, runCommand, withEngine } from "./runtime.ts"
 
 /** Descriptions of the command groups (presentation only; the commands come from the catalogue). */
 export const GROUPS: Readonly<Record<string, string>> = {
@@ -95,7 +95,21 @@ const convert = (kind: Kind, value: unknown): unknown => {
   }
 }
 
-const addAction = (parent: Command, action: string, op: Operation) => {
+/**
+ * Extra options of one catalogue command and what runs after its operation answered, with
+ * the same key (`domains verify --wait`, program.ts). The operation itself stays the one
+ * place of its rules.
+ */
+export interface CommandExtension {
+  readonly options: ReadonlyArray<Option>
+  readonly after: (context: {
+    readonly params: Readonly<Record<string, string>>
+    readonly opts: Readonly<Record<string, unknown>>
+    readonly key: string | undefined
+  }) => Effect.Effect<void, ApiError | CliError>
+}
+
+const addAction = (parent: Command, action: string, op: Operation, extension?: CommandExtension) => {
   const face = op.cli
   if (!("command" in face)) return
   const positional = op.params.filter((p) => p.required).map((p) => p.name)
@@ -114,6 +128,7 @@ const addAction = (parent: Command, action: string, op: Operation) => {
   }
   if (op.access.kind === "member") command.option("--api-key <key>", "API key (default: INBOX_API_KEY)")
   command.option("--json", "print the operation's JSON")
+  for (const option of extension?.options ?? []) command.addOption(option)
   command.action((...args: ReadonlyArray<unknown>) => {
     const ids = args.slice(0, positional.length).map(String)
     const opts = command.opts<Record<string, unknown>>()
@@ -144,6 +159,7 @@ const addAction = (parent: Command, action: string, op: Operation) => {
         return result
       }))
       if (op.output.kind !== "download") yield* show(op, result, opts["json"] === true, ids)
+      if (extension !== undefined) yield* extension.after({ params: routeParams, opts, key })
     }))
   })
 }
@@ -175,13 +191,13 @@ const writeBytes = (download: Download) =>
     }))
 
 /** Adds every catalogue operation that has a CLI face, grouped by its first word. */
-export const addCatalogueCommands = (program: Command) => {
+export const addCatalogueCommands = (program: Command, extensions: Readonly<Record<string, CommandExtension>> = {}) => {
   const groups = new Map<string, Command>()
   for (const op of operations) {
     if (!("command" in op.cli)) continue
     const [group = "", ...rest] = op.cli.command.split(" ")
     if (rest.length === 0) {
-      addAction(program, group, op)
+      addAction(program, group, op, extensions[op.name])
       continue
     }
     let parent = groups.get(group)
@@ -189,6 +205,6 @@ export const addCatalogueCommands = (program: Command) => {
       parent = program.command(group).description(GROUPS[group] ?? group)
       groups.set(group, parent)
     }
-    addAction(parent, rest.join(" "), op)
+    addAction(parent, rest.join(" "), op, extensions[op.name])
   }
 }

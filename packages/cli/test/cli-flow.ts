@@ -8,7 +8,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { Effect, Redacted } from "effect"
+import { loopbackDns, publishDomainRecords } from "@inbox/testkit"
+import { Effect, Exit, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -260,6 +261,31 @@ export const cliFlow = (storage: Storage) => {
         assert.includeMembers(emails, ["carol@inbox.localhost", "alice@inbox.localhost", "bob@inbox.localhost"])
       } finally {
         await client.close()
+      }
+    })
+
+    it("domains verify --wait shows each record's status until the domain is VERIFIED; past --timeout it exits 1 naming the records not yet valid", async () => {
+      const scope = Effect.runSync(Scope.make())
+      try {
+        const zone = await Effect.runPromise(Scope.provide(loopbackDns, scope))
+        const dnsEnv = { ...env, INBOX_DNS_SERVERS: zone.server, INBOX_SECRET_KEY: "cli-flow-secret" }
+        const org = await inboxctl(["org", "create", "--owner-email", "domains@example.com", "--verified", "--plan", "scale", "--json"], dnsEnv)
+        assert.strictEqual(org.code, 0, org.stderr)
+        const key = (JSON.parse(org.stdout) as { api_key: string }).api_key
+        const name = `cli-${randomBytes(4).toString("hex")}.example.com`
+        const added = await inboxctl(["domains", "add", "--domain", name, "--api-key", key, "--json"], dnsEnv)
+        assert.strictEqual(added.code, 0, added.stderr)
+        const early = await inboxctl(["domains", "verify", name, "--wait", "--timeout", "1", "--api-key", key], dnsEnv)
+        assert.strictEqual(early.code, 1, early.stderr)
+        assert.match(early.stderr, /^PENDING \(dns_records_missing\)\n {2}MISSING /)
+        assert.match(early.stderr, new RegExp(`error: timeout: ${name.replaceAll(".", "\\.")} is still PENDING; not yet valid: TXT `))
+        publishDomainRecords(zone, JSON.parse(added.stdout) as Parameters<typeof publishDomainRecords>[1])
+        const verified = await inboxctl(["domains", "verify", name, "--wait", "--api-key", key], dnsEnv)
+        assert.strictEqual(verified.code, 0, verified.stderr)
+        assert.match(verified.stderr, /^VERIFIED\n( {2}VALID {4}.+\n)+$/)
+        assert.strictEqual(verified.stdout, `Done: domains verify ${name}.\nVerified: ${name}.\n`)
+      } finally {
+        await Effect.runPromise(Scope.close(scope, Exit.void))
       }
     })
 

@@ -7,7 +7,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { Dns, Jobs } from "@inbox/core"
-import { CapturedMail, engineWithDns, LoopbackDns, newOrganization, storages, TestApp, type TestZone } from "@inbox/testkit"
+import { CapturedMail, engineWithDns, LoopbackDns, newOrganization, publishDomainRecords, storages, TestApp, type TestZone } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -36,17 +36,7 @@ const setUp = (plan: "free" | "pro" = "pro") =>
     return { app, ...org, add, get, verify }
   })
 
-/** Publishes every record the domain asks for, as a customer would at their DNS host. */
-const publish = (zone: TestZone, domain: DomainBody, mailHostAddress = "127.0.0.1") => {
-  const txt = new Map<string, Array<string>>()
-  for (const r of domain.records) {
-    if (r.type === "MX") {
-      zone.set(r.name, "MX", [{ exchange: r.value, priority: r.priority ?? 10 }])
-      zone.set(r.value, "A", [mailHostAddress])
-    } else txt.set(r.name, [...(txt.get(r.name) ?? []), r.value])
-  }
-  for (const [name, values] of txt) zone.set(name, "TXT", values)
-}
+const publish = (zone: TestZone, domain: DomainBody, mailHostAddress = "127.0.0.1") => publishDomainRecords(zone, domain, mailHostAddress)
 
 const domainEvents = (organizationId: string) =>
   Effect.gen(function*() {

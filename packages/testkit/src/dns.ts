@@ -84,3 +84,20 @@ export const engineWithDns = <E, R>(storage: Layer.Layer<SqlClient.SqlClient | S
     const zone = yield* LoopbackDns
     return engineLayer(storage, { dnsServers: [zone.server], ...settings })
   })).pipe(Layer.provideMerge(LoopbackDns.layer))
+
+/** The records a domain asks its owner to publish, as the API shows them. */
+export interface DomainRecords {
+  readonly records: ReadonlyArray<{ readonly type: string; readonly name: string; readonly value: string; readonly priority?: number }>
+}
+
+/** Publishes every record the domain asks for, as a customer would at their DNS host. */
+export const publishDomainRecords = (zone: TestZone, domain: DomainRecords, mailHostAddress = "127.0.0.1") => {
+  const txt = new Map<string, Array<string>>()
+  for (const r of domain.records) {
+    if (r.type === "MX") {
+      zone.set(r.name, "MX", [{ exchange: r.value, priority: r.priority ?? 10 }])
+      zone.set(r.value, "A", [mailHostAddress])
+    } else txt.set(r.name, [...(txt.get(r.name) ?? []), r.value])
+  }
+  for (const [name, values] of txt) zone.set(name, "TXT", values)
+}
