@@ -5,7 +5,8 @@
  * one while its parent arrives at the other, sends with one Idempotency-Key sent to both,
  * and mail between two inboxes of the server. Then the database is read from outside: no
  * message stored twice, every thread's summary equal to its messages, every event written
- * once, every relayed message relayed once. PostgreSQL only (PGlite is one process).
+ * once, every relayed message relayed once. And a WebSocket client of one process hears the
+ * events written by the other. PostgreSQL only (PGlite is one process).
  */
 import { assert, layer } from "@effect/vitest"
 import {
@@ -148,5 +149,48 @@ if (url !== undefined && url !== "") {
           }
         })
       }), 600_000)
+
+    it.effect("an event reaches WebSocket clients connected to the other process, filtered by their subscriptions (LISTEN/NOTIFY carries the id)", () =>
+      Effect.promise(async () => {
+        const db = await freshDatabase(url, "twows")
+        try {
+          const env = serverEnv({ INBOX_DATABASE_URL: db.url, INBOX_INBOUND_SECRET: TEST_INBOUND_SECRET })
+          const { api_key: key } = await createOrganization(env)
+          const [a, b] = await Promise.all([startServer(env), startServer(env)])
+          const sockets: Array<WebSocket> = []
+          try {
+            const alice = (await call(a.url, "POST", "/v0/inboxes", { key, json: { username: "alice" } })).body as { inbox_id: string; email: string }
+            const bob = (await call(a.url, "POST", "/v0/inboxes", { key, json: { username: "bob" } })).body as { inbox_id: string; email: string }
+            /** A client of server A subscribed to `inboxIds`; resolves once subscribed, collects event frames. */
+            const follow = (inboxIds: ReadonlyArray<string>) =>
+              new Promise<{ events: Array<any> }>((resolve, reject) => {
+                const ws = new WebSocket(`${a.url.replace(/^http/, "ws")}/v0/websocket?api_key=${key}`)
+                sockets.push(ws)
+                const events: Array<any> = []
+                ws.addEventListener("open", () => ws.send(JSON.stringify({ type: "subscribe", event_types: ["message.received"], inbox_ids: inboxIds })))
+                ws.addEventListener("message", (m) => {
+                  const frame = JSON.parse(String(m.data))
+                  if (frame.type === "subscribed") resolve({ events })
+                  if (frame.type === "event") events.push(frame)
+                })
+                ws.addEventListener("error", () => reject(new Error("WebSocket failed")))
+              })
+            const [forAlice, forBob] = await Promise.all([follow([alice.inbox_id]), follow([bob.inbox_id])])
+            const delivered = await deliver(b.url, alice.email, await buildMail({ to: alice.email, messageId: "<across@example.org>", subject: "Across" }))
+            assert.strictEqual(delivered.status, 200)
+            const messageId = delivered.body.delivered[0].message_id as string
+            for (let i = 0; i < 250 && forAlice.events.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+            assert.deepStrictEqual(forAlice.events.map((e) => [e.event_type, e.inbox_id, e.message?.message_id]), [["message.received", alice.inbox_id, messageId]])
+            // Bob's subscriber, on the same process, heard nothing of Alice's mail.
+            await new Promise((r) => setTimeout(r, 200))
+            assert.lengthOf(forBob.events, 0)
+          } finally {
+            for (const ws of sockets) ws.close()
+            await Promise.all([a.stop(), b.stop()])
+          }
+        } finally {
+          await db.drop()
+        }
+      }), 300_000)
   })
 }
