@@ -44,7 +44,7 @@ const main = async () => {
   const bad = results.filter((r) => crashFailures(r).length > 0)
   const rows = (f: (r: (typeof results)[number]) => string | number) => results.map((r) => ` ${f(r)} |`).join("")
   const body = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}. \`pnpm crash\` (bench/crash.ts): a burst of ${MESSAGES} inbound deliveries (8 at a time, two thirds of them replies) and ${SENDS} sends with an Idempotency-Key each (2 at a time), \`kill -9\` of the server after ${CRASH_AFTER} deliveries were acknowledged, a restart on the same storage, a check of every acknowledged delivery through the API (there once, its raw bytes identical), the clients' retries of everything unanswered, then the database read directly.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}. \`pnpm crash\` (bench/crash.ts): a burst of ${MESSAGES} inbound deliveries (8 at a time, two thirds of them replies) and ${SENDS} sends with an Idempotency-Key each (2 at a time), a webhook subscribed to message.received whose endpoint fails one first attempt in five, \`kill -9\` of the server after ${CRASH_AFTER} deliveries were acknowledged, a restart on the same storage, a check of every acknowledged delivery through the API (there once, its raw bytes identical), the clients' retries of everything unanswered, the wait until every event reached the webhook (retries and the killed process's job leases of 30 s included), then the database read directly and every webhook request verified with \`standardwebhooks\`.`,
     "",
     `| | ${results.map((r) => r.storage).join(" | ")} |`,
     `|---|${results.map(() => "---:").join("|")}|`,
@@ -62,6 +62,10 @@ const main = async () => {
     `| sent messages stored in the end / message.sent events |${rows((r) => `${r.sentStored} / ${r.sentEvents}`)}`,
     `| sent messages left \`sending\` |${rows((r) => r.sentLeftSending)}`,
     `| distinct messages the relay received / received twice (a send in flight at the kill, resent by its retry: at least once) |${rows((r) => `${r.relayedMessages} / ${r.relayedTwice}`)}`,
+    `| webhook: message.received events / first attempts the endpoint failed on purpose (503) |${rows((r) => `${r.webhookEvents} / ${r.webhookFailuresInjected}`)}`,
+    `| webhook: events never delivered |${rows((r) => r.webhookNotDelivered)}`,
+    `| webhook: repeated deliveries (same \`webhook-id\`: an attempt cut by the kill, sent again) |${rows((r) => r.webhookRepeats)}`,
+    `| webhook: bad signatures, or ids that are no event |${rows((r) => r.webhookBadSignatures + r.webhookUnknownIds)}`,
     "",
     bad.length === 0
       ? "Nothing acknowledged was lost, nothing was half-stored or stored twice."

@@ -1,16 +1,20 @@
 /**
  * A crash under load, for `pnpm crash` (bench/crash.ts) and the crash test: a real server
- * takes a burst of inbound deliveries and sends, gets SIGKILL once enough deliveries were
- * acknowledged, is restarted on the same storage, and everything is counted (see
- * `crashOnce`). PGlite (a data folder, files blob store) and PostgreSQL (a fresh database,
- * PostgreSQL blob store).
+ * takes a burst of inbound deliveries and sends, with a webhook subscribed to every
+ * received message whose endpoint fails one first attempt in five, gets SIGKILL once enough
+ * deliveries were acknowledged, is restarted on the same storage, and everything is counted
+ * (see `crashOnce`): every received message's event must reach the endpoint (retries
+ * included), duplicates only under the same `webhook-id`, every signature valid. PGlite (a
+ * data folder, files blob store) and PostgreSQL (a fresh database, PostgreSQL blob store).
  */
 import { PGlite } from "@electric-sql/pglite"
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createServer, type IncomingHttpHeaders } from "node:http"
 import { SMTPServer } from "smtp-server"
+import { Webhook } from "standardwebhooks"
 import { buildMail } from "./mail-builder.ts"
 import { createOrganization, freshDatabase, queryRows, serverEnv, type ServerProcess, startServer, THREAD_INCONSISTENCIES } from "./processes.ts"
 
@@ -81,6 +85,39 @@ const smtpSink = async () => {
   }
 }
 
+/**
+ * A webhook endpoint on loopback that fails (503) the first attempt of one event in five,
+ * so deliveries are retried across the kill, and keeps every request it answered 2xx.
+ */
+const webhookEndpoint = async () => {
+  const accepted: Array<{ readonly id: string; readonly body: string; readonly headers: IncomingHttpHeaders }> = []
+  const seen = new Set<string>()
+  let injected = 0
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const id = String(req.headers["webhook-id"] ?? "")
+      const first = !seen.has(id)
+      seen.add(id)
+      if (first && createHash("sha256").update(id).digest()[0]! % 5 === 0) {
+        injected++
+        res.writeHead(503).end()
+        return
+      }
+      accepted.push({ id, body: Buffer.concat(chunks).toString("utf8"), headers: req.headers })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    accepted,
+    injected: () => injected,
+    close: () => new Promise<void>((r) => server.close(() => r()))
+  }
+}
+
 type Outcome = "ok" | "failed"
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
@@ -100,7 +137,8 @@ const pool = async (width: number, tasks: ReadonlyArray<() => Promise<Outcome>>)
 
 export const crashOnce = async (storage: CrashStorage, options: CrashOptions) => {
   const sink = await smtpSink()
-  const env = serverEnv({ ...storage.env, INBOX_INBOUND_SECRET: SECRET, INBOX_SMTP_URL: sink.url })
+  const endpoint = await webhookEndpoint()
+  const env = serverEnv({ ...storage.env, INBOX_INBOUND_SECRET: SECRET, INBOX_SMTP_URL: sink.url, INBOX_WEBHOOK_ALLOW_PRIVATE: "1" })
   const { api_key: key } = await createOrganization(env)
   let server: ServerProcess = await startServer(env)
   const port = Number(new URL(server.url).port)
@@ -111,6 +149,7 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
   const inbox = await (await json("POST", "/v0/inboxes", { username: "crash" })).json() as { inbox_id: string; email: string }
+  const hook = await (await json("POST", "/v0/webhooks", { url: endpoint.url, event_types: ["message.received"] })).json() as { secret: string }
 
   const mails = await Promise.all(Array.from({ length: options.messages }, (_, i) =>
     buildMail({
@@ -185,6 +224,10 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
   const retriedMessages = delivered.flatMap((o, i) => o === "ok" ? [] : [i])
   const retriedSends = sent.flatMap((o, i) => o === "ok" ? [] : [i])
   const retried = await pool(8, [...retriedMessages.map(deliver), ...retriedSends.map(send)])
+  // Every received message's event reaches the endpoint, the failed first attempts after
+  // their retry (5 s later, RETRY_POLICIES.webhook), those cut by the kill after the restart.
+  const hooked = () => new Set(endpoint.accepted.map((r) => r.id)).size
+  for (let waited = 0; hooked() < options.messages && waited < 90_000; waited += 200) await new Promise((r) => setTimeout(r, 200))
   await server.stop()
 
   const one = async (statement: string) => Number((await storage.query<{ n: number }>(statement))[0]!.n)
@@ -200,6 +243,18 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
   }
   const relayed = [...sink.received.values()]
   await sink.close()
+  await endpoint.close()
+  const eventIds = (await storage.query<{ id: string }>(`SELECT id FROM events WHERE event_type = 'message.received'`)).map((r) => r.id)
+  const acceptedIds = new Set(endpoint.accepted.map((r) => r.id))
+  const verifier = new Webhook(hook.secret)
+  const badSignatures = endpoint.accepted.filter((r) => {
+    try {
+      verifier.verify(r.body, r.headers as Record<string, string>)
+      return (JSON.parse(r.body) as { event_id?: string }).event_id !== r.id
+    } catch {
+      return true
+    }
+  }).length
   return {
     storage: storage.name,
     deliveries: options.messages,
@@ -213,6 +268,12 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
     relayedBeforeKill,
     relayedTwice: relayed.filter((n) => n > 1).length,
     relayedMessages: relayed.length,
+    webhookEvents: eventIds.length,
+    webhookFailuresInjected: endpoint.injected(),
+    webhookNotDelivered: eventIds.filter((id) => !acceptedIds.has(id)).length,
+    webhookRepeats: endpoint.accepted.length - acceptedIds.size,
+    webhookUnknownIds: [...acceptedIds].filter((id) => !eventIds.includes(id)).length,
+    webhookBadSignatures: badSignatures,
     ...counts
   }
 }
@@ -231,5 +292,8 @@ export const crashFailures = (r: CrashResult): ReadonlyArray<string> => [
   ...(r.sentLeftSending > 0 ? [`${r.sentLeftSending} sent messages left sending`] : []),
   ...(r.stored !== r.deliveries ? [`${r.stored} of ${r.deliveries} deliveries stored`] : []),
   ...(r.sentStored !== r.sends || r.sentEvents !== r.sends ? [`${r.sentStored} sent messages and ${r.sentEvents} message.sent events for ${r.sends} sends`] : []),
-  ...(r.relayedMessages !== r.sends ? [`the relay received ${r.relayedMessages} distinct messages for ${r.sends} sends`] : [])
+  ...(r.relayedMessages !== r.sends ? [`the relay received ${r.relayedMessages} distinct messages for ${r.sends} sends`] : []),
+  ...(r.webhookNotDelivered > 0 ? [`${r.webhookNotDelivered} of ${r.webhookEvents} events never reached the webhook`] : []),
+  ...(r.webhookUnknownIds > 0 ? [`the webhook received ${r.webhookUnknownIds} ids that are no event`] : []),
+  ...(r.webhookBadSignatures > 0 ? [`${r.webhookBadSignatures} webhook requests with a bad signature or a webhook-id other than the event id`] : [])
 ]
