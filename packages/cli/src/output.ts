@@ -39,6 +39,57 @@ export const listing = (body: Json, columns: ReadonlyArray<string>, noun: string
   return table(items, columns) + next
 }
 
+const BARS = "▁▂▃▄▅▆▇█"
+
+/**
+ * One sparkline: each value scaled between the series' own min and max (a flat series is a
+ * flat low line); `null` (a rate with nothing sent) is a blank, not a zero, so a gap reads
+ * as "no data" rather than "0 %".
+ */
+export const sparkline = (values: ReadonlyArray<number | null>): string => {
+  const known = values.filter((v): v is number => v !== null)
+  const min = Math.min(...known)
+  const span = Math.max(...known) - min
+  return values.map((v) =>
+    v === null ? " " : BARS[span === 0 ? 0 : Math.round(((v - min) / span) * (BARS.length - 1))]
+  ).join("")
+}
+
+type Point = { readonly timestamp: string; readonly value?: number; readonly rate?: number | null; readonly sent?: number }
+
+/** A metrics body `{ <series>: [{ timestamp, value | rate, ... }] }` (usage and rates answers). */
+export const isSeries = (body: unknown): body is Record<string, ReadonlyArray<Point>> =>
+  isRecord(body) && Object.keys(body).length > 0 && Object.values(body).every((points) =>
+    Array.isArray(points) && points.every((p) => isRecord(p) && typeof p["timestamp"] === "string")
+  )
+
+const number = (n: number) => Number.isInteger(n) ? String(n) : n.toFixed(4).replace(/0+$/, "")
+
+/**
+ * Metrics series as one line each: name, sparkline, last value, min and max, then the window.
+ * Usage plots `value`; rates plot `rate` and add the recipients sent over the window.
+ */
+export const seriesLines = (body: Record<string, ReadonlyArray<Point>>): string => {
+  const rows = Object.entries(body).map(([name, points]) => {
+    const values = points.map((p) => p.value ?? p.rate ?? null)
+    const known = values.filter((v): v is number => v !== null)
+    const last = values.findLast((v) => v !== null)
+    const sent = points.some((p) => p.sent !== undefined) ? points.reduce((sum, p) => sum + (p.sent ?? 0), 0) : undefined
+    return {
+      series: name,
+      trend: known.length === 0 ? "(no data)" : sparkline(values),
+      last: last === undefined || last === null ? undefined : number(last),
+      min: known.length === 0 ? undefined : number(Math.min(...known)),
+      max: known.length === 0 ? undefined : number(Math.max(...known)),
+      ...(sent === undefined ? {} : { sent })
+    }
+  })
+  const columns = ["series", "trend", "last", "min", "max", ...(rows.some((r) => "sent" in r) ? ["sent"] : [])]
+  const points = Object.values(body)[0] ?? []
+  const window = points.length === 0 ? "" : `\n${points.length} buckets from ${points[0]?.timestamp} to ${points[points.length - 1]?.timestamp}`
+  return table(rows, columns) + window
+}
+
 export const errorLines = (error: ApiError): string => {
   const body = errorBody(error)
   const issues = (body.errors ?? []).flatMap((issue) =>

@@ -12,7 +12,7 @@
 import { type ApiError, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect, Stream } from "effect"
-import { fields, json, listing, print } from "./output.ts"
+import { fields, isSeries, json, listing, print, seriesLines } from "./output.ts"
 import { apiKeyFrom, authenticate, CLI_CONTEXT, type CliError, runCommand, withEngine } from "./runtime.ts"
 
 /** Descriptions of the command groups (presentation only; the commands come from the catalogue). */
@@ -174,6 +174,8 @@ const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArra
     case "list":
       return print(listing(result as Record<string, unknown>, columns ?? [], op.output.plural.replaceAll("_", " ")))
     default: {
+      // Metrics series (usage, rates) read best as sparklines; --json keeps the points.
+      if (isSeries(result)) return print(seriesLines(result))
       const value = result as Record<string, unknown>
       return Effect.andThen(
         print(fields(value)),

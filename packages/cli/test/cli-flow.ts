@@ -211,6 +211,17 @@ export const cliFlow = (storage: Storage) => {
       rmSync(dir, { recursive: true, force: true })
     })
 
+    it("metrics usage prints one sparkline per series with its last, min and max, then the window", async () => {
+      const usage = await inboxctl(["metrics", "usage", "--usage-types", "message_count,pod_count", "--limit", "3", "--api-key", orgKey], env)
+      assert.strictEqual(usage.code, 0, usage.stderr)
+      const lines = usage.stdout.trimEnd().split("\n")
+      assert.match(lines[0] ?? "", /^SERIES\s+TREND\s+LAST\s+MIN\s+MAX$/)
+      // Two messages so far (the delivered file and the sent one), two pods (default and team).
+      assert.match(lines[1] ?? "", /^message_count\s+[▁-█]{2}█\s+2\s+\d+\s+2$/)
+      assert.match(lines[2] ?? "", /^pod_count\s+[▁-█]{2}█\s+2\s+\d+\s+2$/)
+      assert.match(lines[3] ?? "", /^3 buckets from \S+ to \S+$/)
+    })
+
     it("lists add --inbox and lists list run with a key; suppressions add is the operator's, with no key", async () => {
       const withKey = { ...env, INBOX_API_KEY: orgKey }
       const added = await inboxctl(["lists", "add", "send", "block", "--inbox", alice.inbox_id, "--entry", "Spam@Example.com", "--reason", "spam", "--json"], withKey)

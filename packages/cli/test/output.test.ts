@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { PERMISSIONS, ReservedUsername, validationError } from "@inbox/core"
-import { errorLines, fields, listing } from "../src/output.ts"
+import { errorLines, fields, isSeries, listing, seriesLines, sparkline } from "../src/output.ts"
 
 describe("inboxctl output", () => {
   it("a list prints as an aligned table with a hint for the next page", () => {
@@ -31,6 +31,49 @@ describe("inboxctl output", () => {
       fields({ api_key_id: "key_1", permissions: [...PERMISSIONS], metadata: { team: "red" } }),
       ["api_key_id   key_1", "permissions  all", "metadata     team=red"].join("\n")
     )
+  })
+
+  it("inboxctl metrics draws a sparkline per series scaled to its own min and max; a rate with nothing sent is a gap", () => {
+    assert.strictEqual(sparkline([0, 1, 2, 3, 4, 5, 6, 7]), "▁▂▃▄▅▆▇█")
+    assert.strictEqual(sparkline([5, 5, 5]), "▁▁▁")
+    assert.strictEqual(sparkline([0, null, 1]), "▁ █")
+    const usage = {
+      message_count: [
+        { timestamp: "2026-01-01T00:00:00.000Z", value: 0 },
+        { timestamp: "2026-01-01T01:00:00.000Z", value: 7 },
+        { timestamp: "2026-01-01T02:00:00.000Z", value: 14 }
+      ],
+      pod_count: [
+        { timestamp: "2026-01-01T00:00:00.000Z", value: 1 },
+        { timestamp: "2026-01-01T01:00:00.000Z", value: 1 },
+        { timestamp: "2026-01-01T02:00:00.000Z", value: 1 }
+      ]
+    }
+    assert.isTrue(isSeries(usage))
+    assert.strictEqual(seriesLines(usage), [
+      "SERIES         TREND  LAST  MIN  MAX",
+      "message_count  ▁▅█    14    0    14",
+      "pod_count      ▁▁▁    1     1    1",
+      "3 buckets from 2026-01-01T00:00:00.000Z to 2026-01-01T02:00:00.000Z"
+    ].join("\n"))
+    const rates = {
+      bounce: [
+        { timestamp: "2026-01-01T00:00:00.000Z", sent: 0, rate: null },
+        { timestamp: "2026-01-01T01:00:00.000Z", sent: 4, rate: 0.25 }
+      ],
+      complaint: [
+        { timestamp: "2026-01-01T00:00:00.000Z", sent: 0, rate: null },
+        { timestamp: "2026-01-01T01:00:00.000Z", sent: 4, rate: 0 }
+      ]
+    }
+    assert.strictEqual(seriesLines(rates), [
+      "SERIES     TREND  LAST  MIN   MAX   SENT",
+      "bounce      ▁     0.25  0.25  0.25  4",
+      "complaint   ▁     0     0     0     4",
+      "2 buckets from 2026-01-01T00:00:00.000Z to 2026-01-01T01:00:00.000Z"
+    ].join("\n"))
+    assert.isFalse(isSeries({ total: 3, counts: { "message.sent": 3 } }), "event counts print as fields")
+    assert.isFalse(isSeries({ pod_id: "pod_1", name: "default" }))
   })
 
   it("an error prints error: <code>: <message>, each field issue, then fix", () => {
