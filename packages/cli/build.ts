@@ -8,6 +8,12 @@
  * fails when a workspace package imports a third-party package that is not listed there,
  * so the tarball can never install without one of its imports.
  *
+ * Exception: libmime carries our format=flowed fix as a pnpm patch
+ * (patches/libmime@5.4.6.patch), which npm would not apply to the copy it installs. So libmime
+ * is bundled from the workspace's patched copy, and so is mailparser (which decodes flowed
+ * bodies through its own `require("libmime")`) together with everything it imports; the
+ * bundled CommonJS gets a real `require` (createRequire) for Node's built-in modules.
+ *
  * Run by `pnpm pack` (prepack) and `pnpm --filter @inbox/cli build`.
  */
 import { build, type Plugin } from "esbuild"
@@ -24,6 +30,10 @@ const declared = new Set(Object.keys(manifest.dependencies))
 /** The package name of a bare import (`@scope/name/sub` → `@scope/name`). */
 const packageOf = (path: string) => path.split("/").slice(0, path.startsWith("@") ? 2 : 1).join("/")
 
+/** Packages bundled from the workspace, so that the pnpm patch on libmime ships with the CLI. */
+const bundled = new Set(["libmime", "mailparser"])
+const insideBundled = (importer: string) => importer.includes("node_modules")
+
 const missing = new Set<string>()
 // Workspace packages are bundled; every other bare import must be a declared dependency.
 const externals: Plugin = {
@@ -32,6 +42,8 @@ const externals: Plugin = {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("node:") || args.path.startsWith("@inbox/")) return undefined
       const name = packageOf(args.path)
+      // Only bundled packages' own files import from inside node_modules (externals are never read).
+      if (bundled.has(name) || insideBundled(args.importer)) return undefined
       if (!declared.has(name)) missing.add(`${name} (imported by ${args.importer})`)
       return { path: args.path, external: true }
     })
@@ -52,7 +64,9 @@ await build({
   sourcemap: true,
   // One file, no chunks: the bundled code finds migrations and the worker relative to its
   // own URL, which a chunk in a subfolder would change.
-  banner: { js: "#!/usr/bin/env node" },
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __inboxRequire } from \"node:module\"\nconst require = __inboxRequire(import.meta.url)"
+  },
   plugins: [externals],
   logLevel: "warning"
 })

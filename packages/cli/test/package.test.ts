@@ -2,8 +2,9 @@
  * The installable package: `pnpm pack` of the CLI, installed with npm into an empty folder
  * (no workspace, no TypeScript loader), must give a working `inboxctl`: it creates an
  * organization, serves on the embedded database, answers /health and an authenticated
- * request, parses mail in its worker thread (the bundle's second entry), and stops on
- * SIGTERM with exit code 0.
+ * request, parses mail in its worker thread (the bundle's second entry) with our
+ * format=flowed fix to libmime (a pnpm patch npm would not apply, so the build bundles it),
+ * and stops on SIGTERM with exit code 0.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
@@ -66,6 +67,22 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     const listed = await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages`, { headers: auth })
     const body = (await listed.json()) as { messages: ReadonlyArray<{ subject: string }> }
     assert.deepStrictEqual(body.messages.map((m) => m.subject), ["Packed"])
+
+    // Unpatched libmime runs a soft-broken quote into the reply under it (RFC 3676 4.5).
+    const flowed = "From: Ann <ann@example.org>\r\nTo: ops@inbox.localhost\r\nSubject: Flowed\r\nMessage-ID: <packed-2@example.org>\r\n" +
+      "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8; format=flowed\r\n\r\n> the question ends soft \r\nthe answer\r\n"
+    const second = await fetch(`${url}/inbound/raw?to=ops@inbox.localhost`, {
+      method: "POST",
+      headers: { "x-inbound-secret": "package-test-secret" },
+      body: flowed
+    })
+    assert.strictEqual(second.status, 200, await second.clone().text())
+    const both = (await (await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages`, { headers: auth })).json()) as {
+      messages: ReadonlyArray<{ subject: string; message_id: string }>
+    }
+    const id = both.messages.find((m) => m.subject === "Flowed")?.message_id ?? ""
+    const read = (await (await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages/${encodeURIComponent(id)}`, { headers: auth })).json()) as { text?: string }
+    assert.strictEqual(read.text, "> the question ends soft \nthe answer")
 
     server.kill("SIGTERM")
     const run = await server.output
