@@ -59,3 +59,20 @@ export const waitFor = async (url: string, child: ChildProcess, attempts = 600):
   }
   throw new Error(`${url} did not answer`)
 }
+
+const MAIN = ["--import", "tsx", "packages/cli/src/main.ts"]
+
+/** `inboxctl org create` for a verified organization; its owner's API key. */
+export const createOrg = async (cwd: string, env: Record<string, string>): Promise<string> => {
+  const created = await runProcess(process.execPath, [...MAIN, "org", "create", "--owner-email", "ops@example.com", "--verified", "--json"], { cwd, env })
+  if (created.code !== 0) throw new Error(created.stderr)
+  return (JSON.parse(created.stdout) as { api_key: string }).api_key
+}
+
+/** `inboxctl serve` on a free port, once it answers /health. */
+export const serve = async (cwd: string, env: Record<string, string>) => {
+  const port = await freePort()
+  const server = startProcess(process.execPath, [...MAIN, "serve", "--port", String(port)], { cwd, env })
+  await waitFor(`http://127.0.0.1:${port}/health`, server)
+  return { server, port, url: `http://127.0.0.1:${port}` }
+}

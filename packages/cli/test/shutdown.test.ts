@@ -12,10 +12,9 @@ import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { childEnv, freePort, runProcess, startProcess, waitFor } from "./processes.ts"
+import { childEnv, createOrg, serve } from "./processes.ts"
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
-const MAIN = ["--import", "tsx", "packages/cli/src/main.ts"]
 const SECRET = "shutdown-test-secret"
 const INBOX = "burst@inbox.localhost"
 
@@ -60,21 +59,12 @@ describe("inboxctl serve on SIGTERM", { timeout: 300_000 }, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "inboxctl-shutdown-"))
     env = childEnv({ INBOX_DATA_DIR: join(dir, "data"), INBOX_INBOUND_SECRET: SECRET, INBOX_SHUTDOWN_TIMEOUT: "60" })
-    const created = await runProcess(process.execPath, [...MAIN, "org", "create", "--owner-email", "ops@example.com", "--verified", "--json"], { cwd: ROOT, env })
-    assert.strictEqual(created.code, 0, created.stderr)
-    key = (JSON.parse(created.stdout) as { api_key: string }).api_key
+    key = await createOrg(ROOT, env)
   }, 120_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  const serve = async () => {
-    const port = await freePort()
-    const server = startProcess(process.execPath, [...MAIN, "serve", "--port", String(port)], { cwd: ROOT, env })
-    await waitFor(`http://127.0.0.1:${port}/health`, server)
-    return { server, port, url: `http://127.0.0.1:${port}` }
-  }
-
   it("stops accepting, finishes the requests under way, exits 0; every acknowledged delivery is stored whole and nothing else", async () => {
-    const first = await serve()
+    const first = await serve(ROOT, env)
     const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" }
     const inbox = await fetch(`${first.url}/v0/inboxes`, { method: "POST", headers: auth, body: JSON.stringify({ username: "burst" }) })
     assert.strictEqual(inbox.status, 200)
@@ -94,7 +84,7 @@ describe("inboxctl serve on SIGTERM", { timeout: 300_000 }, () => {
     for (const o of outcomes) assert.include([200, "refused"], o.status)
     const acknowledged = outcomes.flatMap((o) => ("messageId" in o && o.messageId !== undefined ? [o.messageId] : [])).sort()
 
-    const second = await serve()
+    const second = await serve(ROOT, env)
     try {
       const listed = await fetch(`${second.url}/v0/inboxes/${INBOX}/messages?limit=100`, { headers: auth })
       const stored = ((await listed.json()) as { messages: ReadonlyArray<{ message_id: string }> }).messages.map((m) => m.message_id).sort()
