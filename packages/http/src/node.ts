@@ -19,6 +19,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
+import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { makeDirectPath } from "./direct.ts"
 
@@ -26,12 +27,47 @@ export interface NodeServerOptions {
   readonly headersTimeoutSeconds: number
   readonly requestTimeoutSeconds: number
   readonly maxConnections: number
+  /** Heartbeat of WebSocket connections (default WS_PING_INTERVAL_SECONDS); tests shorten it. */
+  readonly pingIntervalMs?: number
 }
 
 export const NODE_SERVER_DEFAULTS: NodeServerOptions = { headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 1000 }
 
 export const KEEP_ALIVE_TIMEOUT_SECONDS = 5
 export const MAX_HEADERS_COUNT = 100
+export const WS_PING_INTERVAL_SECONDS = 30
+
+/** A WebSocket ping frame from a server: FIN + opcode 0x9, unmasked, no payload. */
+const PING_FRAME = Buffer.from([0x89, 0x00])
+
+/**
+ * Pings an upgraded socket when it has been quiet for an interval, destroys it when it
+ * stayed quiet after a ping. Progress is read from the socket's byte counters, so no
+ * listener competes with `ws` for the data.
+ */
+const heartbeat = (socket: Socket, intervalMs: number) => {
+  let readAtLastTick = socket.bytesRead
+  let writtenAtLastTick = socket.bytesWritten
+  let pinged = false
+  const timer = setInterval(() => {
+    // Nothing written yet: the 101 has not gone out, and a frame before it would corrupt the handshake.
+    if (socket.destroyed || socket.bytesWritten === 0) return
+    const heard = socket.bytesRead !== readAtLastTick
+    if (pinged && !heard) {
+      socket.destroy()
+      return
+    }
+    pinged = false
+    if (!heard || socket.bytesWritten === writtenAtLastTick) {
+      socket.write(PING_FRAME)
+      pinged = !heard
+    }
+    readAtLastTick = socket.bytesRead
+    writtenAtLastTick = socket.bytesWritten
+  }, intervalMs)
+  timer.unref()
+  socket.once("close", () => clearInterval(timer))
+}
 
 /** The options from INBOX_HEADERS_TIMEOUT, INBOX_REQUEST_TIMEOUT and INBOX_MAX_CONNECTIONS. */
 export const nodeServerOptionsConfig = Config.all({
@@ -105,6 +141,9 @@ export const makeNodeServer = (
       return
     }
     socket.end(rawResponse(refusalFor(error.code, options), requestId()))
+  })
+  server.on("upgrade", (request: IncomingMessage, socket: Socket) => {
+    if (request.headers.upgrade?.toLowerCase() === "websocket") heartbeat(socket, options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
   })
   return server
 }

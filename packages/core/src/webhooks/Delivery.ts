@@ -17,7 +17,10 @@
  * A crash mid-attempt leaves the job's lease to run out; another worker (or the restarted
  * process) claims it again, so nothing is lost, and a receiver may see one event twice
  * only under the same `webhook-id`. Attempts to one endpoint run at most
- * ENDPOINT_CONCURRENCY at a time in a process, and DELIVERY_CONCURRENCY in all.
+ * ENDPOINT_CONCURRENCY at a time in a process, and DELIVERY_CONCURRENCY in all. The
+ * per-endpoint cap is per process on purpose: across processes it would need a database
+ * lock or slot row held for the whole HTTP call (up to DELIVERY_TIMEOUT), a pooled
+ * connection idle per attempt, so N processes may send up to N × ENDPOINT_CONCURRENCY.
  */
 import { Duration, Effect, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
