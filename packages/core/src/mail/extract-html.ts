@@ -215,15 +215,16 @@ const parse = (html: string): ElementNode => {
       attribs = {}
     },
     onattribname: (from, to) => {
-      attrName = html.slice(from, to).toLowerCase()
+      // only the marking attributes are read: most of a body's attributes are styles
+      attrName = to - from <= 5 ? html.slice(from, to).toLowerCase() : ""
       attrValue = ""
     },
     onattribdata: (from, to) => {
-      attrValue += html.slice(from, to)
+      if (attrName !== "") attrValue += html.slice(from, to)
     },
     onattribend: () => {
       // the first of a repeated attribute counts
-      if (!(attrName in attribs)) attribs[attrName] = attrValue
+      if (attrName !== "" && !(attrName in attribs)) attribs[attrName] = attrValue
     },
     onattribentity: () => {},
     ontextentity: () => {},
