@@ -1,23 +1,19 @@
 /**
- * The HTML path of reply extraction. The body is read by a small forgiving tokenizer into
- * a tree whose nodes keep their source text (tags as spans of the body), so whatever is
- * not removed is serialised back byte for byte: the kept part is the sender's own markup,
- * not a re-rendering. The tree is walked in document order into the items `planReply`
- * decides on (quote containers of each client, Outlook's reply dividers, and logical lines
- * for the text markers), and the plan is applied by marking nodes removed.
+ * The HTML path of reply extraction. The body is read by htmlparser2's tokenizer (entities
+ * decoded by `entities`) into a tree whose nodes keep their source text (tags as spans of
+ * the body), so whatever is not removed is serialised back byte for byte: the kept part is
+ * the sender's own markup, not a re-rendering. The tree is walked in document order into
+ * the items `planReply` decides on (quote containers of each client, Outlook's reply
+ * dividers, and logical lines for the text markers), and the plan is applied by marking
+ * nodes removed.
  *
- * Everything is linear in the input: the tokenizer scans with indexOf and keeps stray `<`
- * in the running text, nesting is capped (deeper start tags open no further level, which
- * no mail client needs and which keeps every recursion shallow), and the blank/content
- * test is memoised per node.
- *
- * Every character of the body passes through the tokenizer, and every node through the
- * walk, so both test characters by code (regex tests per character, repeated for every
- * attribute looked up, were a large part of the cost), keep tags as spans rather than
- * sliced strings, and read an element's marking attributes once, in the tokenizer. Their
- * state is an explicit object handed to module-level functions.
+ * Everything is linear in the input: nesting is capped (deeper start tags open no further
+ * level, which no mail client needs and which keeps every recursion shallow), and the
+ * blank/content test is memoised per node.
  */
-import { attributionStrength, headerKind, isSpaceCode, normaliseLine } from "./extract-markers.ts"
+import { decodeHTML } from "entities"
+import { Tokenizer } from "htmlparser2"
+import { attributionStrength, headerKind, normaliseLine } from "./extract-markers.ts"
 import { planReply, type Item, type ItemKind } from "./extract-plan.ts"
 
 interface TextNode {
@@ -65,7 +61,6 @@ const voidElements = new Set([
   "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
   "basefont", "bgsound", "frame", "keygen"
 ])
-const rawTextElements = new Set(["script", "style", "title", "textarea", "xmp", "noscript"])
 const closesParagraph = new Set([
   "address", "article", "aside", "blockquote", "div", "dl", "fieldset", "footer", "form", "h1", "h2", "h3", "h4",
   "h5", "h6", "header", "hr", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"
@@ -81,7 +76,6 @@ const contentElements = new Set(["img", "video", "audio", "object", "embed", "if
 // The sets above as bits, looked up once per start tag: the tokenizer and the walk ask
 // up to seven of these questions of every element.
 const VOID = 1
-const RAW_TEXT = 2
 const CLOSES_P = 4
 const BLOCK = 8
 const INVISIBLE = 16
@@ -92,7 +86,6 @@ const elementFlags: ReadonlyMap<string, number> = (() => {
     for (const name of names) flags.set(name, (flags.get(name) ?? 0) | flag)
   }
   add(voidElements, VOID)
-  add(rawTextElements, RAW_TEXT)
   add(closesParagraph, CLOSES_P)
   add(blockElements, BLOCK)
   add(invisibleElements, INVISIBLE)
@@ -100,41 +93,7 @@ const elementFlags: ReadonlyMap<string, number> = (() => {
   return flags
 })()
 
-/** `[A-Za-z0-9:_-]`, the characters of a tag name. */
-const isNameCode = (c: number): boolean =>
-  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 58) || c === 95 || c === 45
-
-const isLetterCode = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90)
-
-const readName = (html: string, from: number): number => {
-  let j = from
-  while (j < html.length && isNameCode(html.charCodeAt(j))) j++
-  return j
-}
-
-/** The end of a start tag: the first `>` outside quoted attribute values. */
-const tagEnd = (html: string, from: number): number => {
-  let j = from
-  while (j < html.length) {
-    const c = html.charCodeAt(j)
-    if (c === 62 /* > */) return j
-    if (c === 34 /* " */ || c === 39 /* ' */) {
-      // An `=` right before makes it a value; a stray quote in a broken tag is just a char.
-      let k = j - 1
-      while (k >= from && isSpaceCode(html.charCodeAt(k))) k--
-      if (html.charCodeAt(k) === 61 /* = */) {
-        const close = html.indexOf(c === 34 ? '"' : "'", j + 1)
-        if (close < 0) return -1
-        j = close + 1
-        continue
-      }
-    }
-    j++
-  }
-  return -1
-}
-
-/** The tokenizer's state: the tree so far and the elements still open. */
+/** The parse's state: the tree so far and the elements still open. */
 interface TreeBuilder {
   readonly root: ElementNode
   readonly stack: Array<ElementNode>
@@ -208,21 +167,11 @@ const startTag = (b: TreeBuilder, el: ElementNode, selfClosing: boolean): void =
   if (name === "pre" || name === "listing") b.preDepth++
 }
 
-/** Whether html[from, to), a tag name, is `name` in lower case; compared in place. */
-const isTagName = (html: string, from: number, to: number, name: string): boolean => {
-  if (to - from !== name.length) return false
-  for (let k = 0; k < name.length; k++) {
-    const c = html.charCodeAt(from + k)
-    if ((c >= 65 && c <= 90 ? c + 32 : c) !== name.charCodeAt(k)) return false
-  }
-  return true
-}
-
-/** The end tag html[from, to) whose name is html[nameFrom, nameTo). */
-const endTag = (b: TreeBuilder, html: string, from: number, to: number, nameFrom: number, nameTo: number): void => {
+/** The end tag html[from, to): closes the nearest open `name`, or is kept as written. */
+const endTag = (b: TreeBuilder, html: string, from: number, to: number, name: string): void => {
   for (let k = b.stack.length - 1; k > 0; k--) {
     const el = b.stack[k]
-    if (el !== undefined && isTagName(html, nameFrom, nameTo, el.name)) {
+    if (el !== undefined && el.name === name) {
       el.endFrom = from
       el.endTo = to
       popTo(b, k)
@@ -232,70 +181,70 @@ const endTag = (b: TreeBuilder, html: string, from: number, to: number, nameFrom
   appendOther(b, html.slice(from, to))
 }
 
+/** Reads the body with htmlparser2's tokenizer, whose source offsets give each tag's
+ * span; the tree is built here, with the implied closes mail needs and a nesting cap
+ * (htmlparser2's own tree builder is quadratic in nesting depth). Entities are left
+ * undecoded so text stays as written. What no event covers (comments, doctypes, stray
+ * end tags) is kept as an `other` node from the gap between events, so serialising the
+ * tree gives back every byte. */
 const parse = (html: string): ElementNode => {
   const root = element("#root", 0, 0, noMarkup)
   const b: TreeBuilder = { root, stack: [root], preDepth: 0 }
-  let i = 0
-  // A "<" that opens nothing stays in the running text node, so tag soup costs no nodes.
-  let textStart = 0
-  const n = html.length
-  const lastGt = html.lastIndexOf(">")
-  while (i < n) {
-    const lt = html.indexOf("<", i)
-    if (lt < 0) break
-    const c = html.charCodeAt(lt + 1)
-    const opensTag = c === 33 /* ! */ || c === 63 /* ? */ || isLetterCode(c) ||
-      (c === 47 /* / */ && readName(html, lt + 2) > lt + 2 && lastGt > lt)
-    if (!opensTag) {
-      i = lt + 1
-      continue
-    }
-    appendText(b, html.slice(textStart, lt))
-    if (c === 33) {
-      let end: number
-      if (html.startsWith("<!--", lt)) {
-        const close = html.indexOf("-->", lt + 4)
-        end = close < 0 ? n : close + 3
-      } else {
-        const close = html.indexOf(">", lt + 2)
-        end = close < 0 ? n : close + 1
-      }
-      appendOther(b, html.slice(lt, end))
-      i = end
-    } else if (c === 63) {
-      const close = html.indexOf(">", lt + 2)
-      const end = close < 0 ? n : close + 1
-      appendOther(b, html.slice(lt, end))
-      i = end
-    } else if (c === 47) {
-      const nameEnd = readName(html, lt + 2)
-      const close = html.indexOf(">", lt + 2)
-      endTag(b, html, lt, close + 1, lt + 2, nameEnd)
-      i = close + 1
-    } else {
-      const nameEnd = readName(html, lt + 1)
-      const close = tagEnd(html, nameEnd)
-      if (close < 0) {
-        // An unterminated tag runs to the end: keep it as text, as written.
-        textStart = lt
-        break
-      }
-      const name = html.slice(lt + 1, nameEnd).toLowerCase()
-      const el = element(name, lt, close + 1, readMarkup(html, nameEnd, close, name))
-      startTag(b, el, html.charCodeAt(close - 1) === 47)
-      i = close + 1
-      if ((el.flags & RAW_TEXT) !== 0 && (el.flags & VOID) === 0 && top(b).name === name) {
-        const re = new RegExp(`</${name}[\\s/>]`, "gi")
-        re.lastIndex = i
-        const m = re.exec(html)
-        const contentEnd = m === null ? n : m.index
-        appendText(b, html.slice(i, contentEnd))
-        i = contentEnd
-      }
-    }
-    textStart = i
+  let done = 0
+  const catchUp = (from: number, to: number): void => {
+    if (from > done) appendOther(b, html.slice(done, from))
+    done = to
   }
-  appendText(b, html.slice(textStart))
+  let tagFrom = 0
+  let name = ""
+  let attribs: Record<string, string> = {}
+  let attrName = ""
+  let attrValue = ""
+  const openTag = (end: number, selfClosing: boolean): void => {
+    catchUp(tagFrom, end + 1)
+    startTag(b, element(name, tagFrom, end + 1, markupOf(name, attribs)), selfClosing)
+  }
+  const tokenizer = new Tokenizer({ decodeEntities: false }, {
+    ontext: (from, to) => {
+      catchUp(from, to)
+      appendText(b, html.slice(from, to))
+    },
+    onopentagname: (from, to) => {
+      tagFrom = from - 1
+      name = html.slice(from, to).toLowerCase()
+      attribs = {}
+    },
+    onattribname: (from, to) => {
+      // only the marking attributes are read: most of a body's attributes are styles
+      attrName = to - from <= 5 ? html.slice(from, to).toLowerCase() : ""
+      attrValue = ""
+    },
+    onattribdata: (from, to) => {
+      if (attrName !== "") attrValue += html.slice(from, to)
+    },
+    onattribend: () => {
+      // the first of a repeated attribute counts
+      if (attrName !== "" && !(attrName in attribs)) attribs[attrName] = attrValue
+    },
+    onattribentity: () => {},
+    ontextentity: () => {},
+    onopentagend: (end) => openTag(end, false),
+    onselfclosingtag: (end) => openTag(end, true),
+    onclosetag: (from, to) => {
+      const close = html.indexOf(">", to)
+      const end = close < 0 ? html.length : close + 1
+      catchUp(from - 2, end)
+      endTag(b, html, from - 2, end, html.slice(from, to).toLowerCase())
+    },
+    oncdata: () => {},
+    oncomment: () => {},
+    ondeclaration: () => {},
+    onprocessinginstruction: () => {},
+    onend: () => {}
+  })
+  tokenizer.write(html)
+  tokenizer.end()
+  catchUp(html.length, html.length)
   return root
 }
 
@@ -309,73 +258,12 @@ interface MarkupAttributes {
 
 const noMarkup: MarkupAttributes = { id: "", classes: [], style: "", type: "" }
 
-/** `[\s/]`, skipped between attributes. */
-const isGapCode = (c: number): boolean => c === 47 || isSpaceCode(c)
-
-/** `[\s=>/]`, the end of an attribute name. */
-const endsAttrName = (c: number): boolean => c === 61 || c === 62 || isGapCode(c)
-
-/** Whether `s[from, to)` lower-cased is `wanted` (lower-case ASCII letters), without
- * allocating: only a letter and its capital map onto a letter by `| 0x20`, and no other
- * character lower-cases to a letter of these names (U+212A becomes "k", U+0130 two
- * characters). */
-const isName = (s: string, from: number, to: number, wanted: string): boolean => {
-  if (to - from !== wanted.length) return false
-  for (let k = 0; k < wanted.length; k++) if ((s.charCodeAt(from + k) | 0x20) !== wanted.charCodeAt(k)) return false
-  return true
-}
-
-/** Reads the marking attributes of a start tag, s[from, to), in one pass: `id` and
- * `class`, `style` of a div, `type` of a blockquote (no other element is recognised by
- * them). Names are compared in lower case and the first of a repeated attribute counts. */
-const readMarkup = (s: string, from: number, to: number, element: string): MarkupAttributes => {
-  if (from === to) return noMarkup
-  const wantsStyle = element === "div"
-  const wantsType = element === "blockquote"
-  let id: string | undefined
-  let cls: string | undefined
-  let style: string | undefined
-  let type: string | undefined
-  // the attributes are s[from, to); s[to] is the tag's ">"
-  const n = to
-  let i = from
-  while (i < n) {
-    while (i < n && isGapCode(s.charCodeAt(i))) i++
-    const nameStart = i
-    while (i < n && !endsAttrName(s.charCodeAt(i))) i++
-    if (i === nameStart) {
-      i++
-      continue
-    }
-    const nameEnd = i
-    while (i < n && isSpaceCode(s.charCodeAt(i))) i++
-    let valueStart = i
-    let valueEnd = i
-    if (s.charCodeAt(i) === 61 /* = */) {
-      i++
-      while (i < n && isSpaceCode(s.charCodeAt(i))) i++
-      const q = s.charCodeAt(i)
-      if (q === 34 /* " */ || q === 39 /* ' */) {
-        const close = s.indexOf(q === 34 ? '"' : "'", i + 1)
-        valueStart = i + 1
-        valueEnd = close < 0 || close > n ? n : close
-        i = valueEnd + 1
-      } else {
-        valueStart = i
-        while (i < n && !isSpaceCode(s.charCodeAt(i))) i++
-        valueEnd = i
-      }
-    }
-    if (id === undefined && isName(s, nameStart, nameEnd, "id")) {
-      id = s.slice(valueStart, valueEnd)
-    } else if (cls === undefined && isName(s, nameStart, nameEnd, "class")) {
-      cls = s.slice(valueStart, valueEnd)
-    } else if (wantsStyle && style === undefined && isName(s, nameStart, nameEnd, "style")) {
-      style = s.slice(valueStart, valueEnd)
-    } else if (wantsType && type === undefined && isName(s, nameStart, nameEnd, "type")) {
-      type = s.slice(valueStart, valueEnd)
-    }
-  }
+/** `id` and `class`, `style` of a div, `type` of a blockquote: no other element is
+ * recognised by them. */
+const markupOf = (name: string, attribs: Readonly<Record<string, string>>): MarkupAttributes => {
+  const { id, class: cls } = attribs
+  const style = name === "div" ? attribs["style"] : undefined
+  const type = name === "blockquote" ? attribs["type"] : undefined
   if (id === undefined && cls === undefined && style === undefined && type === undefined) return noMarkup
   return {
     id: id ?? "",
@@ -387,24 +275,7 @@ const readMarkup = (s: string, from: number, to: number, element: string): Marku
 
 const hasClass = (el: ElementNode, name: string): boolean => el.markup.classes.includes(name)
 
-const namedEntities: Readonly<Record<string, string>> = {
-  nbsp: "\u00a0", amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", eacute: "é", egrave: "è", ecirc: "ê",
-  agrave: "à", acirc: "â", ccedil: "ç", ocirc: "ô", ucirc: "û", icirc: "î", uuml: "ü", ouml: "ö", auml: "ä",
-  Uuml: "Ü", Ouml: "Ö", Auml: "Ä", szlig: "ß", ntilde: "ñ", aacute: "á", iacute: "í", oacute: "ó", uacute: "ú",
-  atilde: "ã", otilde: "õ", aring: "å", Aring: "Å", Eacute: "É", Agrave: "À", rsquo: "’", lsquo: "‘", ndash: "–",
-  mdash: "—", hellip: "…", laquo: "«", raquo: "»", zwnj: "", zwj: "", shy: ""
-}
-
-const decodeEntities = (raw: string): string =>
-  raw.includes("&")
-    ? raw.replace(/&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z]{2,8});/g, (whole, body: string) => {
-      if (body.startsWith("#")) {
-        const code = body[1] === "x" || body[1] === "X" ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10)
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole
-      }
-      return namedEntities[body] ?? whole
-    })
-    : raw
+const decodeEntities = (raw: string): string => (raw.includes("&") ? decodeHTML(raw) : raw)
 
 const isBlankText = (raw: string): boolean => normaliseLine(decodeEntities(raw)) === ""
 
