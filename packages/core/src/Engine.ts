@@ -96,7 +96,9 @@ export type EngineServices =
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, Opens.layer)),
+  // Below Inbound: a delivery report arriving as mail is applied as the provider's event.
+  Layer.provideMerge(ProviderEvents.layer),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Blobs.layer)
 )
