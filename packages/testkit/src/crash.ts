@@ -10,9 +10,10 @@ import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import nodemailer from "nodemailer"
 import { SMTPServer } from "smtp-server"
 import { buildMail } from "./mail-builder.ts"
-import { createOrganization, freshDatabase, queryRows, serverEnv, type ServerProcess, startServer, THREAD_INCONSISTENCIES } from "./processes.ts"
+import { createOrganization, freePort, freshDatabase, queryRows, serverEnv, type ServerProcess, startServer, THREAD_INCONSISTENCIES } from "./processes.ts"
 
 const SECRET = "crash-inbound-secret"
 
@@ -21,6 +22,11 @@ export interface CrashOptions {
   readonly sends: number
   /** The kill comes once this many deliveries were acknowledged. */
   readonly crashAfter: number
+  /**
+   * How deliveries arrive: the forwarder's `POST /inbound/raw` (default), or SMTP
+   * conversations with the built-in receiver (`250` is the acknowledgement).
+   */
+  readonly via?: "http" | "smtp"
 }
 
 export interface CrashStorage {
@@ -100,7 +106,14 @@ const pool = async (width: number, tasks: ReadonlyArray<() => Promise<Outcome>>)
 
 export const crashOnce = async (storage: CrashStorage, options: CrashOptions) => {
   const sink = await smtpSink()
-  const env = serverEnv({ ...storage.env, INBOX_INBOUND_SECRET: SECRET, INBOX_SMTP_URL: sink.url })
+  const smtpPort = options.via === "smtp" ? await freePort() : undefined
+  const env = serverEnv({
+    ...storage.env,
+    INBOX_INBOUND_SECRET: SECRET,
+    INBOX_SMTP_URL: sink.url,
+    // SPF/DKIM/DMARC lookups go to a loopback port nobody serves: refused at once, never the internet.
+    ...(smtpPort === undefined ? {} : { INBOX_SMTP_LISTEN: `127.0.0.1:${smtpPort}`, INBOX_DNS_SERVERS: "127.0.0.1:9" })
+  })
   const { api_key: key } = await createOrganization(env)
   let server: ServerProcess = await startServer(env)
   const port = Number(new URL(server.url).port)
@@ -121,7 +134,16 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
       ...(i % 3 === 0 ? {} : { inReplyTo: `<crash-${i - (i % 3)}@example.org>`, references: [`<crash-${i - (i % 3)}@example.org>`] })
     })
   ))
-  const deliver = (i: number) => async (): Promise<Outcome> => {
+  const deliverSmtp = (i: number) => async (): Promise<Outcome> => {
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: smtpPort, secure: false, ignoreTLS: true })
+    try {
+      const info = await transport.sendMail({ envelope: { from: "sender@example.org", to: [inbox.email] }, raw: Buffer.from(mails[i]!) })
+      return /^250 /.test(info.response) ? "ok" : "failed"
+    } finally {
+      transport.close()
+    }
+  }
+  const deliver = (i: number) => smtpPort !== undefined ? deliverSmtp(i) : async (): Promise<Outcome> => {
     const res = await fetch(`${server.url}/inbound/raw?to=${encodeURIComponent(inbox.email)}`, {
       method: "POST",
       headers: { "x-inbound-secret": SECRET, "content-type": "message/rfc822" },
@@ -178,7 +200,10 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
     }
     const raw = await json("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}/raw/download`)
     const bytes = new Uint8Array(await raw.arrayBuffer())
-    if (!raw.ok || sha(bytes) !== sha(mails[i]!)) damaged.push(i)
+    // By SMTP the receiver prepends its Received-SPF and Authentication-Results headers: the rest is the sender's bytes.
+    const sent = mails[i]!
+    const body = smtpPort === undefined ? bytes : bytes.subarray(Math.max(0, bytes.length - sent.length))
+    if (!raw.ok || sha(body) !== sha(sent)) damaged.push(i)
   }
 
   // The clients retry what got no answer: the forwarder the same bytes, the sender the same key.
@@ -202,6 +227,7 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
   await sink.close()
   return {
     storage: storage.name,
+    via: options.via ?? "http",
     deliveries: options.messages,
     ackedBeforeKill: ackedMessages.length,
     missing: missing.length,
