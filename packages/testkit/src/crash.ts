@@ -200,10 +200,11 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
     }
     const raw = await json("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}/raw/download`)
     const bytes = new Uint8Array(await raw.arrayBuffer())
-    // By SMTP the receiver prepends its Received-SPF and Authentication-Results headers: the rest is the sender's bytes.
-    const sent = mails[i]!
-    const body = smtpPort === undefined ? bytes : bytes.subarray(Math.max(0, bytes.length - sent.length))
-    if (!raw.ok || sha(body) !== sha(sent)) damaged.push(i)
+    // By SMTP the receiver prepends its Received-SPF and Authentication-Results headers, and
+    // SMTP carries lines ending CRLF: the rest is the sender's message, line for line.
+    const lines = (b: Uint8Array) => Buffer.from(b).toString("latin1").replace(/\r\n/g, "\n")
+    const same = smtpPort === undefined ? sha(bytes) === sha(mails[i]!) : lines(bytes).endsWith(lines(mails[i]!))
+    if (!raw.ok || !same) damaged.push(i)
   }
 
   // The clients retry what got no answer: the forwarder the same bytes, the sender the same key.
