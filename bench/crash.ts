@@ -18,8 +18,14 @@
  * in our store. A send in flight at the kill may reach the relay again on its retry; the
  * count of such repeats is printed.
  *
- * The counts go to BENCHMARKS.md ("Crash: kill -9 mid-burst"). CRASH_MESSAGES (300),
- * CRASH_SENDS (40), CRASH_AFTER (120); BENCH_POSTGRES_URL as for pnpm bench.
+ * The same again with the deliveries arriving as SMTP conversations with the built-in
+ * receiver (INBOX_SMTP_LISTEN; nodemailer, one connection per message, 8 at a time): every
+ * message that got `250` must be stored after the restart, its bytes after the receiver's
+ * Authentication-Results header identical.
+ *
+ * The counts go to BENCHMARKS.md ("Crash: kill -9 mid-burst", "Crash: kill -9 mid-SMTP-burst").
+ * CRASH_MESSAGES (300), CRASH_SENDS (40), CRASH_AFTER (120); CRASH_VIA (http,smtp: both);
+ * BENCH_POSTGRES_URL as for pnpm bench.
  */
 import { type CrashResult, crashFailures, crashOnce, pgliteStorage, postgresStorage } from "@inbox/testkit"
 import { machine, writeSection } from "./report.ts"
@@ -28,13 +34,15 @@ const MESSAGES = Number(process.env["CRASH_MESSAGES"] ?? "300")
 const SENDS = Number(process.env["CRASH_SENDS"] ?? "40")
 const CRASH_AFTER = Number(process.env["CRASH_AFTER"] ?? "120")
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const VIA = (process.env["CRASH_VIA"] ?? "http,smtp").split(",").map((v) => v.trim()).filter((v): v is "http" | "smtp" => v === "http" || v === "smtp")
 
-const main = async () => {
+/** One section: both storages, deliveries arriving `via`. Whether anything failed. */
+const run = async (via: "http" | "smtp") => {
   const results: Array<CrashResult> = []
   for (const make of [pgliteStorage, () => postgresStorage(SERVER)]) {
     const storage = await make()
     try {
-      const r = await crashOnce(storage, { messages: MESSAGES, sends: SENDS, crashAfter: CRASH_AFTER })
+      const r = await crashOnce(storage, { messages: MESSAGES, sends: SENDS, crashAfter: CRASH_AFTER, via })
       console.error(JSON.stringify(r))
       results.push(r)
     } finally {
@@ -43,12 +51,15 @@ const main = async () => {
   }
   const bad = results.filter((r) => crashFailures(r).length > 0)
   const rows = (f: (r: (typeof results)[number]) => string | number) => results.map((r) => ` ${f(r)} |`).join("")
+  const how = via === "smtp"
+    ? `${MESSAGES} inbound deliveries as SMTP conversations with the built-in receiver (nodemailer, 8 at a time, two thirds of them replies; acknowledged = \`250\`)`
+    : `${MESSAGES} inbound deliveries (8 at a time, two thirds of them replies)`
   const body = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}. \`pnpm crash\` (bench/crash.ts): a burst of ${MESSAGES} inbound deliveries (8 at a time, two thirds of them replies) and ${SENDS} sends with an Idempotency-Key each (2 at a time), a webhook subscribed to message.received whose endpoint fails one first attempt in five, \`kill -9\` of the server after ${CRASH_AFTER} deliveries were acknowledged, a restart on the same storage, a check of every acknowledged delivery through the API (there once, its raw bytes identical), the clients' retries of everything unanswered, the wait until every event reached the webhook (retries and the killed process's job leases of 30 s included), then the database read directly and every webhook request verified with \`standardwebhooks\`.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}. \`pnpm crash\` (bench/crash.ts): a burst of ${how} and ${SENDS} sends with an Idempotency-Key each (2 at a time), a webhook subscribed to message.received whose endpoint fails one first attempt in five, \`kill -9\` of the server after ${CRASH_AFTER} deliveries were acknowledged, a restart on the same storage, a check of every acknowledged delivery through the API (there once, its raw bytes identical), the clients' retries of everything unanswered, the wait until every event reached the webhook (retries and the killed process's job leases of 30 s included), then the database read directly and every webhook request verified with \`standardwebhooks\`.`,
     "",
     `| | ${results.map((r) => r.storage).join(" | ")} |`,
     `|---|${results.map(() => "---:").join("|")}|`,
-    `| deliveries acknowledged (2xx) before the kill |${rows((r) => r.ackedBeforeKill)}`,
+    `| deliveries acknowledged (${via === "smtp" ? "250" : "2xx"}) before the kill |${rows((r) => r.ackedBeforeKill)}`,
     `| of those, missing after the restart |${rows((r) => r.missing)}`,
     `| of those, raw bytes not identical |${rows((r) => r.damaged)}`,
     `| requests retried after the restart (deliveries + sends) |${rows((r) => r.retried)}`,
@@ -72,8 +83,14 @@ const main = async () => {
       : `**Failed:** ${bad.map((r) => `${r.storage}: ${crashFailures(r).join(", ")}`).join("; ")}.`
   ].join("\n")
   console.log(body)
-  writeSection("Crash: kill -9 mid-burst", body)
-  if (bad.length > 0) process.exit(1)
+  writeSection(via === "smtp" ? "Crash: kill -9 mid-SMTP-burst" : "Crash: kill -9 mid-burst", body)
+  return bad.length > 0
+}
+
+const main = async () => {
+  let failed = false
+  for (const via of VIA) failed = (await run(via)) || failed
+  if (failed) process.exit(1)
 }
 
 main().catch((error) => {

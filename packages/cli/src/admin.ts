@@ -49,6 +49,7 @@ export const SERVE_SETTINGS = [
   { flag: "--metrics-token <token>", env: "INBOX_METRICS_TOKEN", help: "bearer token that /metrics asks for; unset, /metrics is off" },
   { flag: "--mail-host <host>", env: "INBOX_MAIL_HOST", help: "host custom domains point their MX and SPF at (default mx.BASE_DOMAIN)" },
   { flag: "--secret-key <key>", env: "INBOX_SECRET_KEY", help: "encrypts DKIM keys at rest; embedded default: generated into the data folder" },
+  { flag: "--secret-key-previous <key>", env: "INBOX_SECRET_KEY_PREVIOUS", help: "the secret key before a rotation: what it sealed is re-sealed under --secret-key at start" },
   { flag: "--smtp-listen <host:port>", env: "INBOX_SMTP_LISTEN", help: "starts the built-in SMTP receiver there (off by default)" },
   { flag: "--smtp-tls-cert <file>", env: "INBOX_SMTP_TLS_CERT", help: "PEM certificate for the SMTP receiver's STARTTLS" },
   { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" }

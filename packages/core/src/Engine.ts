@@ -25,6 +25,7 @@ import { Organizations } from "./organizations/Organizations.ts"
 import { Ids } from "./platform/Ids.ts"
 import { Pods } from "./pods/Pods.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
+import { SecretRotation } from "./shared/SecretRotation.ts"
 import { Settings } from "./settings/Settings.ts"
 import { Suppressions } from "./suppressions/Suppressions.ts"
 import { MailTransport } from "./transport/MailTransport.ts"
@@ -95,7 +96,9 @@ export type EngineServices =
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, ProviderEvents.layer, Opens.layer)),
+  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, Opens.layer)),
+  // Below Inbound: a delivery report arriving as mail is applied as the provider's event.
+  Layer.provideMerge(ProviderEvents.layer),
   Layer.provideMerge(MessageStore.layer),
   Layer.provideMerge(Blobs.layer)
 )
@@ -114,7 +117,8 @@ const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer, Events.layer)),
   // An event's webhook deliveries are written in the event's transaction, as durable jobs.
   Layer.provideMerge(WebhookFanOut.layer),
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, HostResolver.layer, KeyCache.layer))
+  // Before any service opens a sealed secret: rows sealed under a rotated-out key move to the new one.
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, SecretRotation.layer, HostResolver.layer, KeyCache.layer))
 )
 
 /**

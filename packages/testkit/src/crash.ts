@@ -13,10 +13,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createServer, type IncomingHttpHeaders } from "node:http"
+import nodemailer from "nodemailer"
 import { SMTPServer } from "smtp-server"
 import { Webhook } from "standardwebhooks"
 import { buildMail } from "./mail-builder.ts"
-import { createOrganization, freshDatabase, queryRows, serverEnv, type ServerProcess, startServer, THREAD_INCONSISTENCIES } from "./processes.ts"
+import { createOrganization, freePort, freshDatabase, queryRows, serverEnv, type ServerProcess, startServer, THREAD_INCONSISTENCIES } from "./processes.ts"
 
 const SECRET = "crash-inbound-secret"
 
@@ -25,6 +26,11 @@ export interface CrashOptions {
   readonly sends: number
   /** The kill comes once this many deliveries were acknowledged. */
   readonly crashAfter: number
+  /**
+   * How deliveries arrive: the forwarder's `POST /inbound/raw` (default), or SMTP
+   * conversations with the built-in receiver (`250` is the acknowledgement).
+   */
+  readonly via?: "http" | "smtp"
 }
 
 export interface CrashStorage {
@@ -138,7 +144,15 @@ const pool = async (width: number, tasks: ReadonlyArray<() => Promise<Outcome>>)
 export const crashOnce = async (storage: CrashStorage, options: CrashOptions) => {
   const sink = await smtpSink()
   const endpoint = await webhookEndpoint()
-  const env = serverEnv({ ...storage.env, INBOX_INBOUND_SECRET: SECRET, INBOX_SMTP_URL: sink.url, INBOX_WEBHOOK_ALLOW_PRIVATE: "1" })
+  const smtpPort = options.via === "smtp" ? await freePort() : undefined
+  const env = serverEnv({
+    ...storage.env,
+    INBOX_INBOUND_SECRET: SECRET,
+    INBOX_SMTP_URL: sink.url,
+    INBOX_WEBHOOK_ALLOW_PRIVATE: "1",
+    // SPF/DKIM/DMARC lookups go to a loopback port nobody serves: refused at once, never the internet.
+    ...(smtpPort === undefined ? {} : { INBOX_SMTP_LISTEN: `127.0.0.1:${smtpPort}`, INBOX_DNS_SERVERS: "127.0.0.1:9" })
+  })
   const { api_key: key } = await createOrganization(env)
   let server: ServerProcess = await startServer(env)
   const port = Number(new URL(server.url).port)
@@ -160,7 +174,16 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
       ...(i % 3 === 0 ? {} : { inReplyTo: `<crash-${i - (i % 3)}@example.org>`, references: [`<crash-${i - (i % 3)}@example.org>`] })
     })
   ))
-  const deliver = (i: number) => async (): Promise<Outcome> => {
+  const deliverSmtp = (i: number) => async (): Promise<Outcome> => {
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: smtpPort, secure: false, ignoreTLS: true })
+    try {
+      const info = await transport.sendMail({ envelope: { from: "sender@example.org", to: [inbox.email] }, raw: Buffer.from(mails[i]!) })
+      return /^250 /.test(info.response) ? "ok" : "failed"
+    } finally {
+      transport.close()
+    }
+  }
+  const deliver = (i: number) => smtpPort !== undefined ? deliverSmtp(i) : async (): Promise<Outcome> => {
     const res = await fetch(`${server.url}/inbound/raw?to=${encodeURIComponent(inbox.email)}`, {
       method: "POST",
       headers: { "x-inbound-secret": SECRET, "content-type": "message/rfc822" },
@@ -217,7 +240,11 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
     }
     const raw = await json("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}/raw/download`)
     const bytes = new Uint8Array(await raw.arrayBuffer())
-    if (!raw.ok || sha(bytes) !== sha(mails[i]!)) damaged.push(i)
+    // By SMTP the receiver prepends its Received-SPF and Authentication-Results headers, and
+    // SMTP carries lines ending CRLF: the rest is the sender's message, line for line.
+    const lines = (b: Uint8Array) => Buffer.from(b).toString("latin1").replace(/\r\n/g, "\n")
+    const same = smtpPort === undefined ? sha(bytes) === sha(mails[i]!) : lines(bytes).endsWith(lines(mails[i]!))
+    if (!raw.ok || !same) damaged.push(i)
   }
 
   // The clients retry what got no answer: the forwarder the same bytes, the sender the same key.
@@ -257,6 +284,7 @@ export const crashOnce = async (storage: CrashStorage, options: CrashOptions) =>
   }).length
   return {
     storage: storage.name,
+    via: options.via ?? "http",
     deliveries: options.messages,
     ackedBeforeKill: ackedMessages.length,
     missing: missing.length,

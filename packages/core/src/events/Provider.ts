@@ -50,25 +50,32 @@ const bracketed = (id: string) => {
 }
 
 export class ProviderEvents extends Context.Service<ProviderEvents, {
-  apply(webhookId: string, event: ProviderEvent): Effect.Effect<typeof ProviderEventResult.Type>
+  /**
+   * `inboxIds` narrows the sent messages the event may name to those inboxes: a report that
+   * arrived as mail at some inboxes speaks only of what those inboxes sent.
+   */
+  apply(webhookId: string, event: ProviderEvent, inboxIds?: ReadonlyArray<string>): Effect.Effect<typeof ProviderEventResult.Type>
 }>()("inbox/ProviderEvents") {
   static readonly layer = Layer.effect(ProviderEvents, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* Events
     const suppressions = yield* Suppressions
     return ProviderEvents.of({
-      apply: Effect.fn("ProviderEvents.apply")(function*(webhookId, event) {
+      apply: Effect.fn("ProviderEvents.apply")(function*(webhookId, event, inboxIds) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const at = yield* now
-          const fresh = yield* sql`INSERT INTO provider_events (webhook_id, received_at) VALUES (${webhookId}, ${at})
-            ON CONFLICT (webhook_id) DO NOTHING RETURNING webhook_id`
-          if (fresh.length === 0) return { status: "duplicate" as const }
           const id = event.rfc_message_id.trim()
           const rows = yield* sql`SELECT id, organization_id, pod_id, inbox_id, thread_id FROM messages
             WHERE direction = 'sent' AND rfc_message_id IN (${bracketed(id)}, ${id.replace(/^<|>$/g, "")})
+            ${inboxIds === undefined ? sql`` : sql`AND inbox_id = ANY(${inboxIds}::text[])`}
             ORDER BY created_at LIMIT 1`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Sent))), Effect.orDie)
           const message = rows[0]
+          // Looked up first: an event about a message we never sent leaves no trace, so the
+          // same report arriving again is ignored again (and, by mail, stored as mail again).
           if (message === undefined) return { status: "ignored" as const }
+          const fresh = yield* sql`INSERT INTO provider_events (webhook_id, received_at) VALUES (${webhookId}, ${at})
+            ON CONFLICT (webhook_id) DO NOTHING RETURNING webhook_id`
+          if (fresh.length === 0) return { status: "duplicate" as const }
           const given = event.timestamp === undefined ? undefined : new Date(event.timestamp)
           const timestamp = iso(given !== undefined && !Number.isNaN(given.getTime()) ? given : at)
           const ref = { inbox_id: message.inbox_id, thread_id: message.thread_id, message_id: message.id, timestamp }

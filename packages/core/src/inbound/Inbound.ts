@@ -25,6 +25,8 @@ import { SqlClient } from "effect/sql"
 import { sha256Of } from "../blobs/Blobs.ts"
 import { BadRequest, NotFound, PayloadTooLarge } from "../errors/errors.ts"
 import { Events } from "../events/Events.ts"
+import { type ProviderEvent, ProviderEvents } from "../events/Provider.ts"
+import { type DeliveryReport, parseDeliveryReport } from "../mail/report.ts"
 import type { EventType } from "../events/catalogue.ts"
 import { Lists } from "../lists/Lists.ts"
 import { MailParser } from "../mail/parse.ts"
@@ -59,7 +61,15 @@ export const DeliveryResult = Schema.Struct({
     /** true when the inbox already had this message (a retry): nothing new was stored */
     duplicate: Schema.Boolean
   })),
-  skipped: Schema.Array(Schema.String)
+  skipped: Schema.Array(Schema.String),
+  /**
+   * Set when the message was a delivery report about a message we sent: it was applied as
+   * the provider's `bounced` / `complained` event (or had been, `duplicate`) and not stored.
+   */
+  report: Schema.optionalKey(Schema.Struct({
+    type: Schema.Literals(["bounced", "complained"]),
+    status: Schema.Literals(["applied", "duplicate"])
+  }))
 })
 export type DeliveryResult = typeof DeliveryResult.Type
 
@@ -92,6 +102,29 @@ const eventTypeOf = (labels: ReadonlyArray<string>): EventType =>
     ? "message.received.spam"
     : "message.received"
 
+/**
+ * The provider event a delivery report amounts to: a bounce names the recipients that
+ * failed or are delayed (a DSN that only reports success is not a bounce); a complaint names
+ * the complaining recipients. Undefined when it names no message or no recipient.
+ */
+export const reportEvent = (report: DeliveryReport | undefined): ProviderEvent | undefined => {
+  if (report?.rfc_message_id === undefined) return undefined
+  if (report.kind === "complaint") {
+    return report.recipients.length === 0
+      ? undefined
+      : { type: "complained", rfc_message_id: report.rfc_message_id, recipients: report.recipients, sub_type: report.feedback_type }
+  }
+  const failed = report.recipients.filter((r) => r.action === "failed" || r.action === "delayed")
+  if (failed.length === 0) return undefined
+  return {
+    type: "bounced",
+    rfc_message_id: report.rfc_message_id,
+    recipients: failed.map((r) => r.address),
+    bounce_type: report.bounce_type,
+    ...(failed[0]?.diagnostic === undefined ? {} : { reason: failed[0].diagnostic.slice(0, 2048) })
+  }
+}
+
 const InboxTarget = Schema.Struct({ id: Schema.String, organization_id: Schema.String, pod_id: Schema.String, email: Schema.String })
 
 /** Address of a display-form sender (`Ann <ann@x.org>`), lower-case; the whole string when it has no brackets. */
@@ -111,6 +144,7 @@ export class Inbound extends Context.Service<Inbound, {
     const store = yield* MessageStore
     const events = yield* Events
     const lists = yield* Lists
+    const providerEvents = yield* ProviderEvents
 
     const parse = (raw: Uint8Array) =>
       parser.parse(raw).pipe(Effect.catchTag("MailParseError", (e): Effect.Effect<never, BadRequest | PayloadTooLarge> => {
@@ -135,9 +169,18 @@ export class Inbound extends Context.Service<Inbound, {
       if (hosted.size === 0) {
         return yield* new NotFound({ message: "None of the addresses is an inbox of this server.", fix: `Skipped: ${skipped.join(", ")}` })
       }
+      const rawSha = sha256Of(arrival.raw)
+      // A bounce or complaint about a message one of these inboxes sent is the same event as
+      // the mail provider's (one rule, events/Provider.ts), not mail; about anything else, it is mail.
+      const reported = reportEvent(parseDeliveryReport(arrival.raw))
+      if (reported !== undefined) {
+        const outcome = yield* providerEvents.apply(`mail-report:${rawSha}`, reported, [...hosted.values()].map((i) => i.id))
+        if (outcome.status !== "ignored") {
+          return { delivered: [], skipped, report: { type: reported.type as "bounced" | "complained", status: outcome.status } }
+        }
+      }
       const parsed: ParseResult = yield* parse(arrival.raw)
       const message = parsed.message
-      const rawSha = sha256Of(arrival.raw)
       const rfcMessageId = message.rfc_message_id ?? `<${rawSha}@message-id.invalid>`
       const fromAddress = addressOf(message.from)
       const spam = arrival.spam === true || (message.headers["x-spam-flag"] ?? "").trim().toLowerCase() === "yes"

@@ -47,6 +47,8 @@ export interface SettingsShape {
   readonly mailHost: string
   /** INBOX_SECRET_KEY: encrypts secrets at rest (DKIM private keys); unset, custom domains are 503 not_configured. */
   readonly secretKey?: string
+  /** INBOX_SECRET_KEY_PREVIOUS: the key before a rotation; secrets sealed under it are re-sealed at startup. */
+  readonly previousSecretKey?: string
 }
 
 export type SignupMode = "open" | "invite" | "closed"
@@ -114,6 +116,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const dnsServers = list(yield* Config.String("INBOX_DNS_SERVERS").pipe(Config.withDefault("")))
     const mailHost = Option.getOrElse(yield* Config.option(Config.String("INBOX_MAIL_HOST")), () => `mx.${baseDomain}`).toLowerCase()
     const secretKey = yield* secretKeyConfig
+    const previousSecretKey = yield* Config.option(Config.String("INBOX_SECRET_KEY_PREVIOUS"))
     return Settings.of({
       baseDomain,
       publicUrl,
@@ -130,7 +133,8 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       webhookAllowPrivate,
       dnsServers,
       mailHost,
-      ...(secretKey === undefined ? {} : { secretKey })
+      ...(secretKey === undefined ? {} : { secretKey }),
+      ...(Option.isSome(previousSecretKey) && previousSecretKey.value !== "" ? { previousSecretKey: previousSecretKey.value } : {})
     })
   }).pipe(Effect.orDie))
 

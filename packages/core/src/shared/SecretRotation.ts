@@ -1,0 +1,63 @@
+/**
+ * Rotating INBOX_SECRET_KEY: with the old key in INBOX_SECRET_KEY_PREVIOUS, every sealed
+ * secret (DKIM private keys, webhook signing secrets, authenticator secrets) that does not
+ * open with the new key is opened with the old one and sealed again under the new one, once,
+ * when the engine starts. After one start the old key can be dropped from the environment.
+ *
+ * Each row is rewritten only if it still holds the value that was read, so several
+ * processes starting together re-seal each row once and never overwrite each other.
+ */
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { Settings } from "../settings/Settings.ts"
+import { isSealed, open, seal, type SealPurpose } from "./sealing.ts"
+
+/** Where sealed secrets live: table, key column (the sealing owner), secret column. */
+const SEALED_COLUMNS: ReadonlyArray<{ readonly purpose: SealPurpose; readonly table: string; readonly owner: string; readonly column: string }> = [
+  { purpose: "dkim", table: "domains", owner: "id", column: "dkim_private_key" },
+  { purpose: "webhook", table: "webhooks", owner: "id", column: "secret" },
+  { purpose: "totp", table: "users", owner: "id", column: "totp_secret" }
+]
+
+export interface ResealReport {
+  /** rows now sealed under the current key that were sealed under the previous one */
+  readonly resealed: number
+  /** rows that open with neither key: left as they are, and logged */
+  readonly unopenable: number
+}
+
+/** Re-seals under `current` what was sealed under `previous`; storage failures are defects. */
+export const reseal = (current: string, previous: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let resealed = 0
+    let unopenable = 0
+    for (const place of SEALED_COLUMNS) {
+      const rows = yield* sql<{ owner: string; value: string }>`SELECT ${sql(place.owner)} AS owner, ${sql(place.column)} AS value
+        FROM ${sql(place.table)} WHERE ${sql(place.column)} LIKE 'v1:%'`
+      for (const row of rows) {
+        if (!isSealed(row.value) || (yield* open(current, place.purpose, row.owner, row.value)) !== undefined) continue
+        const plaintext = yield* open(previous, place.purpose, row.owner, row.value)
+        if (plaintext === undefined) {
+          unopenable++
+          yield* Effect.logError(`a sealed ${place.purpose} secret of ${row.owner} opens with neither INBOX_SECRET_KEY nor INBOX_SECRET_KEY_PREVIOUS`)
+          continue
+        }
+        const updated = yield* sql`UPDATE ${sql(place.table)} SET ${sql(place.column)} = ${seal(current, place.purpose, row.owner, plaintext)}
+          WHERE ${sql(place.owner)} = ${row.owner} AND ${sql(place.column)} = ${row.value} RETURNING 1`
+        resealed += updated.length
+      }
+    }
+    return { resealed, unopenable } satisfies ResealReport
+  }).pipe(Effect.orDie, Effect.withSpan("SecretRotation.reseal"))
+
+export class SecretRotation {
+  /** At startup, when INBOX_SECRET_KEY_PREVIOUS is set: re-seal, and say how many rows moved. */
+  static readonly layer = Layer.effectDiscard(Effect.gen(function*() {
+    const settings = yield* Settings
+    if (settings.secretKey === undefined || settings.previousSecretKey === undefined) return
+    if (settings.secretKey === settings.previousSecretKey) return
+    const report = yield* reseal(settings.secretKey, settings.previousSecretKey)
+    yield* Effect.logInfo(`re-sealed ${report.resealed} secrets under the new INBOX_SECRET_KEY; ${report.unopenable} open with neither key`)
+  }))
+}
