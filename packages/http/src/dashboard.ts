@@ -34,7 +34,9 @@ const TYPES: Record<string, string> = {
 
 const FILES = ["index.html", "app.js", "app.css"] as const
 
-const load = (name: string) => readFileSync(new URL(`../dashboard/${name}`, import.meta.url))
+// Beside this module in the sources (src/dashboard/) and beside the bundle in the built
+// package (dist/dashboard/, copied by packages/cli/build.ts).
+const load = (name: string) => readFileSync(new URL(`./dashboard/${name}`, import.meta.url))
 
 /** The dashboard's files by name, read once. */
 const files: ReadonlyMap<string, Uint8Array> = new Map(FILES.map((name) => [name, load(name)]))
