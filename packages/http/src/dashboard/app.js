@@ -91,7 +91,7 @@ const signIn = () => page("Sign in",
     ...field("Two-step code or recovery code (if enabled)", { name: "code", autocomplete: "one-time-code" })], "Sign in",
   async (v) => {
     const body = { email: v.email, password: v.password }
-    if (v.code) /^\d{6}$/.test(v.code) ? body.totp_code = v.code : body.recovery_code = v.code
+    if (v.code) body.totp_code = v.code.trim()
     await api("POST", "/auth/sign-in", body)
     await refreshMe()
     go("#/")
@@ -143,7 +143,7 @@ const security = () => page("Security",
       $("totp").replaceChildren(
         h("p", {}, "Add this account to your authenticator app, then enter the code it shows."),
         h("p", {}, "Secret: ", h("code", { "data-testid": "totp-secret" }, setup.secret)),
-        h("p", {}, h("a", { href: setup.otpauth_uri ?? setup.uri }, "otpauth link")),
+        h("p", {}, h("a", { href: setup.otpauth_uri }, "otpauth link")),
         form("Enable two-step verification", field("Code", { name: "code", required: true, autocomplete: "one-time-code" }), "Enable", async (v) => {
           const enabled = await api("POST", "/auth/2fa/enable", v)
           $("totp").replaceChildren(h("p", {}, "Two-step verification is on. Keep these recovery codes; each works once:"), h("ul", {}, enabled.recovery_codes.map((c) => h("li", {}, h("code", {}, c)))))
@@ -159,7 +159,7 @@ const members = () => page("Members",
   h("p", {}, "Your organizations: ", me.organizations.map((o) => `${o.name ?? o.organization_id} (${o.role})`).join(", ")),
   h("h2", {}, "Invite a member"),
   form("Invite", [...field("Email", { name: "email", type: "email", required: true }), h("label", { for: "role" }, "Role"),
-    h("select", { id: "role", name: "role" }, ["member", "admin", "owner"].map((r) => h("option", { value: r }, r)))], "Send invitation",
+    h("select", { id: "role", name: "role" }, ["member", "admin"].map((r) => h("option", { value: r }, r)))], "Send invitation",
   async (v) => { await api("POST", "/auth/invitations", v); showError({ message: `Invitation sent to ${v.email}.` }) }))
 
 // ---------- mail pages ----------
@@ -183,7 +183,7 @@ const inboxes = async () => {
     }),
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Address"), h("th", {}, "Status"), h("th", {}, "Actions"))),
       h("tbody", {}, data.inboxes.map((inbox) => h("tr", {},
-        h("td", {}, h("a", { href: `#/inbox/${encodeURIComponent(inbox.inbox_id)}` }, inbox.inbox_id)),
+        h("td", {}, h("a", { href: `#/inbox/${encodeURIComponent(inbox.inbox_id)}` }, inbox.email ?? inbox.inbox_id), inbox.display_name ? h("div", { className: "muted" }, inbox.display_name) : null),
         h("td", {}, inbox.status ?? "active"),
         h("td", {},
           h("button", { type: "button", onclick: async () => { await api("PATCH", `/v0/inboxes/${encodeURIComponent(inbox.inbox_id)}`, { status: inbox.status === "paused" ? "active" : "paused" }); inboxes() } }, inbox.status === "paused" ? "Resume" : "Pause"),
@@ -202,20 +202,20 @@ const threadRows = (inboxId, threads) =>
 /** Subscribes to this inbox's events; a new message reloads the thread list in place. */
 const live = (inboxId, onEvent) => {
   socket?.close()
-  socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v0/websocket`)
+  socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v0/websocket?csrf_token=${encodeURIComponent(me.csrf_token)}`)
   socket.onopen = () => socket.send(JSON.stringify({ type: "subscribe", inbox_ids: [inboxId] }))
   socket.onmessage = (e) => { const frame = JSON.parse(e.data); if (frame.type === "event") onEvent(frame) }
 }
 
 const inbox = async (inboxId, q) => {
   const path = q ? `/v0/inboxes/${encodeURIComponent(inboxId)}/threads/search?q=${encodeURIComponent(q)}` : `/v0/inboxes/${encodeURIComponent(inboxId)}/threads`
-  const data = await api("GET", path)
+  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${encodeURIComponent(inboxId)}`), api("GET", path)])
   const rows = h("div", { id: "threads" }, threadRows(inboxId, data.threads))
-  page(inboxId,
+  page(box.email ?? inboxId,
     h("p", {}, h("a", { href: `#/compose/${encodeURIComponent(inboxId)}` }, "Compose")),
     form("Search", field("Search (query language, e.g. from:alice subject:invoice)", { name: "q", type: "search", value: q ?? "" }), "Search", (v) => inbox(inboxId, v.q)),
     rows)
-  if (!q) live(inboxId, async () => { const fresh = await api("GET", path); $("threads")?.replaceChildren(threadRows(inboxId, fresh.threads)) })
+  if (!q) live(box.inbox_id, async () => { const fresh = await api("GET", path); $("threads")?.replaceChildren(threadRows(inboxId, fresh.threads)) })
 }
 
 /** The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are allowed. */
@@ -234,9 +234,9 @@ const messageView = (inboxId, m) => {
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
   return h("article", { className: "message", "aria-label": `Message from ${m.from}` },
     h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, new Date(m.timestamp).toLocaleString())),
-    m.html && !m.text ? htmlFrame(m.html) : h("pre", {}, m.extracted_text ?? m.text ?? ""),
-    quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
-    m.html && m.text ? h("details", {}, h("summary", {}, "Show HTML version"), htmlFrame(m.html)) : null,
+    m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text ?? m.text ?? ""),
+    !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
+    m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
     (m.attachments ?? []).length ? h("ul", { "aria-label": "Attachments" }, m.attachments.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${encodeURIComponent(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
     h("p", {},
       h("a", { href: `${base}/raw/download` }, "Raw message"), " · ",
@@ -256,7 +256,7 @@ const thread = async (inboxId, threadId) => {
 const compose = async (inboxId, mode, messageId) => {
   const inboxList = inboxId ? null : (await api("GET", "/v0/inboxes")).inboxes
   const fields = [
-    inboxList ? [h("label", { for: "from" }, "From inbox"), h("select", { id: "from", name: "inbox_id" }, inboxList.map((i) => h("option", { value: i.inbox_id }, i.inbox_id)))] : [],
+    inboxList ? [h("label", { for: "from" }, "From inbox"), h("select", { id: "from", name: "inbox_id" }, inboxList.map((i) => h("option", { value: i.inbox_id }, i.email ?? i.inbox_id)))] : [],
     mode === "reply" || mode === "reply-all" ? [] : field("To (comma-separated)", { name: "to", required: true }),
     mode ? [] : [...field("Cc", { name: "cc" }), ...field("Subject", { name: "subject" })],
     field("Message", { name: "text", multiline: true, required: true }),
