@@ -18,7 +18,9 @@ const CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  // A srcdoc frame inherits this policy: remote images must be allowed here for the reader's
+  // "Show remote images" to work; until then the frame's own stricter policy blocks them.
+  "img-src 'self' data: blob: https: http:",
   "connect-src 'self'",
   "frame-src 'self' about:",
   "form-action 'self'",

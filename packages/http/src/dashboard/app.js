@@ -65,7 +65,7 @@ const form = (label, fields, submit, action) =>
 
 const page = (title, ...children) => {
   document.title = `${title} · Inbox`
-  $("main").replaceChildren(h("h1", {}, title), ...children)
+  $("main").replaceChildren(h("h1", {}, title), ...children.flat().filter((c) => c !== null && c !== undefined))
 }
 
 const go = (hash) => { location.hash = hash }
@@ -234,7 +234,7 @@ const messageView = (inboxId, m) => {
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
   return h("article", { className: "message", "aria-label": `Message from ${m.from}` },
     h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, new Date(m.timestamp).toLocaleString())),
-    m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text ?? m.text ?? ""),
+    m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text || m.text || ""),
     !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
     m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
     (m.attachments ?? []).length ? h("ul", { "aria-label": "Attachments" }, m.attachments.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${encodeURIComponent(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
@@ -247,7 +247,10 @@ const messageView = (inboxId, m) => {
 
 const thread = async (inboxId, threadId) => {
   const t = await api("GET", `/v0/inboxes/${encodeURIComponent(inboxId)}/threads/${encodeURIComponent(threadId)}`)
-  const messages = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
+  // The thread lists its messages in summary form: the bodies come from each full message.
+  const summaries = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
+  const messages = await Promise.all(summaries.map((m) => m.text !== undefined || m.html !== undefined ? m
+    : api("GET", `/v0/inboxes/${encodeURIComponent(inboxId)}/messages/${encodeURIComponent(m.message_id)}`)))
   page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${encodeURIComponent(inboxId)}` }, "← Back to the inbox")), messages.map((m) => messageView(inboxId, m)))
   const unread = messages.filter((m) => m.labels?.includes("unread")).map((m) => m.message_id)
   if (unread.length) await api("POST", `/v0/inboxes/${encodeURIComponent(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
