@@ -2,7 +2,7 @@
  * Builds the publishable inboxctl package: the CLI and the workspace packages it uses
  * (core, http, mcp) bundled by esbuild into `dist/inboxctl.js` (ES module, source map, Node
  * 22.19+), the mail-parsing worker beside it as `dist/parse-worker.js`, and the SQL
- * migrations copied to `dist/migrations/`, where the bundled code looks for them (both are
+ * migrations copied to `dist/migrations/` and the dashboard's files to `dist/dashboard/`, where the bundled code looks for them (both are
  * found relative to the bundle's own URL). Third-party packages stay external: they are the
  * `dependencies` of this package.json and npm installs them with the tarball. The build
  * fails when a workspace package imports a third-party package that is not listed there,
@@ -71,6 +71,7 @@ await build({
   logLevel: "warning"
 })
 cpSync(join(core, "db", "migrations"), join(dist, "migrations"), { recursive: true })
+cpSync(join(here, "..", "http", "src", "dashboard"), join(dist, "dashboard"), { recursive: true })
 
 if (missing.size > 0) {
   console.error(`build: imports missing from packages/cli/package.json dependencies:\n  ${[...missing].join("\n  ")}`)

@@ -40,6 +40,7 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     assert.isTrue(existsSync(join(dist, "inboxctl.js")))
     assert.isTrue(existsSync(join(dist, "inboxctl.js.map")))
     assert.isTrue(existsSync(join(dist, "migrations", "0001_foundation.sql")))
+    assert.isTrue(existsSync(join(dist, "dashboard", "app.js")), "the dashboard files ship beside the bundle")
     assert.isFalse(existsSync(join(dir, "app", "node_modules", "tsx")))
   })
 
@@ -64,6 +65,8 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
       body: raw
     })
     assert.strictEqual(delivered.status, 200, await delivered.clone().text())
+    const dashboard = await fetch(`${url}/dashboard/app.js`)
+    assert.strictEqual(dashboard.status, 200, "the dashboard is served from the installed package")
     const listed = await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages`, { headers: auth })
     const body = (await listed.json()) as { messages: ReadonlyArray<{ subject: string }> }
     assert.deepStrictEqual(body.messages.map((m) => m.subject), ["Packed"])

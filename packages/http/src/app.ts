@@ -12,6 +12,7 @@ import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { guard } from "./guard.ts"
 import { AuthRoutes } from "./auth.ts"
+import { DashboardRoutes } from "./dashboard.ts"
 import { McpRoutes } from "./mcp.ts"
 import { observe, ObserveRoutes } from "./observe.ts"
 import { openApiDocument } from "./openapi.ts"
@@ -66,6 +67,7 @@ export const AppRoutes = Layer.mergeAll(
   Health,
   OpenApi,
   AuthRoutes,
+  DashboardRoutes,
   RequestIds,
   ObserveRoutes
 )

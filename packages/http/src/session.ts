@@ -72,3 +72,16 @@ export const sessionPrincipal = (
     yield* checkCsrf(request, session)
     return principal
   })
+
+/**
+ * The CSRF rule for a WebSocket opened with the session cookie. The upgrade is a GET, which
+ * the rule otherwise lets through, but the socket then streams the organization's mail
+ * events: a page of another origin on the same site would receive the cookie (SameSite=Lax)
+ * and could read them. So it is held to the rule of a state-changing request, with the token
+ * in `?csrf_token=` since a browser cannot set headers on a WebSocket.
+ */
+export const checkWebSocketCsrf = (request: WireRequest, csrfToken: string | undefined) =>
+  Effect.flatMap(currentSession(request), (session) =>
+    session === undefined ? Effect.void : Auth.use((auth) =>
+      auth.checkCsrf(session, { method: "POST", csrfToken, origin: request.headers["origin"], host: hostOf(request) })
+    ))

@@ -1,6 +1,7 @@
 /**
  * `GET /v0/websocket` (spec: WebSocket): live events over a WebSocket. The key comes in
- * `Authorization: Bearer` or `?api_key=` (browsers cannot set headers on a WebSocket) and
+ * `Authorization: Bearer` or `?api_key=` (browsers cannot set headers on a WebSocket), or
+ * the dashboard's session cookie with `?csrf_token=` and a same-origin Origin; it
  * needs `message_read`, like the events list; a refused key is answered before the upgrade
  * with the usual error body. The client sends
  * `{"type":"subscribe","event_types":[...],"inbox_ids":[...],"pod_ids":[...]}` (again to
@@ -17,14 +18,16 @@ import { Effect, Latch, Layer, Queue, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
 import { errorResponse } from "./respond.ts"
-import { authenticateAndLimit } from "./request.ts"
+import { authenticateAndLimit, searchParams } from "./request.ts"
+import { checkWebSocketCsrf } from "./session.ts"
 
 export const WS_BUFFER = 1000
 export const SLOW_CONSUMER_CLOSE = 4008
 
 const handler = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const principal = yield* authenticateAndLimit(request, { allowQueryKey: true })
+  const principal = yield* authenticateAndLimit(request, { allowQueryKey: true, allowSession: true })
+  if (principal.session !== undefined) yield* checkWebSocketCsrf(request, searchParams(request).get("csrf_token") ?? undefined)
   if (!holds(principal, "message_read")) return yield* missingPermission("message_read")
   const live = yield* LiveEvents
   const socket = yield* request.upgrade

@@ -1,0 +1,70 @@
+/**
+ * The browser dashboard: a page at `/` and its few static files under `/dashboard/`, a
+ * single-page client that calls /auth and /v0 with the session cookie (README "Dashboard").
+ * The files need no build step (plain ES modules), so they are read once when this module
+ * loads and served from memory: start stays fast and nothing is compiled at run time.
+ *
+ * Every answer carries a Content-Security-Policy that allows only this origin's scripts and
+ * styles, connections to this origin (fetch and the /v0/websocket), and `frame-src 'self'`
+ * for the sandboxed frame that shows HTML mail from a `srcdoc` document.
+ */
+import { readFileSync } from "node:fs"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { errorResponse } from "./respond.ts"
+import { NotFound } from "@inbox/core"
+
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  // A srcdoc frame inherits this policy: remote images must be allowed here for the reader's
+  // "Show remote images" to work; until then the frame's own stricter policy blocks them.
+  "img-src 'self' data: blob: https: http:",
+  "connect-src 'self'",
+  "frame-src 'self' about:",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'"
+].join("; ")
+
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8"
+}
+
+const FILES = ["index.html", "app.js", "app.css"] as const
+
+// Beside this module in the sources (src/dashboard/) and beside the bundle in the built
+// package (dist/dashboard/, copied by packages/cli/build.ts).
+const load = (name: string) => readFileSync(new URL(`./dashboard/${name}`, import.meta.url))
+
+/** The dashboard's files by name, read once. */
+const files: ReadonlyMap<string, Uint8Array> = new Map(FILES.map((name) => [name, load(name)]))
+
+const serve = (name: string) => {
+  const body = files.get(name)
+  if (body === undefined) return errorResponse(new NotFound({ message: "No such dashboard file.", fix: "Open the dashboard at /." }))
+  return HttpServerResponse.uint8Array(body, {
+    status: 200,
+    contentType: TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream",
+    headers: {
+      "content-security-policy": CSP,
+      "cache-control": "no-cache",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY"
+    }
+  })
+}
+
+// The page answers at `/` and at the paths of the links /auth mails (verify, reset, accept).
+const pages = ["/", "/verify-email", "/reset-password", "/accept-invitation"] as const
+const Pages = pages.map((path) => HttpRouter.add("GET", path, Effect.sync(() => serve("index.html"))))
+
+const Asset = HttpRouter.add("GET", "/dashboard/:file", Effect.gen(function*() {
+  const route = yield* HttpRouter.RouteContext
+  return serve(route.params["file"] ?? "")
+}))
+
+export const DashboardRoutes = Layer.mergeAll(Asset, ...Pages)

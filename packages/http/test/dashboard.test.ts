@@ -1,0 +1,49 @@
+/**
+ * The dashboard's files as the server serves them: the page at `/` and at the paths of the
+ * links /auth mails, its scripts under /dashboard/, each with the CSP that keeps mail content
+ * from running or loading anything. Storage plays no part, so PGlite alone serves.
+ */
+import { assert, layer } from "@effect/vitest"
+import { engineLayer, pglite, TestApp } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+
+layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "120 seconds" })("Dashboard files", (it) => {
+  it.effect("the dashboard page is served at / and at the verify, reset and invitation link paths, with a CSP allowing only this origin", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      for (const path of ["/", "/verify-email?token=abc", "/reset-password?token=abc", "/accept-invitation?token=abc"]) {
+        const res = yield* app.request("GET", path)
+        assert.strictEqual(res.status, 200, path)
+        assert.match(res.headers.get("content-type") ?? "", /^text\/html/)
+        assert.include(res.text, `<script type="module" src="/dashboard/app.js">`)
+        const csp = res.headers.get("content-security-policy") ?? ""
+        assert.include(csp, "script-src 'self'")
+        assert.include(csp, "frame-ancestors 'none'")
+        assert.notInclude(csp, "unsafe-eval")
+      }
+    }))
+
+  it.effect("the dashboard's script and stylesheet are served with their types; an unknown file is 404 not_found", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      const js = yield* app.request("GET", "/dashboard/app.js")
+      assert.strictEqual(js.status, 200)
+      assert.match(js.headers.get("content-type") ?? "", /^text\/javascript/)
+      assert.include(js.text, "/auth/sign-in")
+      const css = yield* app.request("GET", "/dashboard/app.css")
+      assert.match(css.headers.get("content-type") ?? "", /^text\/css/)
+      const missing = yield* app.request("GET", "/dashboard/secrets.env")
+      assert.strictEqual(missing.status, 404)
+      assert.strictEqual(missing.body.code, "not_found")
+    }))
+
+  it.effect("HTML mail is shown in a frame sandboxed without scripts, whose own CSP blocks remote images until the reader allows them", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      const js = (yield* app.request("GET", "/dashboard/app.js")).text
+      const sandbox = /sandbox: "([^"]*)"/.exec(js)?.[1] ?? ""
+      assert.notInclude(sandbox, "allow-scripts")
+      assert.notInclude(sandbox, "allow-same-origin")
+      assert.include(js, `img-src data: cid:\${allowImages ? " https: http:" : ""}`)
+    }))
+})
