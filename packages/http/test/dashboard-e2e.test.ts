@@ -2,8 +2,8 @@
  * The dashboard in a real browser: Debian's Chromium driven by playwright-core against the
  * server on a loopback port (embedded database). One browser for the file; each test has
  * its own browser context (its own cookies). Mail arrives through the operator inbound route
- * (/inbound/raw), as a forwarder delivers it. Screenshots of the main pages land in
- * docs/screenshots/ for the README.
+ * (/inbound/raw), as a forwarder delivers it. With DASHBOARD_SCREENSHOTS=1, screenshots of the
+ * main pages land in docs/screenshots/ for the README.
  */
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { CapturedMail, engineLayer, freePort, pglite } from "@inbox/testkit"
@@ -47,7 +47,9 @@ const deliver = async (to: string, raw: string) => {
   assert.strictEqual(res.status, 200, await res.text())
 }
 
+/** Screenshots are written only when asked (DASHBOARD_SCREENSHOTS=1): a test run leaves the tree as it found it. */
 const shot = async (page: Page, name: string) => {
+  if (process.env["DASHBOARD_SCREENSHOTS"] !== "1") return
   mkdirSync(SHOTS, { recursive: true })
   await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true })
 }
