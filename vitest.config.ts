@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config"
 const POSTGRES_ONLY = [
   "packages/http/test/auth-races.test.ts",
   "packages/http/test/concurrency.test.ts",
+  "packages/http/test/crash-postgres.test.ts",
   "packages/http/test/shared-limits.test.ts",
   "packages/http/test/two-processes.test.ts"
 ]
