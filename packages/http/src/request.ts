@@ -142,11 +142,13 @@ export const limitRequest = (principal: Principal | undefined, ip: string) =>
  */
 export const authenticateAndLimit = (
   request: WireRequest,
-  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
+  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean; readonly ip?: string }
 ) => {
-  return Effect.flatMap(clientIp(request), (ip) =>
+  const counted = (ip: string) =>
     authenticate(request, options).pipe(
       Effect.catchTag("Unauthorized", (e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
       Effect.tap((principal) => limitRequest(principal, ip))
-    ))
+    )
+  // A caller that already read the client's address passes it, so it is not read twice.
+  return options.ip !== undefined ? counted(options.ip) : Effect.flatMap(clientIp(request), counted)
 }

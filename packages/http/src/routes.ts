@@ -60,7 +60,7 @@ export const answerOperation = (
     const onV0 = path.startsWith("/v0/")
     yield* noteRequest(path, undefined)
     const principal = op.access.kind === "member"
-      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0 })
+      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0, ip })
       : yield* Effect.as(limitRequest(undefined, ip), undefined)
     if (principal !== undefined) yield* noteRequest(path, principal.organizationId)
     const raw = op.raw === undefined ? undefined : yield* readBytes(request, op.raw.maxBytes)

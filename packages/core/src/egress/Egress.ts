@@ -28,10 +28,9 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import type { LookupFunction } from "node:net"
 import { isIP } from "node:net"
 import { Settings } from "../settings/Settings.ts"
-import { type CheckedUrl, checkPublicUrl, HostResolver, isPublicAddress } from "../webhooks/guard.ts"
+import { type CheckedUrl, checkPublicUrl, HostResolver, isPublicAddress, pinnedLookup } from "../webhooks/guard.ts"
 
 export const EgressFailure = Schema.Literals(["too_large", "timeout", "network", "status", "forbidden"])
 export type EgressFailure = typeof EgressFailure.Type
@@ -129,11 +128,7 @@ const guarded = (url: string, target: string, allowPrivate: boolean) =>
 /** One GET to a checked address; the answer's body is left to read. Interruption aborts it. */
 const get = (url: string, target: CheckedUrl): Effect.Effect<IncomingMessage, EgressError> =>
   Effect.callback<IncomingMessage, EgressError>((resume, signal) => {
-    const pinned = target.addresses[0]!
-    const lookup: LookupFunction = (_host, options, callback) => {
-      if (options.all === true) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned])
-      else callback(null, pinned.address, pinned.family)
-    }
+    const lookup = pinnedLookup(target)
     const send = target.url.protocol === "https:" ? httpsRequest : httpRequest
     const req = send(target.url, { method: "GET", lookup, signal }, (res) => resume(Effect.succeed(res)))
     req.on("error", (error) => {

@@ -26,7 +26,6 @@ import { Duration, Effect, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import type { LookupFunction } from "node:net"
 import { type Job, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -36,7 +35,7 @@ import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
 import { DELIVERY_JOB } from "./FanOut.ts"
-import { checkWebhookUrl, type CheckedUrl, HostResolver } from "./guard.ts"
+import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "./guard.ts"
 
 /** Spec: a 2xx within 10 seconds counts as delivered. */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
@@ -92,12 +91,7 @@ export const signedHeaders = (own: Readonly<Record<string, string>>, secret: str
 /** One POST to a checked address; interruption (the timeout) aborts it. */
 export const post = (target: CheckedUrl, headers: Record<string, string>, body: string): Effect.Effect<Attempt> =>
   Effect.callback<Attempt>((resume, signal) => {
-    const pinned = target.addresses[0]!
-    // Connect to the address that was checked, never to a second answer of the resolver.
-    const lookup: LookupFunction = (_host, options, callback) => {
-      if (options.all === true) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned])
-      else callback(null, pinned.address, pinned.family)
-    }
+    const lookup = pinnedLookup(target)
     const send = target.url.protocol === "https:" ? httpsRequest : httpRequest
     const req = send(target.url, {
       method: "POST",

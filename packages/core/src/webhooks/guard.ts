@@ -15,7 +15,7 @@
 import { Context, Effect, Layer } from "effect"
 import { lookup } from "node:dns/promises"
 import { Resolver } from "node:dns/promises"
-import { BlockList, isIP } from "node:net"
+import { BlockList, isIP, type LookupFunction } from "node:net"
 
 // Two lists: Node's BlockList matches an IPv4 address against IPv4-mapped IPv6 rules too,
 // so ::ffff:0:0/96 in one list would refuse every IPv4 address.
@@ -42,6 +42,18 @@ export interface CheckedUrl {
   readonly url: URL
   /** The checked addresses of the host; a delivery connects to the first. */
   readonly addresses: ReadonlyArray<{ readonly address: string; readonly family: 4 | 6 }>
+}
+
+/**
+ * A `lookup` for Node's request that answers the first checked address, whatever the
+ * resolver would say now: the connection goes where the check looked (DNS rebinding).
+ */
+export const pinnedLookup = (target: CheckedUrl): LookupFunction => {
+  const pinned = target.addresses[0]!
+  return (_host, options, callback) => {
+    if (options.all === true) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned])
+    else callback(null, pinned.address, pinned.family)
+  }
 }
 
 /** Why a URL was refused, in words a client can act on. */
