@@ -7,7 +7,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { ApiKeys, Engine, Organizations } from "@inbox/core"
-import { LoggingLive, ServerLive } from "@inbox/http"
+import { BackgroundLive, LoggingLive, ServerLive } from "@inbox/http"
 import { Effect, Layer } from "effect"
 import { seed } from "./seed.ts"
 
@@ -23,4 +23,6 @@ const setup = Layer.effectDiscard(Effect.gen(function*() {
   process.stdout.write(`BENCH_KEYS ${JSON.stringify({ keys, seeded })}\n`)
 }))
 
-NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, setup).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))))
+// BackgroundLive as `inboxctl serve` has it: the job worker, send recovery, the blob sweeper
+// and the SMTP receiver (INBOX_SMTP_LISTEN), so every benchmark measures the real server.
+NodeRuntime.runMain(Layer.launch(Layer.mergeAll(ServerLive, BackgroundLive, setup).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))))

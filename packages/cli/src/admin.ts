@@ -52,7 +52,9 @@ export const SERVE_SETTINGS = [
   { flag: "--secret-key-previous <key>", env: "INBOX_SECRET_KEY_PREVIOUS", help: "the secret key before a rotation: what it sealed is re-sealed under --secret-key at start" },
   { flag: "--smtp-listen <host:port>", env: "INBOX_SMTP_LISTEN", help: "starts the built-in SMTP receiver there (off by default)" },
   { flag: "--smtp-tls-cert <file>", env: "INBOX_SMTP_TLS_CERT", help: "PEM certificate for the SMTP receiver's STARTTLS" },
-  { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" }
+  { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" },
+  { flag: "--smtp-max-connections <n>", env: "INBOX_SMTP_MAX_CONNECTIONS", help: "open SMTP connections per client IP at most (default 20)" },
+  { flag: "--smtp-messages-per-minute <n>", env: "INBOX_SMTP_MESSAGES_PER_MINUTE", help: "messages per minute per client IP at most (default 6000)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */

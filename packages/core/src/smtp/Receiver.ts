@@ -178,7 +178,9 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
 
   /**
    * From the environment: INBOX_SMTP_LISTEN (`host:port`; unset, no receiver), with
-   * STARTTLS from the PEM files INBOX_SMTP_TLS_CERT and INBOX_SMTP_TLS_KEY.
+   * STARTTLS from the PEM files INBOX_SMTP_TLS_CERT and INBOX_SMTP_TLS_KEY, and the per-IP
+   * limits INBOX_SMTP_MAX_CONNECTIONS and INBOX_SMTP_MESSAGES_PER_MINUTE (SMTP_DEFAULTS):
+   * a relay of the operator's own that hands over all its mail from one address needs more.
    */
   static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
     const listen = yield* Config.option(Config.String("INBOX_SMTP_LISTEN"))
@@ -191,6 +193,8 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
     const tls = Option.isSome(cert) && Option.isSome(key)
       ? { cert: readFileSync(cert.value), key: readFileSync(key.value) }
       : undefined
-    return SmtpReceiver.layer({ host, port, ...(tls === undefined ? {} : { tls }) })
+    const maxConnectionsPerIp = yield* Config.Int("INBOX_SMTP_MAX_CONNECTIONS").pipe(Config.withDefault(SMTP_DEFAULTS.maxConnectionsPerIp))
+    const messagesPerMinutePerIp = yield* Config.Int("INBOX_SMTP_MESSAGES_PER_MINUTE").pipe(Config.withDefault(SMTP_DEFAULTS.messagesPerMinutePerIp))
+    return SmtpReceiver.layer({ host, port, maxConnectionsPerIp, messagesPerMinutePerIp, ...(tls === undefined ? {} : { tls }) })
   }).pipe(Effect.orDie))
 }
