@@ -9,6 +9,8 @@
  * for the sandboxed frame that shows HTML mail from a `srcdoc` document.
  */
 import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { errorResponse } from "./respond.ts"
@@ -31,17 +33,28 @@ const CSP = [
 const TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
+  mjs: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8"
 }
 
-const FILES = ["index.html", "app.js", "app.css"] as const
+const FILES = ["index.html", "app.js", "dom.js", "auth.js", "mail.js", "org.js", "charts.js", "app.css"] as const
 
 // Beside this module in the sources (src/dashboard/) and beside the bundle in the built
 // package (dist/dashboard/, copied by packages/cli/build.ts).
 const load = (name: string) => readFileSync(new URL(`./dashboard/${name}`, import.meta.url))
 
+// The QR encoder for the two-step setup page is the `qrcode-generator` package's own ES
+// module, read from node_modules as installed (a dependency of this package and of inboxctl):
+// vendored at start, never built or copied into the sources. Its `require` entry is the UMD
+// file; the ES module sits beside it.
+const qrcodeModule = () =>
+  readFileSync(join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs"))
+
 /** The dashboard's files by name, read once. */
-const files: ReadonlyMap<string, Uint8Array> = new Map(FILES.map((name) => [name, load(name)]))
+const files: ReadonlyMap<string, Uint8Array> = new Map([
+  ...FILES.map((name) => [name, load(name)] as const),
+  ["qrcode.mjs", qrcodeModule()] as const
+])
 
 const serve = (name: string) => {
   const body = files.get(name)
