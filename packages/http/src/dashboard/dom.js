@@ -37,6 +37,7 @@ export const select = (label, name, options, value) => {
 }
 
 export const showError = (body) => {
+  $("error").className = ""
   $("error").replaceChildren(body ? `${body.message ?? "Something went wrong."}${body.fix ? ` — ${body.fix}` : ""}` : "")
 }
 
@@ -86,7 +87,8 @@ export const page = (title, ...children) => {
   $("main").replaceChildren(h("h1", {}, title), ...children.flat().filter((c) => c !== null && c !== undefined))
 }
 
-export const notice = (message) => showError({ message })
+/** A success message, in the same live region as errors but styled as good news. */
+export const notice = (message) => { showError({ message }); $("error").className = "ok" }
 export const go = (hash) => { location.hash = hash }
 export const list = (s) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean)
 export const enc = encodeURIComponent
