@@ -3,6 +3,7 @@
  * with the date and machine, to BENCHMARKS.md (one section per benchmark; sections written
  * by other scripts are kept).
  */
+import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
@@ -30,7 +31,8 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
       "Sends through the whole send path (validation, lists, suppressions, caps, the message stored and threaded, the relay to an SMTP sink on loopback, the event) against node:http + nodemailer relaying to the same sink and storing nothing.",
       await benchSend(),
       "sends/s"
-    )]
+    )],
+  ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())]
 ]
 
 const main = async () => {

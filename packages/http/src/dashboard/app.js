@@ -3,8 +3,8 @@
 // auth.js, mail.js, org.js: the pages; charts.js: SVG charts; qrcode.mjs: the vendored QR
 // encoder), and hash routes that pick the page. This module is the entry: navigation and routing.
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "/dashboard/auth.js"
-import { $, api, go, h, page, refreshMe, session } from "/dashboard/dom.js"
-import { closeSocket, compose, draft, drafts, inbox, inboxes, thread } from "/dashboard/mail.js"
+import { $, api, dropPrefetched, go, h, page, refreshMe, session } from "/dashboard/dom.js"
+import { closeSocket, compose, draft, drafts, inbox, inboxes, prefetchPage, thread } from "/dashboard/mail.js"
 import { apiKeys, billing, domain, domains, lists, metrics, overview, webhook, webhooks } from "/dashboard/org.js"
 
 const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/compose", "Compose"], ["#/drafts", "Drafts"], ["#/lists", "Lists"], ["#/webhooks", "Webhooks"],
@@ -23,7 +23,10 @@ const route = async () => {
   if (path === "/reset-password") return resetPassword()
   if (path === "/accept-invitation") return acceptInvitation()
   const [name, ...args] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
-  if (session.me === null) await refreshMe()
+  if (session.me === null) {
+    prefetchPage(name, args)
+    await refreshMe()
+  }
   renderNav()
   if (name === "sign-up") return signUp()
   if (name === "forgot") return forgot()
@@ -55,6 +58,6 @@ const route = async () => {
 }
 
 // Move focus to the page's heading after each route, so keyboard and screen-reader users land on the new page.
-const show = () => route().then(() => $("main")?.focus({ preventScroll: true }), () => {})
+const show = () => route().then(() => $("main")?.focus({ preventScroll: true }), () => {}).finally(dropPrefetched)
 addEventListener("hashchange", show)
 show()

@@ -1,7 +1,6 @@
 // The /auth pages: sign in (with a two-step or recovery code), sign up, the pages of the mailed
 // links (verify, reset, accept an invitation), security (two-step setup with a QR code of the
 // otpauth:// URI, enable, disable; password change) and members (invitations).
-import qrcode from "/dashboard/qrcode.mjs"
 import { $, api, field, form, go, h, notice, page, refreshMe, select, session } from "/dashboard/dom.js"
 
 export const signIn = () => page("Sign in",
@@ -52,8 +51,12 @@ export const acceptInvitation = async () => {
   page("You joined the organization", h("p", {}, h("a", { href: "/#/" }, "Continue")))
 }
 
-/** The otpauth:// URI as a QR image (a GIF data URL drawn by the vendored qrcode-generator). */
-const qrImage = (uri) => {
+/**
+ * The otpauth:// URI as a QR image (a GIF data URL drawn by the vendored qrcode-generator),
+ * loaded only here, so the other pages never fetch the encoder.
+ */
+const qrImage = async (uri) => {
+  const { default: qrcode } = await import("/dashboard/qrcode.mjs")
   const qr = qrcode(0, "M")
   qr.addData(uri)
   qr.make()
@@ -68,7 +71,7 @@ export const security = () => page("Security",
       const setup = await api("POST", "/auth/2fa/setup")
       $("totp").replaceChildren(
         h("p", {}, "Scan this code with your authenticator app (or enter the secret), then enter the code it shows."),
-        qrImage(setup.otpauth_uri),
+        await qrImage(setup.otpauth_uri),
         h("p", {}, "Secret: ", h("code", { "data-testid": "totp-secret" }, setup.secret)),
         h("p", {}, h("a", { href: setup.otpauth_uri }, "otpauth link")),
         form("Enable two-step verification", field("Code", { name: "code", required: true, autocomplete: "one-time-code" }), "Enable", async (v) => {

@@ -41,13 +41,23 @@ export const showError = (body) => {
   $("error").replaceChildren(body ? `${body.message ?? "Something went wrong."}${body.fix ? ` — ${body.fix}` : ""}` : "")
 }
 
+// GETs a page is about to make, started beside `GET /auth/me` on the first load rather than
+// after it; each is used once, by the page's own `api` call, and the rest dropped after the page.
+const early = new Map()
+export const prefetch = (...paths) => {
+  for (const p of paths) early.set(p, fetch(p, { headers: { accept: "application/json" }, credentials: "same-origin" }))
+}
+export const dropPrefetched = () => early.clear()
+
 /** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
 export const api = async (method, path, body, { text = false } = {}) => {
   showError(null)
   const headers = { accept: text ? "text/plain, application/json" : "application/json" }
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET" && session.me?.csrf_token) headers["x-csrf-token"] = session.me.csrf_token
-  const res = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
+  const started = method === "GET" && !text ? early.get(path) : undefined
+  early.delete(path)
+  const res = await (started ?? fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) }))
   const raw = await res.text()
   if (res.ok && text) return raw
   const data = raw ? JSON.parse(raw) : {}

@@ -3,7 +3,13 @@
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
 // only in a sandboxed frame without scripts, with its own CSP that blocks remote images
 // until the reader allows them; every other text from mail goes in as text nodes.
-import { $, api, button, enc, field, form, go, h, list, notice, page, select, session, table, when } from "/dashboard/dom.js"
+import { $, api, button, enc, field, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+
+/** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
+export const prefetchPage = (name, [inboxId, threadId]) => {
+  if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, `/v0/inboxes/${enc(inboxId)}/threads`)
+  if (name === "thread" && inboxId && threadId) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
+}
 
 let socket = null
 export const closeSocket = () => { socket?.close(); socket = null }
