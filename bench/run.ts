@@ -3,6 +3,7 @@
  * with the date and machine, to BENCHMARKS.md (one section per benchmark; sections written
  * by other scripts are kept).
  */
+import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
@@ -41,7 +42,8 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
     const before = measuredLoad()
     const figure = await benchDomains()
     return domainsSection(figure, before, measuredLoad())
-  }]
+  }],
+  ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())]
 ]
 
 const main = async () => {

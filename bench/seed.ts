@@ -66,13 +66,14 @@ interface SeedRow {
   readonly json: Record<string, unknown>
 }
 
-export const seed = (n: number) =>
+/** Seeds `n` messages spread over `inboxCount` inboxes (10 unless asked: the dashboard bench wants one). */
+export const seed = (n: number, inboxCount: number = INBOXES) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const organizations = yield* Organizations
     const keys = yield* ApiKeys
     const inboxes = yield* Inboxes
-    const owner = `seed-${n}@bench.example`
+    const owner = inboxCount === INBOXES ? `seed-${n}@bench.example` : `seed-${n}-${inboxCount}@bench.example`
 
     const found = yield* sql<{ id: string; complete: boolean }>`SELECT id, name = 'complete' AS complete FROM organizations WHERE owner_email = ${owner}`
     if (found[0] !== undefined && found[0].complete) {
@@ -87,7 +88,7 @@ export const seed = (n: number) =>
     const started = performance.now()
     const { organization, defaultPodId } = yield* organizations.create({ ownerEmail: owner, verified: true, plan: "scale", name: "seeding" })
     const boxes: Array<{ id: string; email: string }> = []
-    for (let i = 0; i < INBOXES; i++) {
+    for (let i = 0; i < inboxCount; i++) {
       const row = yield* inboxes.insert(organization.id, defaultPodId, { username: `seed${n}-${i}` }, { username: `seed${n}-${i}`, domain: "bench.example" })
       boxes.push({ id: row.id, email: row.email })
     }
@@ -100,7 +101,7 @@ export const seed = (n: number) =>
 
     /** One conversation: its messages oldest first, as JSON rows and as the facts of the summary. */
     const conversation = (index: number, threads: number, threadId: string): ReadonlyArray<SeedRow> => {
-      const box = boxes[index % INBOXES]!
+      const box = boxes[index % inboxCount]!
       const r = random()
       const hidden = r < 0.03 ? "spam" : r < 0.05 ? "trash" : undefined
       const size = hidden === "spam" ? 1 : 1 + Math.floor(random() ** 1.6 * 5)

@@ -67,6 +67,10 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     assert.strictEqual(delivered.status, 200, await delivered.clone().text())
     const dashboard = await fetch(`${url}/dashboard/app.js`)
     assert.strictEqual(dashboard.status, 200, "the dashboard is served from the installed package")
+    // The QR encoder comes from the installed qrcode-generator package, found at start.
+    const qr = await fetch(`${url}/dashboard/qrcode.mjs`)
+    assert.strictEqual(qr.status, 200, "the vendored QR module is served from the installed dependency")
+    assert.include(await qr.text(), "export default qrcode")
     const listed = await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages`, { headers: auth })
     const body = (await listed.json()) as { messages: ReadonlyArray<{ subject: string }> }
     assert.deepStrictEqual(body.messages.map((m) => m.subject), ["Packed"])

@@ -8,9 +8,12 @@
  * styles, connections to this origin (fetch and the /v0/websocket), and `frame-src 'self'`
  * for the sandboxed frame that shows HTML mail from a `srcdoc` document.
  */
+import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { errorResponse } from "./respond.ts"
 import { NotFound } from "@inbox/core"
 
@@ -31,40 +34,58 @@ const CSP = [
 const TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
+  mjs: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8"
 }
 
-const FILES = ["index.html", "app.js", "app.css"] as const
+const FILES = ["index.html", "app.js", "dom.js", "auth.js", "mail.js", "org.js", "charts.js", "app.css"] as const
 
 // Beside this module in the sources (src/dashboard/) and beside the bundle in the built
 // package (dist/dashboard/, copied by packages/cli/build.ts).
 const load = (name: string) => readFileSync(new URL(`./dashboard/${name}`, import.meta.url))
 
-/** The dashboard's files by name, read once. */
-const files: ReadonlyMap<string, Uint8Array> = new Map(FILES.map((name) => [name, load(name)]))
+// The QR encoder for the two-step setup page is the `qrcode-generator` package's own ES
+// module, read from node_modules as installed (a dependency of this package and of inboxctl):
+// vendored at start, never built or copied into the sources. Its `require` entry is the UMD
+// file; the ES module sits beside it.
+const qrcodeModule = () =>
+  readFileSync(join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs"))
 
-const serve = (name: string) => {
+/** The dashboard's files by name, read once. */
+const files: ReadonlyMap<string, Uint8Array> = new Map([
+  ...FILES.map((name) => [name, load(name)] as const),
+  ["qrcode.mjs", qrcodeModule()] as const
+])
+
+// `no-cache` with an ETag: the browser asks again on each load (a new server version is
+// seen at once) and an unchanged file costs a 304 with no body.
+const etags: ReadonlyMap<string, string> = new Map(
+  [...files].map(([name, body]) => [name, `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`])
+)
+
+const serve = (name: string) => Effect.gen(function*() {
   const body = files.get(name)
-  if (body === undefined) return errorResponse(new NotFound({ message: "No such dashboard file.", fix: "Open the dashboard at /." }))
-  return HttpServerResponse.uint8Array(body, {
-    status: 200,
-    contentType: TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream",
-    headers: {
-      "content-security-policy": CSP,
-      "cache-control": "no-cache",
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY"
-    }
-  })
-}
+  const etag = etags.get(name)
+  if (body === undefined || etag === undefined) return errorResponse(new NotFound({ message: "No such dashboard file.", fix: "Open the dashboard at /." }))
+  const headers = {
+    "content-security-policy": CSP,
+    "cache-control": "no-cache",
+    etag,
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY"
+  }
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (request.headers["if-none-match"] === etag) return HttpServerResponse.empty({ status: 304, headers })
+  return HttpServerResponse.uint8Array(body, { status: 200, contentType: TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream", headers })
+})
 
 // The page answers at `/` and at the paths of the links /auth mails (verify, reset, accept).
 const pages = ["/", "/verify-email", "/reset-password", "/accept-invitation"] as const
-const Pages = pages.map((path) => HttpRouter.add("GET", path, Effect.sync(() => serve("index.html"))))
+const Pages = pages.map((path) => HttpRouter.add("GET", path, serve("index.html")))
 
 const Asset = HttpRouter.add("GET", "/dashboard/:file", Effect.gen(function*() {
   const route = yield* HttpRouter.RouteContext
-  return serve(route.params["file"] ?? "")
+  return yield* serve(route.params["file"] ?? "")
 }))
 
 export const DashboardRoutes = Layer.mergeAll(Asset, ...Pages)

@@ -12,8 +12,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Blobs, Engine, Jobs, Sending, SmtpReceiver } from "@inbox/core"
-import { Config, Duration, Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { Config, Console, Duration, Effect, Layer, Option } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { AppRoutes } from "./app.ts"
 import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
@@ -26,8 +26,22 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
   return layerNodeServer({ port, host, gracefulShutdownTimeout: Duration.seconds(shutdownSeconds) }, yield* nodeServerOptionsConfig)
 }).pipe(Effect.orDie))
 
+/**
+ * Once the listener is up, one plain line on stdout names the dashboard's URL (the public
+ * URL when INBOX_PUBLIC_URL is set, else the address listened on), for the person who
+ * just ran `inboxctl serve`.
+ */
+const AnnounceDashboard = Layer.effectDiscard(Effect.gen(function*() {
+  const publicUrl = yield* Config.option(Config.String("INBOX_PUBLIC_URL")).pipe(Effect.orDie)
+  const base = Option.isSome(publicUrl) ? publicUrl.value : yield* HttpServer.addressFormattedWith(Effect.succeed)
+  yield* Console.log(`dashboard: ${base.replace(/\/+$/, "")}/`)
+}))
+
 /** The HTTP server over an engine the caller provides. */
-export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(Layer.provide(HttpLive))
+export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(
+  Layer.merge(AnnounceDashboard),
+  Layer.provide(HttpLive)
+)
 
 /**
  * The background work of a server process: the job worker, the blob sweeper, resending what

@@ -2,11 +2,14 @@
  * The dashboard in a real browser: Debian's Chromium driven by playwright-core against the
  * server on a loopback port (embedded database). One browser for the file; each test has
  * its own browser context (its own cookies). Mail arrives through the operator inbound route
- * (/inbound/raw), as a forwarder delivers it. With DASHBOARD_SCREENSHOTS=1, screenshots of the
- * main pages land in docs/screenshots/ for the README.
+ * (/inbound/raw), as a forwarder delivers it. Egress is the live one with private targets
+ * allowed (INBOX_WEBHOOK_ALLOW_PRIVATE=1), so a webhook's test event reaches a receiver on
+ * loopback. With DASHBOARD_SCREENSHOTS=1, screenshots of the main pages land in
+ * docs/screenshots/ for the README.
  */
+import { BlobStores, Egress, Engine, Ids, Organizations } from "@inbox/core"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
-import { CapturedMail, engineLayer, freePort, pglite } from "@inbox/testkit"
+import { CapturedMail, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter } from "effect/http"
 import { mkdirSync } from "node:fs"
@@ -21,12 +24,16 @@ const SHOTS = new URL("../../../docs/screenshots/", import.meta.url)
 
 let port = 0
 let url = ""
-let runtime: ManagedRuntime.ManagedRuntime<CapturedMail, unknown>
+let runtime: ManagedRuntime.ManagedRuntime<CapturedMail | Organizations, unknown>
 let browser: Browser
 // A server on another loopback port: the "remote" images and the other site's form.
 let elsewhere: Server
 let elsewherePort = 0
 const elsewhereHits: Array<string> = []
+// A webhook receiver on loopback: the requests it got, with their headers.
+let receiver: Server
+let receiverUrl = ""
+const received: Array<{ readonly url: string; readonly headers: Record<string, unknown> }> = []
 
 let emails = 0
 const uniqueEmail = (name: string) => `${name}-${Date.now().toString(36)}-${emails++}@example.org`
@@ -93,9 +100,15 @@ const mail = (to: string, subject: string, body: string, type = "text/plain") =>
 beforeAll(async () => {
   port = await freePort()
   url = `http://127.0.0.1:${port}`
+  const settings = settingsLayer({ publicUrl: url, allowedHosts: ["127.0.0.1"], signup: "open", inboundSecret: SECRET, webhookAllowPrivate: true })
+  const engine = Engine.layer.pipe(
+    Layer.provideMerge(CapturedMail.layer),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, settings, Egress.layer.pipe(Layer.provide(settings)), BlobStores.layerMemory)),
+    Layer.provideMerge(pglite)
+  )
   const served = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(layerNodeServer({ port, host: "127.0.0.1" }, NODE_SERVER_DEFAULTS)),
-    Layer.provideMerge(engineLayer(pglite, { publicUrl: url, allowedHosts: ["127.0.0.1"], signup: "open", inboundSecret: SECRET }))
+    Layer.provideMerge(engine)
   )
   runtime = ManagedRuntime.make(served) as never
   await runtime.runPromise(Effect.void)
@@ -106,12 +119,19 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve))
   elsewherePort = (elsewhere.address() as { port: number }).port
+  receiver = createServer((req, res) => {
+    req.resume()
+    req.on("end", () => { received.push({ url: req.url ?? "", headers: req.headers }); res.end("ok") })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/inbox`
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] })
 }, 120_000)
 
 afterAll(async () => {
   await browser?.close()
   elsewhere?.close()
+  receiver?.close()
   await runtime?.dispose()
 })
 
@@ -173,6 +193,10 @@ describe("Dashboard in Chromium", () => {
     await signUpAndIn(page, email)
     await page.getByRole("link", { name: "Security" }).click()
     await page.getByRole("button", { name: "Set up two-step verification" }).click()
+    // The otpauth:// URI as a QR image drawn in the page (a data URL, so it has loaded pixels).
+    const qr = page.getByRole("img", { name: /QR code of the authenticator link/ })
+    await qr.waitFor()
+    assert.isAbove(await qr.evaluate((img: HTMLImageElement) => img.naturalWidth), 40)
     const secret = (await page.getByTestId("totp-secret").textContent()) ?? ""
     const totp = new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" })
     await page.getByLabel("Code").fill(totp.generate())
@@ -220,6 +244,199 @@ describe("Dashboard in Chromium", () => {
     const res = await answer
     assert.strictEqual(res.status(), 403)
     assert.strictEqual(((await res.json()) as { code: string }).code, "csrf_failed")
+    await context.close()
+  }, 60_000)
+})
+
+/** Follows a link of the main navigation. */
+const navigate = (page: Page, name: string) => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name, exact: true }).click()
+
+/** Waits for `locator`; on failure says what the page showed (its error banner and main text). */
+const explained = (page: Page, locator: ReturnType<Page["locator"]>) =>
+  locator.waitFor({ timeout: 10_000 }).catch(async (e) => {
+    throw new Error(`${e}: ${await page.locator("#error").textContent()} / ${await page.locator("main").textContent()}`)
+  })
+
+/** A signed-in owner in a fresh context; confirm() dialogs are accepted. */
+const owner = async (name: string) => {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  page.on("dialog", (d) => void d.accept())
+  await signUpAndIn(page, uniqueEmail(name))
+  return { context, page }
+}
+
+describe("Dashboard pages of the organization in Chromium", () => {
+  it("a webhook is created with its secret shown once, and a test event sent to a loopback receiver appears in its delivery log", async () => {
+    const { context, page } = await owner("hooks")
+    await navigate(page, "Webhooks")
+    await page.getByLabel("URL").fill(receiverUrl)
+    await page.getByLabel("message.received", { exact: true }).check()
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    const secret = (await page.getByTestId("secret").textContent()) ?? ""
+    assert.match(secret, /^whsec_/)
+    await shot(page, "webhooks")
+    // Shown once: the list, loaded again, has the webhook and no secret.
+    await page.reload()
+    const link = page.getByRole("link", { name: receiverUrl })
+    await link.waitFor()
+    assert.strictEqual(await page.getByTestId("secret").count(), 0)
+    assert.notInclude((await page.locator("main").textContent()) ?? "", secret)
+    await link.click()
+    const before = received.length
+    await page.getByRole("button", { name: "Send test event" }).click()
+    const row = page.getByRole("table", { name: "Delivery log" }).getByRole("row").filter({ hasText: "test event" })
+    await row.waitFor()
+    assert.include((await row.textContent()) ?? "", "delivered")
+    assert.include((await row.textContent()) ?? "", "200")
+    assert.isAbove(received.length, before, "the receiver got the test event")
+    assert.property(received.at(-1)?.headers ?? {}, "webhook-signature")
+    await shot(page, "webhook-deliveries")
+    // Disable from the list.
+    await page.getByRole("link", { name: "← All webhooks" }).click()
+    await page.getByRole("button", { name: `Disable ${receiverUrl}` }).click()
+    await page.getByRole("button", { name: `Enable ${receiverUrl}` }).waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("a block-list entry with a reason is added to the organization's receive block list, listed after a reload, and deleted", async () => {
+    const { context, page } = await owner("lists")
+    await navigate(page, "Lists")
+    await page.getByRole("link", { name: "receive block" }).waitFor()
+    await page.getByLabel("Address or domain").fill("spam.example")
+    await page.getByLabel("Reason (optional)").fill("sends junk")
+    await page.getByRole("button", { name: "Add entry" }).click()
+    const table = page.getByRole("table", { name: "receive block list" })
+    await table.getByRole("cell", { name: "spam.example", exact: true }).waitFor()
+    await page.reload()
+    await table.getByRole("cell", { name: "spam.example", exact: true }).waitFor()
+    assert.include((await table.textContent()) ?? "", "sends junk")
+    await shot(page, "lists")
+    // Allow lists take no reason: the form has no such field there.
+    await page.getByRole("link", { name: "send allow" }).click()
+    await page.getByRole("form", { name: "Add to the send allow list" }).waitFor()
+    assert.strictEqual(await page.getByLabel("Reason (optional)").count(), 0)
+    await page.getByRole("link", { name: "receive block" }).click()
+    await page.getByRole("button", { name: "Delete spam.example" }).click()
+    await page.getByText("This list is empty.").waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("an API key is created with its secret shown once, works, and stops working when revoked", async () => {
+    const { context, page } = await owner("keys")
+    await navigate(page, "API keys")
+    await page.getByLabel("Name").fill("deploy bot")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const secret = (await page.getByTestId("secret").textContent()) ?? ""
+    assert.match(secret, /^am_/)
+    await page.getByRole("button", { name: "Copy the api key" }).waitFor()
+    await shot(page, "api-keys")
+    const asKey = () => fetch(`${url}/v0/inboxes`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status)
+    assert.strictEqual(await asKey(), 200)
+    await page.reload()
+    await page.getByRole("cell", { name: "deploy bot", exact: true }).waitFor()
+    assert.strictEqual(await page.getByTestId("secret").count(), 0)
+    await page.getByRole("button", { name: "Revoke deploy bot" }).click()
+    await page.getByText("No API keys.").waitFor()
+    assert.strictEqual(await asKey(), 401)
+    await context.close()
+  }, 60_000)
+
+  it("a draft is created, scheduled for later, and unscheduled", async () => {
+    const { context, page } = await owner("drafter")
+    await createInbox(page, `drafts${emails}`)
+    await navigate(page, "Drafts")
+    await page.getByLabel("To (comma-separated)").fill("bob@example.org")
+    await page.getByLabel("Subject").fill("Quarterly plan")
+    await page.getByLabel("Message").fill("First cut of the plan.")
+    await page.getByRole("button", { name: "Save draft" }).click()
+    await page.getByRole("link", { name: "Quarterly plan" }).click()
+    await page.getByTestId("draft-status").filter({ hasText: "draft" }).waitFor()
+    const later = new Date(Date.now() + 86_400_000)
+    const local = new Date(later.getTime() - later.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+    await page.getByLabel(/Send at/).fill(local)
+    await page.getByRole("button", { name: "Save", exact: true }).click()
+    await page.getByTestId("draft-status").filter({ hasText: "scheduled for" }).waitFor()
+    await page.getByRole("link", { name: "← All drafts" }).click()
+    const row = page.getByRole("row").filter({ hasText: "Quarterly plan" })
+    assert.include((await row.textContent()) ?? "", "scheduled for")
+    await shot(page, "drafts")
+    await page.getByRole("button", { name: "Unschedule Quarterly plan" }).click()
+    await page.getByRole("button", { name: "Unschedule Quarterly plan" }).waitFor({ state: "detached" })
+    assert.notInclude((await page.getByRole("row").filter({ hasText: "Quarterly plan" }).textContent()) ?? "", "scheduled")
+    await context.close()
+  }, 60_000)
+
+  it("a domain added lists the DNS records to publish with their status, its zone file, and verifies on demand", async () => {
+    const { context, page } = await owner("domains")
+    // The Free plan has no custom domains: the operator puts this organization on Pro.
+    const me = (await page.evaluate(() => fetch("/auth/me").then((r) => r.json()))) as { organization_id: string }
+    await runtime.runPromise(Organizations.use((o) => o.setPlan(me.organization_id, "pro", "admin")))
+    await navigate(page, "Domains")
+    await page.getByLabel("Domain name").fill("mail.example.net")
+    await page.getByRole("button", { name: "Add domain" }).click()
+    const records = page.getByRole("table", { name: "DNS records" })
+    await explained(page, records)
+    const text = (await records.textContent()) ?? ""
+    for (const type of ["MX", "TXT"]) assert.include(text, type)
+    assert.include(text, "MISSING")
+    await page.getByRole("button", { name: "Show zone file" }).click()
+    await page.getByLabel("Zone file").filter({ hasText: "mail.example.net" }).waitFor()
+    await page.getByRole("button", { name: "Verify" }).click()
+    await page.getByText("Verification checked").waitFor()
+    assert.notStrictEqual(await page.getByTestId("domain-status").textContent(), "VERIFIED", "no DNS server answers in the test")
+    await shot(page, "domain")
+    await context.close()
+  }, 60_000)
+
+  it("labels added to and removed from a thread are reflected in the thread and the inbox", async () => {
+    const { context, page } = await owner("labeller")
+    const address = await createInbox(page, `labels${emails}`)
+    await deliver(address, mail(address, "Contract draft", "Please review."))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Contract draft" }).click()
+    await page.getByLabel("New label").fill("legal")
+    await page.getByRole("button", { name: "Add label" }).click()
+    await page.getByRole("button", { name: "Remove label legal" }).waitFor()
+    await shot(page, "labels")
+    await page.getByRole("link", { name: "← Back to the inbox" }).click()
+    const row = page.getByRole("row").filter({ hasText: "Contract draft" })
+    await row.waitFor()
+    assert.include((await row.textContent()) ?? "", "legal")
+    await page.getByRole("link", { name: "Contract draft" }).click()
+    await page.getByRole("button", { name: "Remove label legal" }).click()
+    await page.getByRole("button", { name: "Remove label legal" }).waitFor({ state: "detached" })
+    await page.reload()
+    await page.getByRole("heading", { name: "Labels" }).waitFor()
+    assert.strictEqual(await page.getByRole("button", { name: "Remove label legal" }).count(), 0)
+    await context.close()
+  }, 60_000)
+
+  it("billing shows the plan, and checkout without a payment provider shows billing_not_configured in the spec's words with its fix", async () => {
+    const { context, page } = await owner("payer")
+    await navigate(page, "Billing")
+    await page.getByRole("table", { name: "Plan", exact: true }).getByRole("cell", { name: "Free" }).waitFor()
+    await page.getByRole("button", { name: "Go to checkout" }).click()
+    const problem = page.locator(".problem[data-code=billing_not_configured]")
+    await problem.waitFor()
+    const said = (await problem.textContent()) ?? ""
+    assert.include(await page.locator("#error").textContent() ?? "", said.split(" — ")[0] ?? "")
+    assert.include(said, " — ", "the fix follows the message")
+    await shot(page, "billing")
+    await context.close()
+  }, 60_000)
+
+  it("metrics are drawn as charts of usage, events and rates", async () => {
+    const { context, page } = await owner("counter")
+    const address = await createInbox(page, `metrics${emails}`)
+    await deliver(address, mail(address, "Count me", "One message."))
+    await navigate(page, "Metrics")
+    await page.getByRole("heading", { name: "Usage" }).waitFor()
+    const charts = page.locator("svg.chart[role=img]")
+    assert.isAtLeast(await charts.count(), 3)
+    assert.include(await page.locator("svg.chart").first().getAttribute("aria-label") ?? "", "latest")
+    await page.getByRole("img", { name: /message\.received 1/ }).waitFor()
+    await shot(page, "metrics")
     await context.close()
   }, 60_000)
 })

@@ -29,7 +29,14 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       const js = yield* app.request("GET", "/dashboard/app.js")
       assert.strictEqual(js.status, 200)
       assert.match(js.headers.get("content-type") ?? "", /^text\/javascript/)
-      assert.include(js.text, "/auth/sign-in")
+      // Every module the entry imports is served, with the CSP.
+      for (const [, name] of js.text.matchAll(/from "\/dashboard\/([a-z]+\.m?js)"/g)) {
+        const module = yield* app.request("GET", `/dashboard/${name}`)
+        assert.strictEqual(module.status, 200, name)
+        assert.match(module.headers.get("content-type") ?? "", /^text\/javascript/, name)
+        assert.include(module.headers.get("content-security-policy") ?? "", "script-src 'self'", name)
+      }
+      assert.include((yield* app.request("GET", "/dashboard/auth.js")).text, "/auth/sign-in")
       const css = yield* app.request("GET", "/dashboard/app.css")
       assert.match(css.headers.get("content-type") ?? "", /^text\/css/)
       const missing = yield* app.request("GET", "/dashboard/secrets.env")
@@ -37,10 +44,36 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       assert.strictEqual(missing.body.code, "not_found")
     }))
 
+  it.effect("each file has an ETag: asked again with it, an unchanged file answers 304 without a body", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      for (const path of ["/", "/dashboard/mail.js"]) {
+        const first = yield* app.request("GET", path)
+        const etag = first.headers.get("etag") ?? ""
+        assert.match(etag, /^"[\w-]+"$/, path)
+        assert.strictEqual(first.headers.get("cache-control"), "no-cache")
+        const again = yield* app.request("GET", path, { headers: { "if-none-match": etag } })
+        assert.strictEqual(again.status, 304, path)
+        assert.strictEqual(again.text, "")
+        const stale = yield* app.request("GET", path, { headers: { "if-none-match": "\"other\"" } })
+        assert.strictEqual(stale.status, 200, path)
+      }
+    }))
+
+  it.effect("the QR encoder of the two-step page is the qrcode-generator package's ES module, served from node_modules", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      const qr = yield* app.request("GET", "/dashboard/qrcode.mjs")
+      assert.strictEqual(qr.status, 200)
+      assert.match(qr.headers.get("content-type") ?? "", /^text\/javascript/)
+      assert.include(qr.text, "export default qrcode")
+      assert.include((yield* app.request("GET", "/dashboard/auth.js")).text, `import("/dashboard/qrcode.mjs")`)
+    }))
+
   it.effect("HTML mail is shown in a frame sandboxed without scripts, whose own CSP blocks remote images until the reader allows them", () =>
     Effect.gen(function*() {
       const app = yield* TestApp
-      const js = (yield* app.request("GET", "/dashboard/app.js")).text
+      const js = (yield* app.request("GET", "/dashboard/mail.js")).text
       const sandbox = /sandbox: "([^"]*)"/.exec(js)?.[1] ?? ""
       assert.notInclude(sandbox, "allow-scripts")
       assert.notInclude(sandbox, "allow-same-origin")

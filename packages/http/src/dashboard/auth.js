@@ -1,0 +1,92 @@
+// The /auth pages: sign in (with a two-step or recovery code), sign up, the pages of the mailed
+// links (verify, reset, accept an invitation), security (two-step setup with a QR code of the
+// otpauth:// URI, enable, disable; password change) and members (invitations).
+import { $, api, field, form, go, h, notice, page, refreshMe, select, session } from "/dashboard/dom.js"
+
+export const signIn = () => page("Sign in",
+  form("Sign in", [...field("Email", { name: "email", type: "email", required: true, autocomplete: "username" }), ...field("Password", { name: "password", type: "password", required: true, autocomplete: "current-password" }),
+    ...field("Two-step code or recovery code (if enabled)", { name: "code", autocomplete: "one-time-code" })], "Sign in",
+  async (v) => {
+    const body = { email: v.email, password: v.password }
+    if (v.code) body.totp_code = v.code.trim()
+    await api("POST", "/auth/sign-in", body)
+    await refreshMe()
+    go("#/")
+  }),
+  h("p", {}, h("a", { href: "#/forgot" }, "Forgot your password?")))
+
+export const signUp = () => page("Sign up",
+  form("Sign up", [...field("Email", { name: "email", type: "email", required: true }), ...field("Password", { name: "password", type: "password", required: true, autocomplete: "new-password" })], "Create account",
+  async (v) => {
+    await api("POST", "/auth/sign-up", v)
+    page("Check your mail", h("p", {}, `We sent a verification link to ${v.email}. Follow it, then sign in.`))
+  }))
+
+export const forgot = () => page("Reset your password",
+  form("Reset password", field("Email", { name: "email", type: "email", required: true }), "Send reset link", async (v) => {
+    await api("POST", "/auth/password-reset", v)
+    page("Check your mail", h("p", {}, "If this email has an account, a reset link is on its way."))
+  }))
+
+const tokenFromUrl = () => new URLSearchParams(location.search).get("token") ?? ""
+
+export const verifyEmail = async () => {
+  page("Verifying your email…")
+  try {
+    await api("POST", "/auth/verify-email", { token: tokenFromUrl() })
+    page("Email verified", h("p", {}, h("a", { href: "/#/" }, "Continue to the dashboard")))
+  } catch { page("This link cannot be used", h("p", {}, h("a", { href: "/#/sign-in" }, "Sign in"), " to send a new one.")) }
+}
+
+export const resetPassword = () => page("Choose a new password",
+  form("New password", field("New password", { name: "password", type: "password", required: true, autocomplete: "new-password" }), "Set password", async (v) => {
+    await api("POST", "/auth/password-reset/confirm", { token: tokenFromUrl(), password: v.password })
+    page("Password changed", h("p", {}, h("a", { href: "/#/sign-in" }, "Sign in")))
+  }))
+
+export const acceptInvitation = async () => {
+  if (!await refreshMe()) return page("Sign in to accept the invitation", h("p", {}, h("a", { href: `/#/sign-in` }, "Sign in"), " or ", h("a", { href: "/#/sign-up" }, "sign up"), ", then open the link again."))
+  page("Accepting the invitation…")
+  await api("POST", "/auth/invitations/accept", { token: tokenFromUrl() })
+  page("You joined the organization", h("p", {}, h("a", { href: "/#/" }, "Continue")))
+}
+
+/**
+ * The otpauth:// URI as a QR image (a GIF data URL drawn by the vendored qrcode-generator),
+ * loaded only here, so the other pages never fetch the encoder.
+ */
+const qrImage = async (uri) => {
+  const { default: qrcode } = await import("/dashboard/qrcode.mjs")
+  const qr = qrcode(0, "M")
+  qr.addData(uri)
+  qr.make()
+  return h("img", { className: "qr", src: qr.createDataURL(5, 4), alt: "QR code of the authenticator link: scan it with your authenticator app" })
+}
+
+export const security = () => page("Security",
+  h("h2", {}, "Two-step verification"),
+  session.me.user.two_factor_enabled
+    ? form("Disable two-step verification", field("Code", { name: "code", required: true, autocomplete: "one-time-code" }), "Disable", async (v) => { await api("POST", "/auth/2fa/disable", v); await refreshMe(); security() })
+    : h("button", { type: "button", onclick: async () => {
+      const setup = await api("POST", "/auth/2fa/setup")
+      $("totp").replaceChildren(
+        h("p", {}, "Scan this code with your authenticator app (or enter the secret), then enter the code it shows."),
+        await qrImage(setup.otpauth_uri),
+        h("p", {}, "Secret: ", h("code", { "data-testid": "totp-secret" }, setup.secret)),
+        h("p", {}, h("a", { href: setup.otpauth_uri }, "otpauth link")),
+        form("Enable two-step verification", field("Code", { name: "code", required: true, autocomplete: "one-time-code" }), "Enable", async (v) => {
+          const enabled = await api("POST", "/auth/2fa/enable", v)
+          $("totp").replaceChildren(h("p", {}, "Two-step verification is on. Keep these recovery codes; each works once:"), h("ul", {}, enabled.recovery_codes.map((c) => h("li", {}, h("code", {}, c)))))
+          await refreshMe()
+        }))
+    } }, "Set up two-step verification"),
+  h("div", { id: "totp" }),
+  h("h2", {}, "Change password"),
+  form("Change password", [...field("Current password", { name: "current_password", type: "password", required: true }), ...field("New password", { name: "new_password", type: "password", required: true })], "Change password",
+    async (v) => { await api("POST", "/auth/password", v); notice("Password changed.") }))
+
+export const members = () => page("Members",
+  h("p", {}, "Your organizations: ", session.me.organizations.map((o) => `${o.name ?? o.organization_id} (${o.role})`).join(", ")),
+  h("h2", {}, "Invite a member"),
+  form("Invite", [...field("Email", { name: "email", type: "email", required: true }), ...select("Role", "role", ["member", "admin"])], "Send invitation",
+    async (v) => { await api("POST", "/auth/invitations", v); notice(`Invitation sent to ${v.email}.`) }))

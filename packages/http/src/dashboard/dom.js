@@ -1,0 +1,110 @@
+// The dashboard's few shared pieces: the `h` DOM helper (text is never parsed as HTML, so mail
+// content cannot inject markup), labelled fields, forms, the API call that sends the CSRF
+// token and shows errors in the spec's words with their `fix`, and the signed-in state.
+
+/** The signed-in person (`GET /auth/me`), or null. One object, so every module sees changes. */
+export const session = { me: null }
+export const $ = (id) => document.getElementById(id)
+
+/** Makes an element: h("button", { onclick }, "text", child…). */
+export const h = (tag, props = {}, ...children) => {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(props)) {
+    if (v === undefined || v === null || v === false) continue
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v)
+    else if (k in el && k !== "list") el[k] = v
+    else el.setAttribute(k, v === true ? "" : v)
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+/** An input with its label (every control is labelled). */
+let fieldIds = 0
+export const field = (label, props = {}) => {
+  const id = `f${fieldIds++}`
+  const control = props.multiline ? h("textarea", { id, name: props.name, required: props.required, value: props.value }) : h("input", { id, type: "text", ...props })
+  return [h("label", { for: id }, label), control]
+}
+
+/** A labelled select of `[value, text]` options (or plain values). */
+export const select = (label, name, options, value) => {
+  const id = `f${fieldIds++}`
+  return [h("label", { for: id }, label), h("select", { id, name }, options.map((o) => {
+    const [v, text] = Array.isArray(o) ? o : [o, o]
+    return h("option", { value: v, selected: v === value }, text)
+  }))]
+}
+
+export const showError = (body) => {
+  $("error").className = ""
+  $("error").replaceChildren(body ? `${body.message ?? "Something went wrong."}${body.fix ? ` — ${body.fix}` : ""}` : "")
+}
+
+// GETs a page is about to make, started beside `GET /auth/me` on the first load rather than
+// after it; each is used once, by the page's own `api` call, and the rest dropped after the page.
+const early = new Map()
+export const prefetch = (...paths) => {
+  for (const p of paths) early.set(p, fetch(p, { headers: { accept: "application/json" }, credentials: "same-origin" }))
+}
+export const dropPrefetched = () => early.clear()
+
+/** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
+export const api = async (method, path, body, { text = false } = {}) => {
+  showError(null)
+  const headers = { accept: text ? "text/plain, application/json" : "application/json" }
+  if (body !== undefined) headers["content-type"] = "application/json"
+  if (method !== "GET" && session.me?.csrf_token) headers["x-csrf-token"] = session.me.csrf_token
+  const started = method === "GET" && !text ? early.get(path) : undefined
+  early.delete(path)
+  const res = await (started ?? fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) }))
+  const raw = await res.text()
+  if (res.ok && text) return raw
+  const data = raw ? JSON.parse(raw) : {}
+  if (!res.ok) {
+    showError(data)
+    const error = new Error(data.message ?? res.statusText)
+    error.body = data
+    error.status = res.status
+    throw error
+  }
+  return data
+}
+
+export const formValues = (form) => Object.fromEntries(new FormData(form).entries())
+
+/** A form whose submit calls `action(values)`; failures stay on screen as the error banner. */
+export const form = (label, fields, submit, action) =>
+  h("form", {
+    "aria-label": label,
+    onsubmit: async (e) => {
+      e.preventDefault()
+      try { await action(formValues(e.target), e.target) } catch (err) { if (!err.body) showError({ message: err.message }) }
+    }
+  }, ...fields, h("button", { type: "submit", className: "primary" }, submit))
+
+/** A button whose click runs `action`; an API failure shows in the banner. */
+export const button = (text, action, props = {}) =>
+  h("button", { type: "button", ...props, onclick: async () => { try { await action() } catch (err) { if (!err.body) showError({ message: err.message }) } } }, text)
+
+/** A table with a caption-like accessible name, header cells and rows of cells. */
+export const table = (name, heads, rows) =>
+  h("table", { "aria-label": name }, h("thead", {}, h("tr", {}, heads.map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c) => h("td", {}, c))))))
+
+export const page = (title, ...children) => {
+  document.title = `${title} · Inbox`
+  $("main").replaceChildren(h("h1", {}, title), ...children.flat().filter((c) => c !== null && c !== undefined))
+}
+
+/** A success message, in the same live region as errors but styled as good news. */
+export const notice = (message) => { showError({ message }); $("error").className = "ok" }
+export const go = (hash) => { location.hash = hash }
+export const list = (s) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean)
+export const enc = encodeURIComponent
+export const when = (t) => t ? new Date(t).toLocaleString() : "—"
+
+export const refreshMe = async () => {
+  try { session.me = await api("GET", "/auth/me") } catch { session.me = null; showError(null) }
+  return session.me
+}

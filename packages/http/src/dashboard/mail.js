@@ -1,0 +1,200 @@
+// The mail pages: inboxes, an inbox (threads, search, live updates over the WebSocket), a
+// thread (messages oldest first, quoted history folded, attachments, raw, label editing),
+// compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
+// only in a sandboxed frame without scripts, with its own CSP that blocks remote images
+// until the reader allows them; every other text from mail goes in as text nodes.
+import { $, api, button, enc, field, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+
+/** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
+export const prefetchPage = (name, [inboxId, threadId]) => {
+  if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, `/v0/inboxes/${enc(inboxId)}/threads`)
+  if (name === "thread" && inboxId && threadId) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
+}
+
+let socket = null
+export const closeSocket = () => { socket?.close(); socket = null }
+
+export const inboxes = async () => {
+  const data = await api("GET", "/v0/inboxes")
+  page("Inboxes",
+    form("Create an inbox", [...field("Username (optional)", { name: "username" }), ...field("Display name (optional)", { name: "display_name" })], "Create inbox", async (v) => {
+      await api("POST", "/v0/inboxes", Object.fromEntries(Object.entries(v).filter(([, x]) => x)))
+      inboxes()
+    }),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Address"), h("th", {}, "Status"), h("th", {}, "Actions"))),
+      h("tbody", {}, data.inboxes.map((inbox) => h("tr", {},
+        h("td", {}, h("a", { href: `#/inbox/${enc(inbox.inbox_id)}` }, inbox.email ?? inbox.inbox_id), inbox.display_name ? h("div", { className: "muted" }, inbox.display_name) : null),
+        h("td", {}, inbox.status ?? "active"),
+        h("td", {},
+          h("button", { type: "button", onclick: async () => { await api("PATCH", `/v0/inboxes/${enc(inbox.inbox_id)}`, { status: inbox.status === "paused" ? "active" : "paused" }); inboxes() } }, inbox.status === "paused" ? "Resume" : "Pause"),
+          h("button", { type: "button", onclick: async () => { if (confirm(`Delete ${inbox.inbox_id} and all its mail?`)) { await api("DELETE", `/v0/inboxes/${enc(inbox.inbox_id)}`); inboxes() } } }, "Delete"))))))
+  )
+}
+
+const labelChips = (labels) => (labels ?? []).map((l) => h("span", { className: "label" }, l))
+
+const threadRows = (inboxId, threads) =>
+  h("table", { "aria-label": "Threads" }, h("thead", {}, h("tr", {}, h("th", {}, "From"), h("th", {}, "Subject"), h("th", {}, "Date"), h("th", {}, "Labels"))),
+    h("tbody", {}, threads.map((t) => h("tr", { className: t.labels?.includes("unread") ? "unread" : "" },
+      h("td", {}, (t.senders ?? []).join(", ")),
+      h("td", {}, h("a", { href: `#/thread/${enc(inboxId)}/${enc(t.thread_id)}` }, t.subject || "(no subject)"), h("div", { className: "muted" }, t.preview ?? "")),
+      h("td", {}, new Date(t.timestamp).toLocaleString()),
+      h("td", {}, labelChips(t.labels))))))
+
+/** Subscribes to this inbox's events; a new message reloads the thread list in place. */
+const live = (inboxId, onEvent) => {
+  closeSocket()
+  socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v0/websocket?csrf_token=${enc(session.me.csrf_token)}`)
+  socket.onopen = () => socket.send(JSON.stringify({ type: "subscribe", inbox_ids: [inboxId] }))
+  socket.onmessage = (e) => { const frame = JSON.parse(e.data); if (frame.type === "event") onEvent(frame) }
+}
+
+export const inbox = async (inboxId, q) => {
+  const path = q ? `/v0/inboxes/${enc(inboxId)}/threads/search?q=${enc(q)}` : `/v0/inboxes/${enc(inboxId)}/threads`
+  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), api("GET", path)])
+  const rows = h("div", { id: "threads" }, threadRows(inboxId, data.threads))
+  page(box.email ?? inboxId,
+    h("p", {}, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose")),
+    form("Search", field("Search (query language, e.g. from:alice subject:invoice)", { name: "q", type: "search", value: q ?? "" }), "Search", (v) => inbox(inboxId, v.q)),
+    rows)
+  if (!q) live(box.inbox_id, async () => { const fresh = await api("GET", path); $("threads")?.replaceChildren(threadRows(inboxId, fresh.threads)) })
+}
+
+/** The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are allowed. */
+const mailDocument = (html, allowImages) =>
+  `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${allowImages ? " https: http:" : ""}"><base target="_blank">${html}`
+
+const htmlFrame = (html) => {
+  const frame = h("iframe", { className: "mail", title: "HTML message", sandbox: "allow-popups allow-popups-to-escape-sandbox", referrerpolicy: "no-referrer" })
+  frame.srcdoc = mailDocument(html, false)
+  const allow = h("button", { type: "button", onclick: () => { frame.srcdoc = mailDocument(html, true); allow.remove() } }, "Show remote images")
+  return [allow, frame]
+}
+
+const messageView = (inboxId, m) => {
+  const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
+  const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
+  return h("article", { className: "message", "aria-label": `Message from ${m.from}` },
+    h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, new Date(m.timestamp).toLocaleString())),
+    m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text || m.text || ""),
+    !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
+    m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
+    (m.attachments ?? []).length ? h("ul", { "aria-label": "Attachments" }, m.attachments.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${enc(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
+    h("p", {},
+      h("a", { href: `${base}/raw/download` }, "Raw message"), " · ",
+      h("a", { href: `#/compose/${enc(inboxId)}/reply/${enc(m.message_id)}` }, "Reply"), " · ",
+      h("a", { href: `#/compose/${enc(inboxId)}/reply-all/${enc(m.message_id)}` }, "Reply all"), " · ",
+      h("a", { href: `#/compose/${enc(inboxId)}/forward/${enc(m.message_id)}` }, "Forward")))
+}
+
+/** The thread's labels, each with a remove button, and a form to add one: PATCH on the thread (every message in it). */
+const labelEditor = (inboxId, threadId, labels) => {
+  const box = h("section", { "aria-label": "Labels", id: "labels" })
+  const patch = async (change) => { const t = await api("PATCH", `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`, change); render(t.labels) }
+  const render = (current) => box.replaceChildren(
+    h("h2", {}, "Labels"),
+    h("ul", { className: "chips", "aria-label": "Thread labels" }, (current ?? []).map((l) => h("li", { className: "label" }, l,
+      h("button", { type: "button", className: "chip-x", "aria-label": `Remove label ${l}`, onclick: () => patch({ remove_labels: [l] }) }, "×")))),
+    form("Add a label", field("New label", { name: "label", required: true }), "Add label", (v) => patch({ add_labels: [v.label.trim()] })))
+  render(labels)
+  return box
+}
+
+export const thread = async (inboxId, threadId) => {
+  const t = await api("GET", `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
+  // The thread lists its messages in summary form: the bodies come from each full message.
+  const summaries = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
+  const messages = await Promise.all(summaries.map((m) => m.text !== undefined || m.html !== undefined ? m
+    : api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`)))
+  const unread = messages.filter((m) => m.labels?.includes("unread")).map((m) => m.message_id)
+  const shown = (t.labels ?? []).filter((l) => !unread.length || l !== "unread")
+  page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")), messages.map((m) => messageView(inboxId, m)), labelEditor(inboxId, threadId, shown))
+  if (unread.length) await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
+}
+
+const inboxChoice = async (label = "From inbox") => {
+  const all = (await api("GET", "/v0/inboxes")).inboxes
+  return select(label, "inbox_id", all.map((i) => [i.inbox_id, i.email ?? i.inbox_id]))
+}
+
+export const compose = async (inboxId, mode, messageId) => {
+  const fields = [
+    inboxId ? [] : await inboxChoice(),
+    mode === "reply" || mode === "reply-all" ? [] : field("To (comma-separated)", { name: "to", required: true }),
+    mode ? [] : [...field("Cc", { name: "cc" }), ...field("Subject", { name: "subject" })],
+    field("Message", { name: "text", multiline: true, required: true }),
+    h("label", { for: "files" }, "Attachments"), h("input", { id: "files", type: "file", name: "files", multiple: true })
+  ].flat()
+  const title = mode === "reply" ? "Reply" : mode === "reply-all" ? "Reply all" : mode === "forward" ? "Forward" : "Compose"
+  page(title, form(title, fields, "Send", async (v, el) => {
+    const target = inboxId ?? v.inbox_id
+    const attachments = await Promise.all([...el.querySelector("#files").files].map(async (f) => ({
+      filename: f.name, content_type: f.type || "application/octet-stream",
+      content: btoa(String.fromCharCode(...new Uint8Array(await f.arrayBuffer())))
+    })))
+    const body = { text: v.text, ...(attachments.length ? { attachments } : {}) }
+    if (v.to) body.to = list(v.to)
+    if (v.cc) body.cc = list(v.cc)
+    if (v.subject) body.subject = v.subject
+    const base = `/v0/inboxes/${enc(target)}/messages`
+    const sent = await api("POST", mode ? `${base}/${enc(messageId)}/${mode}` : `${base}/send`, body)
+    go(`#/thread/${enc(target)}/${enc(sent.thread_id)}`)
+  }))
+}
+
+// ---------- drafts and scheduled sends ----------
+
+/** A `datetime-local` value (the reader's time zone) as an ISO timestamp, and back. */
+const toIso = (local) => local ? new Date(local).toISOString() : undefined
+const toLocal = (iso) => { if (!iso) return ""; const d = new Date(iso); return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16) }
+
+const draftPath = (d) => `/v0/inboxes/${enc(d.inbox_id)}/drafts/${enc(d.draft_id)}`
+const draftFields = (d = {}) => [
+  ...field("To (comma-separated)", { name: "to", value: (d.to ?? []).join(", ") }),
+  ...field("Subject", { name: "subject", value: d.subject ?? "" }),
+  ...field("Message", { name: "text", multiline: true, value: d.text ?? "" }),
+  ...field("Send at (leave empty to keep it a draft)", { name: "send_at", type: "datetime-local", value: toLocal(d.send_at) })
+]
+const draftBody = (v, clearing) => {
+  const body = {}
+  for (const k of ["subject", "text"]) if (v[k] || clearing) body[k] = v[k] || null
+  if (v.to || clearing) body.to = v.to ? list(v.to) : null
+  if (v.send_at) body.send_at = toIso(v.send_at)
+  else if (clearing) body.send_at = null
+  return body
+}
+
+const sendDraft = async (d) => { const sent = await api("POST", `${draftPath(d)}/send`, {}); go(`#/thread/${enc(d.inbox_id)}/${enc(sent.thread_id)}`) }
+const status = (d) => d.send_status === "scheduled" ? `scheduled for ${when(d.send_at)}` : d.send_status ?? "draft"
+
+export const drafts = async () => {
+  const data = await api("GET", "/v0/drafts")
+  page("Drafts",
+    h("h2", {}, "New draft"),
+    form("New draft", [...await inboxChoice("Inbox"), ...draftFields()], "Save draft", async (v) => {
+      await api("POST", `/v0/inboxes/${enc(v.inbox_id)}/drafts`, draftBody(v, false))
+      drafts()
+    }),
+    h("h2", {}, "Drafts and scheduled sends"),
+    data.drafts.length === 0 ? h("p", { className: "muted" }, "No drafts.") : table("Drafts", ["Subject", "To", "Inbox", "Status", "Actions"], data.drafts.map((d) => [
+      h("a", { href: `#/draft/${enc(d.inbox_id)}/${enc(d.draft_id)}` }, d.subject || "(no subject)"),
+      (d.to ?? []).join(", "), d.inbox_id, status(d),
+      [d.send_status === "scheduled" ? button("Unschedule", async () => { await api("PATCH", draftPath(d), { send_at: null }); drafts() }, { "aria-label": `Unschedule ${d.subject ?? d.draft_id}` }) : null,
+        button("Send now", () => sendDraft(d), { "aria-label": `Send ${d.subject ?? d.draft_id} now` }),
+        button("Delete", async () => { await api("DELETE", draftPath(d)); drafts() }, { "aria-label": `Delete draft ${d.subject ?? d.draft_id}` })]
+    ])))
+}
+
+export const draft = async (inboxId, draftId) => {
+  const d = await api("GET", `/v0/inboxes/${enc(inboxId)}/drafts/${enc(draftId)}`)
+  page(d.subject || "(no subject)",
+    h("p", {}, h("a", { href: "#/drafts" }, "← All drafts"), " · ", h("span", { "data-testid": "draft-status" }, status(d))),
+    form("Edit draft", draftFields(d), "Save", async (v) => {
+      await api("PATCH", draftPath(d), draftBody(v, true))
+      await draft(inboxId, draftId)
+      notice(v.send_at ? "Saved and scheduled." : "Saved.")
+    }),
+    d.send_status === "scheduled" ? button("Unschedule", async () => { await api("PATCH", draftPath(d), { send_at: null }); await draft(inboxId, draftId) }) : null,
+    button("Send now", () => sendDraft(d)),
+    button("Delete", async () => { await api("DELETE", draftPath(d)); go("#/drafts") }))
+}
