@@ -178,7 +178,8 @@ for (const storage of storages()) {
           const spam = yield* deliver({ subject: "harbour prize", text: "harbour harbour kayak" })
           yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${spam.message_id}`, { key, json: { add_labels: ["spam"] } })
           const principal = { organizationId, scope: { type: "organization" as const } }
-          const queries = ["harbour ", "kayak ", "subject:harbour", "\"tide tables\"", "tid", "harbour -kayak", "kayak OR quiet", "label:received harbour "]
+          const queries = ["harbour ", "kayak ", "subject:harbour", "\"tide tables\"", "tid", "harbour -kayak", "kayak OR quiet", "label:received harbour ",
+            "harbour before:1970-01-01T00:00:09Z", "after:1970-01-01T00:00:04Z tide "]
           // Candidates bound 3: the probe finds them (large probe), the walk (one-row probe,
           // then a long walk) or the match index (one-row probe, one-row walk).
           const ways = [

@@ -70,6 +70,8 @@ interface CandidateRow {
 
 interface Compiled {
   readonly where: Statement.Fragment
+  /** The query's top-level time bounds (before:, after:), which the time index can apply. */
+  readonly range: Statement.Fragment
   readonly rank: Statement.Fragment
 }
 
@@ -166,8 +168,11 @@ export class Search extends Context.Service<Search, {
         }
       }
       const ranked = leaves.filter((l) => l.positive).map((l) => tsquery.get(l.leaf) ?? "").filter((t) => t !== "")
+      // before: and after: that every match must meet also bound the walk down the time index.
+      const range = (node._tag === "And" ? node.nodes : [node]).filter((n) => n._tag === "Before" || n._tag === "After")
       return {
         where: sql`${condition(node)} ${hiddenCondition(sql, requested)}`,
+        range: range.length === 0 ? sql`` : sql`AND ${sql.and(range.map(condition))}`,
         rank: ranked.length === 0 ? sql`0` : sql`ts_rank(s.search, ${ranked.map((t) => `(${t})`).join(" | ")}::tsquery)`,
         terms: highlightTerms(node)
       }
@@ -190,7 +195,7 @@ export class Search extends Context.Service<Search, {
     const candidates = Effect.fn("Search.candidates")(function*(place: Statement.Fragment, compiled: Compiled) {
       const budget = yield* SearchBudget
       const need = budget.candidates
-      const newest = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s WHERE ${place}
+      const newest = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s WHERE ${place} ${compiled.range}
         ORDER BY s."timestamp" DESC, s.message_id DESC`
       const columns = sql`s.message_id AS id, s.thread_id, (extract(epoch FROM s."timestamp") * 1000000)::bigint::text AS at, ${compiled.rank}::float8 AS rank`
       const probed = yield* sql<CandidateRow & { scanned: number | null }>`
