@@ -178,8 +178,10 @@ for (const storage of storages()) {
           const spam = yield* deliver({ subject: "harbour prize", text: "harbour harbour kayak" })
           yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${spam.message_id}`, { key, json: { add_labels: ["spam"] } })
           const principal = { organizationId, scope: { type: "organization" as const } }
+          const all = yield* Search.use((s) => s.messages(principal, inbox.inbox_id, { q: "harbour ", limit: 20 }))
+          const times = all.items.map((m) => m.timestamp).sort().reverse()
           const queries = ["harbour ", "kayak ", "subject:harbour", "\"tide tables\"", "tid", "harbour -kayak", "kayak OR quiet", "label:received harbour ",
-            "harbour before:1970-01-01T00:00:09Z", "after:1970-01-01T00:00:04Z tide "]
+            `harbour before:${times[4]}`, `after:${times[7]} tide `]
           // Candidates bound 3: the probe finds them (large probe), the walk (one-row probe,
           // then a long walk) or the match index (one-row probe, one-row walk).
           const ways = [
@@ -188,7 +190,8 @@ for (const storage of storages()) {
             { candidates: 3, probe: 1, walk: 1 },
             { candidates: 3, probe: 2, walk: 4 }
           ]
-          for (const q of queries) {
+          // Label and attachment tests are made on messages, after the match index: these find nothing, or need every match looked up.
+          for (const q of [...queries, "harbour label:important", "harbour has:attachment", "harbour -label:received", "(kayak OR label:received) harbour "]) {
             const answers = yield* Effect.forEach(ways, (way) =>
               Search.use((s) =>
                 Effect.all([
@@ -197,7 +200,7 @@ for (const storage of storages()) {
                 ])
               ).pipe(Effect.provideService(SearchBudget, way)))
             for (const [i, answer] of answers.entries()) assert.deepStrictEqual(answer, answers[0], `${q} by way ${i}`)
-            assert.isAbove(answers[0]![0].length, 0, q)
+            if (queries.includes(q)) assert.isAbove(answers[0]![0].length, 0, q)
             assert.isAtMost(answers[0]![0].length, 3, q)
             assert.notInclude(answers[0]![0], spam.message_id, q)
           }
@@ -205,7 +208,6 @@ for (const storage of storages()) {
           const newest = yield* Search.use((s) => s.messages(principal, inbox.inbox_id, { q: "harbour ", limit: 10 })).pipe(
             Effect.provideService(SearchBudget, { candidates: 3, probe: 1, walk: 1 })
           )
-          const all = yield* Search.use((s) => s.messages(principal, inbox.inbox_id, { q: "harbour ", limit: 20 }))
           assert.strictEqual(all.items.length, 10)
           const newestThree = [...all.items].sort((a, b) => b.timestamp.localeCompare(a.timestamp)).slice(0, 3).map((m) => m.message_id)
           assert.sameMembers(newest.items.map((m) => m.message_id), newestThree)

@@ -57,7 +57,7 @@ export interface SearchPlace {
  * give the same answer.
  */
 export const SearchBudget = Context.Reference<{ readonly candidates: number; readonly probe: number; readonly walk: number }>("inbox/SearchBudget", {
-  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 1_000, walk: 30_000 })
+  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000 })
 })
 
 interface CandidateRow {
@@ -70,6 +70,8 @@ interface CandidateRow {
 
 interface Compiled {
   readonly where: Statement.Fragment
+  /** A condition on message_search alone that every match meets (labels and attachments left out). */
+  readonly matching: Statement.Fragment
   /** The query's top-level time bounds (before:, after:), which the time index can apply. */
   readonly range: Statement.Fragment
   readonly rank: Statement.Fragment
@@ -144,7 +146,12 @@ export class Search extends Context.Service<Search, {
           ${leaves.map((l) => String(l.leaf.prefix))}::text[]) WITH ORDINALITY AS x(t, w, p, n)
         ORDER BY n`.pipe(Effect.orDie)
       const tsquery = new Map(leaves.map((l, i) => [l.leaf, resolved[i]?.q ?? ""]))
-      const condition = (n: Node): Statement.Fragment => {
+      /**
+       * The SQL of a node. `relaxed` (true or false: the sign it stands under) gives instead a
+       * condition on message_search alone that every match meets: a label or attachment test
+       * becomes TRUE where it could only narrow the match, FALSE under a NOT.
+       */
+      const condition = (n: Node, relaxed?: boolean): Statement.Fragment => {
         switch (n._tag) {
           case "Text": {
             const text = tsquery.get(n) ?? ""
@@ -152,19 +159,19 @@ export class Search extends Context.Service<Search, {
             return text === "" ? sql`TRUE` : sql`s.search @@ ${text}::tsquery`
           }
           case "Label":
-            return sql`m.labels @> ARRAY[${n.label}]::text[]`
+            return relaxed === undefined ? sql`m.labels @> ARRAY[${n.label}]::text[]` : relaxed ? sql`TRUE` : sql`FALSE`
           case "HasAttachment":
-            return sql`m.attachments <> '[]'::jsonb`
+            return relaxed === undefined ? sql`m.attachments <> '[]'::jsonb` : relaxed ? sql`TRUE` : sql`FALSE`
           case "Before":
             return sql`s."timestamp" < ${n.at}`
           case "After":
             return sql`s."timestamp" >= ${n.at}`
           case "Not":
-            return sql`NOT (${condition(n.node)})`
+            return sql`NOT (${condition(n.node, relaxed === undefined ? undefined : !relaxed)})`
           case "And":
-            return sql.and(n.nodes.map(condition))
+            return sql.and(n.nodes.map((c) => condition(c, relaxed)))
           case "Or":
-            return sql.or(n.nodes.map(condition))
+            return sql.or(n.nodes.map((c) => condition(c, relaxed)))
         }
       }
       const ranked = leaves.filter((l) => l.positive).map((l) => tsquery.get(l.leaf) ?? "").filter((t) => t !== "")
@@ -172,7 +179,8 @@ export class Search extends Context.Service<Search, {
       const range = (node._tag === "And" ? node.nodes : [node]).filter((n) => n._tag === "Before" || n._tag === "After")
       return {
         where: sql`${condition(node)} ${hiddenCondition(sql, requested)}`,
-        range: range.length === 0 ? sql`` : sql`AND ${sql.and(range.map(condition))}`,
+        matching: condition(node, true),
+        range: range.length === 0 ? sql`` : sql`AND ${sql.and(range.map((n) => condition(n)))}`,
         rank: ranked.length === 0 ? sql`0` : sql`ts_rank(s.search, ${ranked.map((t) => `(${t})`).join(" | ")}::tsquery)`,
         terms: highlightTerms(node)
       }
@@ -212,8 +220,18 @@ export class Search extends Context.Service<Search, {
           WHERE ${compiled.where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
         if (walked.length >= need) return walked
       }
-      // OFFSET 0 keeps the time order out of the matching, so the planner finds the matches
-      // by the match index (or whatever it finds cheapest for all of them), then sorts.
+      // The match index. OFFSET 0 keeps the time order out of the matching, so the planner
+      // finds the matches by the GIN index (or whatever it finds cheapest for all of them)
+      // from message_search alone, then sorts them; only the newest few are looked up in
+      // messages (hidden, labels). Should those lose too many, every match is looked up.
+      const over = need * 2
+      const newestMatches = yield* sql<CandidateRow & { scanned: number | null }>`
+        WITH s AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s
+          WHERE ${place} AND ${compiled.matching} OFFSET 0) s ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})
+        (SELECT ${columns}, NULL::int AS scanned FROM s JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
+          ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
+        UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int FROM s`.pipe(Effect.orDie)
+      if ((newestMatches.at(-1)?.scanned ?? 0) < over || newestMatches.length - 1 >= need) return newestMatches.slice(0, -1)
       return yield* sql<CandidateRow>`SELECT ${columns} FROM (
           SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
           WHERE ${place} AND ${compiled.where} OFFSET 0) s
