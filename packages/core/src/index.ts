@@ -62,7 +62,7 @@ export { maxAttempts, RETRY_POLICIES, type RetryPolicy } from "./jobs/policies.t
 export { Signals } from "./db/Signals.ts"
 export { DRAFT_JOB, Draft, Drafts } from "./drafts/Drafts.ts"
 export * as DraftOperations from "./drafts/operations.ts"
-export { MessageSearchResult, Search, SEARCH_CANDIDATES } from "./search/Search.ts"
+export { MessageSearchResult, Search, SEARCH_CANDIDATES, SearchBudget } from "./search/Search.ts"
 export { parseQuery } from "./search/query.ts"
 export * as SearchOperations from "./search/operations.ts"
 export * as MessageOperations from "./messages/operations.ts"

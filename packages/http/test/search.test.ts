@@ -6,7 +6,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { parseQuery } from "@inbox/core"
+import { parseQuery, Search, SearchBudget } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 
@@ -161,6 +161,56 @@ for (const storage of storages()) {
           const next = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/search`, { key, json: { q: "kayak", limit: 1, page_token: posted.body.next_page_token } })
           assert.deepStrictEqual(next.body.messages.map((m: { message_id: string }) => m.message_id), [t2.message_id])
           assert.isUndefined(next.body.next_page_token)
+        }))
+
+      it.effect("ranked means among the newest matches: the probe, the walk of the time index and the match index find the same candidates", () =>
+        Effect.gen(function*() {
+          const { app, key, deliver, inbox, organizationId } = yield* setUp
+          // 12 messages: "harbour" in most (a common word), "kayak" in two (a rare one), the
+          // subject, a phrase and a prefix in some; one is spam (hidden from every way).
+          for (let i = 0; i < 12; i++) {
+            yield* deliver({
+              from: `sender${i % 3}@port.example`,
+              subject: i % 4 === 0 ? "harbour schedule" : `note ${i}`,
+              text: `${i % 5 === 0 ? "kayak rental at the " : ""}${i % 6 === 5 ? "quiet " : "harbour "}${i % 2 === 0 ? "tides table" : "tide tables"} ${"filler ".repeat(i)}`
+            })
+          }
+          const spam = yield* deliver({ subject: "harbour prize", text: "harbour harbour kayak" })
+          yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${spam.message_id}`, { key, json: { add_labels: ["spam"] } })
+          const principal = { organizationId, scope: { type: "organization" as const } }
+          const all = yield* Search.use((s) => s.messages(principal, inbox.inbox_id, { q: "harbour ", limit: 20 }))
+          const times = all.items.map((m) => m.timestamp).sort().reverse()
+          const queries = ["harbour ", "kayak ", "subject:harbour", "\"tide tables\"", "tid", "harbour -kayak", "kayak OR quiet", "label:received harbour ",
+            `harbour before:${times[4]}`, `after:${times[7]} tide `]
+          // Candidates bound 3: the probe finds them (large probe), the walk (one-row probe,
+          // then a long walk) or the match index (one-row probe, one-row walk).
+          const ways = [
+            { candidates: 3, probe: 1_000, walk: 1_000 },
+            { candidates: 3, probe: 1, walk: 1_000 },
+            { candidates: 3, probe: 1, walk: 1 },
+            { candidates: 3, probe: 2, walk: 4 }
+          ]
+          // Label and attachment tests are made on messages, after the match index: these find nothing, or need every match looked up.
+          for (const q of [...queries, "harbour label:important", "harbour has:attachment", "harbour -label:received", "(kayak OR label:received) harbour "]) {
+            const answers = yield* Effect.forEach(ways, (way) =>
+              Search.use((s) =>
+                Effect.all([
+                  Effect.map(s.messages(principal, inbox.inbox_id, { q, limit: 10 }), (p) => p.items.map((m) => m.message_id)),
+                  Effect.map(s.threads(principal, {}, { q, limit: 10 }), (p) => p.items.map((t) => t.thread_id))
+                ])
+              ).pipe(Effect.provideService(SearchBudget, way)))
+            for (const [i, answer] of answers.entries()) assert.deepStrictEqual(answer, answers[0], `${q} by way ${i}`)
+            if (queries.includes(q)) assert.isAbove(answers[0]![0].length, 0, q)
+            assert.isAtMost(answers[0]![0].length, 3, q)
+            assert.notInclude(answers[0]![0], spam.message_id, q)
+          }
+          // The bound is the newest matches: with 3 candidates, "harbour" ranks only the 3 newest.
+          const newest = yield* Search.use((s) => s.messages(principal, inbox.inbox_id, { q: "harbour ", limit: 10 })).pipe(
+            Effect.provideService(SearchBudget, { candidates: 3, probe: 1, walk: 1 })
+          )
+          assert.strictEqual(all.items.length, 10)
+          const newestThree = [...all.items].sort((a, b) => b.timestamp.localeCompare(a.timestamp)).slice(0, 3).map((m) => m.message_id)
+          assert.sameMembers(newest.items.map((m) => m.message_id), newestThree)
         }))
 
       it.effect("a malformed query is 400 validation_error naming the problem on q", () =>

@@ -3,14 +3,15 @@
  * the query language of query.ts (spec: Messages `/search`, Threads `/threads/search`;
  * README, "Search").
  *
- * How it stays fast at a million messages: the matching messages are taken newest first
- * (an index on the place and time, or the GIN index on the vector, whichever the planner
- * finds cheaper for the terms), at most SEARCH_CANDIDATES of them, and only those are
- * ranked. "Ranked" therefore means: among the newest SEARCH_CANDIDATES matches, by
- * `ts_rank` with subject above from above to above body, then newest first. What a user
- * gives up: a better match older than the newest SEARCH_CANDIDATES matches is not shown;
- * narrowing the query (more words, `before:`) reaches it. Pages are offsets into that
- * ranking (a new message may shift them by one).
+ * How it stays fast at a million messages: only the newest SEARCH_CANDIDATES matches are
+ * ranked, and they are found without collecting every match: a common word by reading the
+ * place's time index newest first until enough rows match, a rare one by the GIN index on
+ * the vector, whichever a probe of the newest rows says is cheaper (`candidates` below).
+ * "Ranked" therefore means: among the newest SEARCH_CANDIDATES matches, by `ts_rank` with
+ * subject above from above to above body, then newest first. What a user gives up: a
+ * better match older than the newest SEARCH_CANDIDATES matches is not shown; narrowing the
+ * query (more words, `before:`) reaches it. Pages are offsets into that ranking (a new
+ * message may shift them by one).
  *
  * Scope and hidden labels apply exactly as in lists: rows outside the key's scope are
  * absent, and spam, blocked, unauthenticated and trash messages are left out unless the
@@ -47,6 +48,33 @@ export type MessageSearchResult = typeof MessageSearchResult.Type
 export interface SearchPlace {
   readonly podId?: string | undefined
   readonly inboxId?: string | undefined
+}
+
+/**
+ * How many matches are ranked (`candidates`), and how many of a place's newest rows a search
+ * reads before it turns to the match index (see `candidates` in the layer): `probe` rows
+ * first, then at most `walk`. A Reference so a test can make them small and see every way
+ * give the same answer.
+ */
+export const SearchBudget = Context.Reference<{ readonly candidates: number; readonly probe: number; readonly walk: number }>("inbox/SearchBudget", {
+  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000 })
+})
+
+interface CandidateRow {
+  readonly id: string
+  readonly thread_id: string
+  /** Microseconds since the epoch, as text: the exact order of the stored time. */
+  readonly at: string
+  readonly rank: number
+}
+
+interface Compiled {
+  readonly where: Statement.Fragment
+  /** A condition on message_search alone that every match meets (labels and attachments left out). */
+  readonly matching: Statement.Fragment
+  /** The query's top-level time bounds (before:, after:), which the time index can apply. */
+  readonly range: Statement.Fragment
+  readonly rank: Statement.Fragment
 }
 
 const WEIGHTS = { subject: "A", from: "B", to: "C" } as const
@@ -118,7 +146,12 @@ export class Search extends Context.Service<Search, {
           ${leaves.map((l) => String(l.leaf.prefix))}::text[]) WITH ORDINALITY AS x(t, w, p, n)
         ORDER BY n`.pipe(Effect.orDie)
       const tsquery = new Map(leaves.map((l, i) => [l.leaf, resolved[i]?.q ?? ""]))
-      const condition = (n: Node): Statement.Fragment => {
+      /**
+       * The SQL of a node. `relaxed` (true or false: the sign it stands under) gives instead a
+       * condition on message_search alone that every match meets: a label or attachment test
+       * becomes TRUE where it could only narrow the match, FALSE under a NOT.
+       */
+      const condition = (n: Node, relaxed?: boolean): Statement.Fragment => {
         switch (n._tag) {
           case "Text": {
             const text = tsquery.get(n) ?? ""
@@ -126,24 +159,28 @@ export class Search extends Context.Service<Search, {
             return text === "" ? sql`TRUE` : sql`s.search @@ ${text}::tsquery`
           }
           case "Label":
-            return sql`m.labels @> ARRAY[${n.label}]::text[]`
+            return relaxed === undefined ? sql`m.labels @> ARRAY[${n.label}]::text[]` : relaxed ? sql`TRUE` : sql`FALSE`
           case "HasAttachment":
-            return sql`m.attachments <> '[]'::jsonb`
+            return relaxed === undefined ? sql`m.attachments <> '[]'::jsonb` : relaxed ? sql`TRUE` : sql`FALSE`
           case "Before":
             return sql`s."timestamp" < ${n.at}`
           case "After":
             return sql`s."timestamp" >= ${n.at}`
           case "Not":
-            return sql`NOT (${condition(n.node)})`
+            return sql`NOT (${condition(n.node, relaxed === undefined ? undefined : !relaxed)})`
           case "And":
-            return sql.and(n.nodes.map(condition))
+            return sql.and(n.nodes.map((c) => condition(c, relaxed)))
           case "Or":
-            return sql.or(n.nodes.map(condition))
+            return sql.or(n.nodes.map((c) => condition(c, relaxed)))
         }
       }
       const ranked = leaves.filter((l) => l.positive).map((l) => tsquery.get(l.leaf) ?? "").filter((t) => t !== "")
+      // before: and after: that every match must meet also bound the walk down the time index.
+      const range = (node._tag === "And" ? node.nodes : [node]).filter((n) => n._tag === "Before" || n._tag === "After")
       return {
         where: sql`${condition(node)} ${hiddenCondition(sql, requested)}`,
+        matching: condition(node, true),
+        range: range.length === 0 ? sql`` : sql`AND ${sql.and(range.map((n) => condition(n)))}`,
         rank: ranked.length === 0 ? sql`0` : sql`ts_rank(s.search, ${ranked.map((t) => `(${t})`).join(" | ")}::tsquery)`,
         terms: highlightTerms(node)
       }
@@ -151,21 +188,80 @@ export class Search extends Context.Service<Search, {
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { organization: "s.organization_id", pod: "s.pod_id", inbox: "s.inbox_id" })
 
+    /**
+     * The newest SEARCH_CANDIDATES visible matches of a place, each with its rank. Three
+     * ways give the same rows; the cheapest is chosen by reading the place's newest rows:
+     *  1. the probe: the newest `probe` rows of the place (its time index), tested with the
+     *     query. When they hold enough matches, or are all the place has, that is the answer.
+     *  2. the walk: when the probe's share of matches says the candidates lie within the
+     *     newest `walk` rows, the time index is read further, stopping at the last candidate.
+     *     A common word fills its candidates after a few hundred rows, whatever its count.
+     *  3. the match index: otherwise (a rare word, or the walk ran out of budget) the GIN
+     *     index gives every match, which for such a query are few; the newest are kept.
+     * So no way reads more than about `walk` rows, or the matches of a query that has few.
+     */
+    const candidates = Effect.fn("Search.candidates")(function*(place: Statement.Fragment, compiled: Compiled) {
+      const budget = yield* SearchBudget
+      const need = budget.candidates
+      const newest = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s WHERE ${place} ${compiled.range}
+        ORDER BY s."timestamp" DESC, s.message_id DESC`
+      const columns = sql`s.message_id AS id, s.thread_id, (extract(epoch FROM s."timestamp") * 1000000)::bigint::text AS at, ${compiled.rank}::float8 AS rank`
+      const probed = yield* sql<CandidateRow & { scanned: number | null }>`
+        WITH s AS MATERIALIZED (${newest} LIMIT ${budget.probe})
+        (SELECT ${columns}, NULL::int AS scanned FROM s JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
+          ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
+        UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int FROM s`.pipe(Effect.orDie)
+      const scanned = probed.at(-1)?.scanned ?? 0
+      const found = probed.slice(0, -1)
+      if (found.length >= need || scanned < budget.probe) return found
+      // Matches are about found/scanned of the rows: a walk would read need / that share.
+      if (found.length > 0 && (need * scanned) / found.length <= budget.walk) {
+        const walked = yield* sql<CandidateRow>`SELECT ${columns} FROM (${newest} LIMIT ${budget.walk}) s JOIN messages m ON m.id = s.message_id
+          WHERE ${compiled.where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
+        if (walked.length >= need) return walked
+      }
+      // The match index. OFFSET 0 keeps the time order out of the matching, so the planner
+      // finds the matches by the GIN index (or whatever it finds cheapest for all of them)
+      // from message_search alone, then sorts them; only the newest few are looked up in
+      // messages (hidden, labels). Should those lose too many, every match is looked up.
+      const over = need * 2
+      const newestMatches = yield* sql<CandidateRow & { scanned: number | null }>`
+        WITH s AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s
+          WHERE ${place} AND ${compiled.matching} OFFSET 0) s ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})
+        (SELECT ${columns}, NULL::int AS scanned FROM s JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
+          ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
+        UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int FROM s`.pipe(Effect.orDie)
+      if ((newestMatches.at(-1)?.scanned ?? 0) < over || newestMatches.length - 1 >= need) return newestMatches.slice(0, -1)
+      return yield* sql<CandidateRow>`SELECT ${columns} FROM (
+          SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
+          WHERE ${place} AND ${compiled.where} OFFSET 0) s
+        ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
+    })
+
     /** The ranked ids (messages or threads) of one page, plus one more to tell if a page follows. */
-    const rankedPage = (place: Statement.Fragment, compiled: { readonly where: Statement.Fragment; readonly rank: Statement.Fragment }, key: "id" | "thread_id", offset: number, limit: number) => {
-      // The newest matches (message_search's own indexes give them in time order), then ranked.
-      const candidates = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
-        WHERE ${place} AND ${compiled.where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${SEARCH_CANDIDATES}`
-      return key === "id"
-        ? sql<{ id: string }>`SELECT message_id AS id FROM (SELECT message_id, "timestamp", ${compiled.rank} AS rank FROM (${candidates}) s) r
-          ORDER BY rank DESC, "timestamp" DESC, message_id DESC OFFSET ${offset} LIMIT ${limit + 1}`.pipe(Effect.orDie)
-        : sql<{ id: string }>`SELECT thread_id AS id FROM (
-            SELECT thread_id, max("timestamp") AS last, max(${compiled.rank}) AS rank FROM (${candidates}) s GROUP BY thread_id) r
-          ORDER BY rank DESC, last DESC, thread_id DESC OFFSET ${offset} LIMIT ${limit + 1}`.pipe(Effect.orDie)
-    }
+    const rankedPage = Effect.fn("Search.rankedPage")(function*(place: Statement.Fragment, compiled: Compiled, key: "id" | "thread_id", offset: number, limit: number) {
+      const rows = (yield* candidates(place, compiled)).map((r) => ({ ...r, time: BigInt(r.at) }))
+      let ranked: Array<{ readonly id: string; rank: number; time: bigint }> = rows
+      if (key === "thread_id") {
+        // A thread ranks by its best match and dates from its newest.
+        const threads = new Map<string, { id: string; rank: number; time: bigint }>()
+        for (const r of rows) {
+          const t = threads.get(r.thread_id)
+          if (t === undefined) threads.set(r.thread_id, { id: r.thread_id, rank: r.rank, time: r.time })
+          else {
+            t.rank = Math.max(t.rank, r.rank)
+            if (r.time > t.time) t.time = r.time
+          }
+        }
+        ranked = [...threads.values()]
+      }
+      // rank, then newest, then id: a total order, so pages do not overlap.
+      ranked.sort((a, b) => b.rank - a.rank || (b.time > a.time ? 1 : b.time < a.time ? -1 : 0) || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0))
+      return ranked.slice(offset, offset + limit + 1).map((r) => ({ id: r.id }))
+    })
 
     const pageOf = <A>(ids: ReadonlyArray<{ id: string }>, items: ReadonlyArray<A>, offset: number, limit: number): Page<A> =>
-      ids.length > limit && offset + limit < SEARCH_CANDIDATES
+      ids.length > limit
         ? { items, limit, next_page_token: tokenOf(offset + limit) }
         : { items, limit }
 
