@@ -7,7 +7,7 @@
  * and stops on SIGTERM with exit code 0.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -91,6 +91,53 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     const read = (await (await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages/${encodeURIComponent(id)}`, { headers: auth })).json()) as { text?: string }
     assert.strictEqual(read.text, "> the question ends soft \nthe answer")
 
+    server.kill("SIGTERM")
+    const run = await server.output
+    assert.strictEqual(run.code, 0, run.stderr)
+  })
+
+  // No container runtime runs here, so the image is checked by its layout: the Dockerfile's
+  // runtime stage installs the same tarball globally with npm; its ENV, ENTRYPOINT + CMD and
+  // HEALTHCHECK are read from the file and run against that install, as the image would.
+  it("the Dockerfile's image layout: the tarball installed globally, its entrypoint serving under the image's settings, its health check passing, exit 0 on its stop signal", async () => {
+    const dockerfile = readFileSync(fileURLToPath(new URL("../../../Dockerfile", import.meta.url)), "utf8")
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf("\nFROM "))
+    const line = (instruction: string) => {
+      const found = new RegExp(`^${instruction} (.+)$`, "m").exec(runtime)
+      assert.isNotNull(found, `the runtime stage has ${instruction}`)
+      return found![1]!
+    }
+    assert.match(runtime, /npm install -g [^\n]*\/tmp\/pkg\/\*\.tgz/, "the image installs the packed tarball with npm install -g")
+    assert.strictEqual(line("USER"), "node", "the image runs as a non-root user")
+    assert.strictEqual(line("STOPSIGNAL"), "SIGTERM")
+    const entrypoint = JSON.parse(line("ENTRYPOINT")) as Array<string>
+    const cmd = JSON.parse(line("CMD")) as Array<string>
+    const env = Object.fromEntries([...line("ENV").matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]))
+    assert.strictEqual(env["INBOX_DATA_DIR"], "/data")
+    assert.include(line("VOLUME"), "/data")
+    const health = /HEALTHCHECK[^\n]*\\\n\s*CMD (.+)$/m.exec(runtime)?.[1] ?? ""
+    assert.include(health, "/health")
+
+    const prefix = join(dir, "image", "usr", "local")
+    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz")) ?? ""
+    const installed = await runProcess("npm", ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball)], { env: childEnv() })
+    assert.strictEqual(installed.code, 0, installed.stderr)
+    const [command, ...args] = [...entrypoint, ...cmd]
+    assert.strictEqual(command, "inboxctl")
+    // The image's settings, with the volume and the port moved to this test's own.
+    const port = await freePort()
+    const volume = join(dir, "image", "data")
+    mkdirSync(volume)
+    const server = startProcess(join(prefix, "bin", command!), args, {
+      env: childEnv({ ...env, INBOX_DATA_DIR: volume, INBOX_PORT: String(port) })
+    })
+    await waitFor(`http://127.0.0.1:${port}/health`, server)
+    // `node -e "<script>"`, run with this Node against the test's port.
+    const script = /^node -e "(.+)"$/.exec(health)?.[1]
+    assert.isDefined(script, `the health check is a node -e script: ${health}`)
+    const probe = await runProcess(process.execPath, ["-e", script!.replace(":3000/", `:${port}/`)], { env: childEnv() })
+    assert.strictEqual(probe.code, 0, `the HEALTHCHECK command passes: ${probe.stderr}`)
+    assert.isTrue(existsSync(join(volume, "secret.key")), "the data folder is the volume")
     server.kill("SIGTERM")
     const run = await server.output
     assert.strictEqual(run.code, 0, run.stderr)
