@@ -1,11 +1,12 @@
 /**
  * The operator's commands, which act without an API key: `serve`, `migrate`, `org create`,
- * `org key`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
+ * `org key`, `org plan`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
  * stdio). Each is a thin effect
  * over core (or over @inbox/http for serve) run by `runCommand`.
  */
 import {
   ApiKeys,
+  Billing,
   Database,
   decodeInput,
   EmailAddress,
@@ -138,6 +139,21 @@ export const orgCreate = (options: OrgCreateOptions) =>
       api_key: created.key.api_key
     }))
     yield* print("\nKeep the api_key now: it is shown only once.")
+  })
+
+/**
+ * The operator's plan for an organization (billing source `admin`), which wins over any
+ * subscription; `free` withdraws the assignment and the subscription, if any, rules again
+ * (Billing.assignPlan). Prints the billing summary.
+ */
+export const orgPlan = (options: { readonly organizationId: string; readonly plan: PlanId; readonly json?: boolean }) =>
+  Effect.gen(function*() {
+    const summary = yield* withEngine(Effect.gen(function*() {
+      yield* (yield* Organizations).get(options.organizationId)
+      return yield* (yield* Billing).assignPlan(options.organizationId, options.plan)
+    }))
+    if (options.json === true) return yield* print(JSON.stringify(summary))
+    yield* print(fields({ organization_id: options.organizationId, plan: summary.plan, source: summary.source, status: summary.status }))
   })
 
 /**
