@@ -315,6 +315,10 @@ for (const storage of storages()) {
         assert.strictEqual(after.status, "canceled")
         assert.strictEqual(after.plan, "free")
         assert.strictEqual(after.source, "free")
+        // The spec's nulls on Free hold after a subscription too.
+        assert.strictEqual(after.provider, null)
+        assert.strictEqual(after.interval, null)
+        assert.strictEqual(after.current_period_end, null)
 
         const india = yield* newOrganization()
         yield* postRazorpay(yield* razorpayEvent("subscription.activated", india.organizationId, "active"))
@@ -370,6 +374,15 @@ for (const storage of storages()) {
         const activated = yield* razorpayEvent("subscription.activated", india.organizationId, "active")
         assert.deepStrictEqual((yield* postRazorpay(activated, { eventId: "evt_rzp_replayed" })).body, { status: "applied" })
         assert.deepStrictEqual((yield* postRazorpay(activated, { eventId: "evt_rzp_replayed" })).body, { status: "duplicate" })
+      }))
+
+    it.effect("the same webhook delivered twice at once is applied once: one applied, one duplicate", () =>
+      Effect.gen(function*() {
+        const org = yield* paidOrganization
+        const event = yield* stripeEvent("customer.subscription.updated", { organizationId: org.organizationId, status: "active" })
+        const answers = yield* Effect.all([postStripe(event), postStripe(event)], { concurrency: 2 })
+        assert.deepStrictEqual(answers.map((r) => r.body.status).sort(), ["applied", "duplicate"])
+        assert.strictEqual((yield* summaryOf(org.key)).status, "active")
       }))
 
     it.effect("events arriving out of order: an older event never overwrites a newer state (the provider's timestamps decide)", () =>

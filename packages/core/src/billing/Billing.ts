@@ -199,9 +199,10 @@ export class Billing extends Context.Service<Billing, {
         // An operator-assigned plan is in force as long as it is assigned.
         status: source === "admin" ? "active" : sub?.status ?? "none",
         source,
-        provider: sub?.provider ?? null,
-        interval: sub?.interval ?? null,
-        current_period_end: sub?.current_period_end == null ? null : iso(sub.current_period_end),
+        // The spec states null on Free: also once a subscription ended or its grace ran out.
+        provider: plan === "free" ? null : sub?.provider ?? null,
+        interval: plan === "free" ? null : sub?.interval ?? null,
+        current_period_end: plan === "free" || sub?.current_period_end == null ? null : iso(sub.current_period_end),
         cancel_at_period_end: sub?.cancel_at_period_end ?? false,
         ...(sub?.status === "past_due" && sub.grace_ends_at !== null ? { grace_ends_at: iso(sub.grace_ends_at) } : {}),
         limits,
