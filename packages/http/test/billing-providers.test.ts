@@ -258,6 +258,10 @@ for (const storage of storages()) {
       Effect.gen(function*() {
         const app = yield* TestApp
         const org = yield* paidOrganization
+        // The session's own event changes nothing: the subscription's events carry the state.
+        const completed = yield* postStripe(JSON.stringify({ id: nextId("evt"), object: "event", type: "checkout.session.completed", created: 1, data: { object: { id: "cs_1" } } }))
+        assert.deepStrictEqual(completed.body, { status: "ignored" }, completed.text)
+        assert.strictEqual((yield* summaryOf(org.key)).status, "none")
         const res = yield* stripeSays(org.organizationId, "active", { price: STRIPE_PRICES.pro.yearly })
         assert.deepStrictEqual(res.body, { status: "applied" })
         const summary = yield* summaryOf(org.key)

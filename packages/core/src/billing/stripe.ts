@@ -53,6 +53,8 @@ interface SubscriptionFields {
 }
 
 export const stripeProvider = (settings: StripeSettings): BillingProvider => {
+  // No automatic retries: a customer is waiting on checkout, portal or cancel, and a retry
+  // would double the wait of an outage before its 502; they can simply ask again.
   const client = new Stripe(settings.secretKey, { ...endpoint(settings.apiUrl), maxNetworkRetries: 0 })
   const call = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: failed })
 
