@@ -1,11 +1,12 @@
 /**
  * The operator's commands, which act without an API key: `serve`, `migrate`, `org create`,
- * `org key`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
+ * `org key`, `org plan`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
  * stdio). Each is a thin effect
  * over core (or over @inbox/http for serve) run by `runCommand`.
  */
 import {
   ApiKeys,
+  Billing,
   Database,
   decodeInput,
   EmailAddress,
@@ -31,6 +32,21 @@ export const SERVE_SETTINGS = [
   { flag: "--public-url <url>", env: "INBOX_PUBLIC_URL", help: "external URL of the server, for download links" },
   { flag: "--inbound-secret <secret>", env: "INBOX_INBOUND_SECRET", help: "enables POST /inbound/raw" },
   { flag: "--provider-events-secret <whsec>", env: "INBOX_PROVIDER_EVENTS_SECRET", help: "secret signing /inbound/mail-provider-events" },
+  { flag: "--stripe-secret-key <key>", env: "INBOX_STRIPE_SECRET_KEY", help: "Stripe secret API key (billing: the card provider)" },
+  { flag: "--stripe-webhook-secret <whsec>", env: "INBOX_STRIPE_WEBHOOK_SECRET", help: "signing secret of the Stripe endpoint /inbound/billing/stripe" },
+  { flag: "--stripe-price-pro-monthly <id>", env: "INBOX_STRIPE_PRICE_PRO_MONTHLY", help: "Stripe price id of Pro, monthly" },
+  { flag: "--stripe-price-pro-yearly <id>", env: "INBOX_STRIPE_PRICE_PRO_YEARLY", help: "Stripe price id of Pro, yearly" },
+  { flag: "--stripe-price-scale-monthly <id>", env: "INBOX_STRIPE_PRICE_SCALE_MONTHLY", help: "Stripe price id of Scale, monthly" },
+  { flag: "--stripe-price-scale-yearly <id>", env: "INBOX_STRIPE_PRICE_SCALE_YEARLY", help: "Stripe price id of Scale, yearly" },
+  { flag: "--stripe-api-url <url>", env: "INBOX_STRIPE_API_URL", help: "another Stripe API address (tests)" },
+  { flag: "--razorpay-key-id <id>", env: "INBOX_RAZORPAY_KEY_ID", help: "Razorpay key id (billing: the India provider)" },
+  { flag: "--razorpay-key-secret <secret>", env: "INBOX_RAZORPAY_KEY_SECRET", help: "Razorpay key secret" },
+  { flag: "--razorpay-webhook-secret <secret>", env: "INBOX_RAZORPAY_WEBHOOK_SECRET", help: "secret of the Razorpay webhook /inbound/billing/razorpay" },
+  { flag: "--razorpay-plan-pro-monthly <id>", env: "INBOX_RAZORPAY_PLAN_PRO_MONTHLY", help: "Razorpay plan id of Pro, monthly" },
+  { flag: "--razorpay-plan-pro-yearly <id>", env: "INBOX_RAZORPAY_PLAN_PRO_YEARLY", help: "Razorpay plan id of Pro, yearly" },
+  { flag: "--razorpay-plan-scale-monthly <id>", env: "INBOX_RAZORPAY_PLAN_SCALE_MONTHLY", help: "Razorpay plan id of Scale, monthly" },
+  { flag: "--razorpay-plan-scale-yearly <id>", env: "INBOX_RAZORPAY_PLAN_SCALE_YEARLY", help: "Razorpay plan id of Scale, yearly" },
+  { flag: "--razorpay-api-url <url>", env: "INBOX_RAZORPAY_API_URL", help: "another Razorpay API address (tests)" },
   { flag: "--smtp-url <url>", env: "INBOX_SMTP_URL", help: "outbound relay, smtp:// or smtps://; unset keeps mail in the local outbox" },
   { flag: "--dns-servers <list>", env: "INBOX_DNS_SERVERS", help: "resolvers for domain verification, host:port,..." },
   { flag: "--webhook-allow-private", env: "INBOX_WEBHOOK_ALLOW_PRIVATE", help: "let webhooks target http and private addresses (development only)" },
@@ -140,6 +156,21 @@ export const orgCreate = (options: OrgCreateOptions) =>
       api_key: created.key.api_key
     }))
     yield* print("\nKeep the api_key now: it is shown only once.")
+  })
+
+/**
+ * The operator's plan for an organization (billing source `admin`), which wins over any
+ * subscription; `free` withdraws the assignment and the subscription, if any, rules again
+ * (Billing.assignPlan). Prints the billing summary.
+ */
+export const orgPlan = (options: { readonly organizationId: string; readonly plan: PlanId; readonly json?: boolean }) =>
+  Effect.gen(function*() {
+    const summary = yield* withEngine(Effect.gen(function*() {
+      yield* (yield* Organizations).get(options.organizationId)
+      return yield* (yield* Billing).assignPlan(options.organizationId, options.plan)
+    }))
+    if (options.json === true) return yield* print(JSON.stringify(summary))
+    yield* print(fields({ organization_id: options.organizationId, plan: summary.plan, source: summary.source, status: summary.status }))
   })
 
 /**

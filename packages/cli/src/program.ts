@@ -11,6 +11,7 @@ import {
   migrate,
   orgCreate,
   orgKey,
+  orgPlan,
   outboxList,
   outboxShow,
   SERVE_SETTINGS,
@@ -87,6 +88,15 @@ export const buildProgram = (): Command => {
     .option("--json", "print {\"organization_id\", \"api_key\"}")
     .action((organizationId: string, opts: { name: string; json?: boolean }) =>
       runCommand(orgKey({ organizationId, name: opts.name, ...(opts.json === true ? { json: true } : {}) }))
+    )
+
+  org.command("plan")
+    .description("Assign a plan as the operator (billing source admin, wins over any subscription); free withdraws the assignment.")
+    .argument("<organization_id>")
+    .addOption(new Option("--plan <plan>", "the plan").choices([...PLAN_IDS]).makeOptionMandatory())
+    .option("--json", "print the billing summary as JSON")
+    .action((organizationId: string, opts: { plan: PlanId; json?: boolean }) =>
+      runCommand(orgPlan({ organizationId, plan: opts.plan, ...(opts.json === true ? { json: true } : {}) }))
     )
 
   program.command("inbound")

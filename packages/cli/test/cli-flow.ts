@@ -189,6 +189,18 @@ export const cliFlow = (storage: Storage) => {
       assert.strictEqual((JSON.parse(pods.stdout) as { count: number }).count, 1)
     })
 
+    it("org plan assigns the operator's plan (billing source admin) and --plan free withdraws it", async () => {
+      const created = await inboxctl(["org", "create", "--owner-email", "plan@example.com", "--verified", "--json"], env)
+      const { organization_id } = JSON.parse(created.stdout) as { organization_id: string }
+      const assigned = await inboxctl(["org", "plan", organization_id, "--plan", "scale", "--json"], env)
+      assert.strictEqual(assigned.code, 0, assigned.stderr)
+      const billing = JSON.parse(assigned.stdout) as { plan: string; source: string; limits: { inboxes: number } }
+      assert.deepStrictEqual([billing.plan, billing.source, billing.limits.inboxes], ["scale", "admin", 500])
+      const withdrawn = await inboxctl(["org", "plan", organization_id, "--plan", "free", "--json"], env)
+      assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
+      assert.deepStrictEqual((JSON.parse(withdrawn.stdout) as { source: string }).source, "free")
+    })
+
     it("inbound delivers a .eml file; messages list shows it; send, messages raw and threads get work from the command line", async () => {
       const withKey = { ...env, INBOX_API_KEY: orgKey }
       const dir = mkdtempSync(join(tmpdir(), "inboxctl-eml-"))

@@ -251,5 +251,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "billing.usage": fixed({}),
   "billing.checkout": fixed({ input: { plan: "pro", interval: "monthly" } }),
   "billing.portal": fixed({ input: {} }),
-  "billing.cancel": fixed({ input: {} })
+  "billing.cancel": fixed({ input: {} }),
+  // The walk's engine configures no payment provider (503): billing-providers.test.ts signs real ones.
+  "inbound.billingStripe": fixed({ headers: { "content-type": "application/json" }, body: "{}" }),
+  "inbound.billingRazorpay": fixed({ headers: { "content-type": "application/json" }, body: "{}" })
 }

@@ -1,11 +1,13 @@
 /**
- * The billing operations of the catalogue (spec: Billing). Every one needs an
+ * The billing operations of the catalogue (spec: Billing). Every member one needs an
  * organization-level key without a permission list (`billing_read` / `billing_manage`,
- * which cannot be granted in a list: access/Principal.ts).
+ * which cannot be granted in a list: access/Principal.ts), enforced by `access` in
+ * runOperation. The payment providers' webhooks are operator routes under /inbound,
+ * admitted by the provider's own signature (Billing.receive).
  */
 import { Schema } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { Billing, BillingSummary, BillingUsage, CheckoutInput, CheckoutSession, PortalSession } from "./Billing.ts"
+import { Billing, BillingSummary, BillingUsage, BillingWebhookResult, CancelResult, CheckoutInput, CheckoutSession, PortalSession } from "./Billing.ts"
 
 export const getBilling = operation({
   name: "billing.get",
@@ -63,11 +65,45 @@ export const cancel = operation({
   routes: [route.post("/v0/billing/cancel")],
   access: { kind: "member", permission: "billing_manage", scopes: ["organization"] },
   body: Schema.Struct({}),
-  output: Output.json(Schema.Struct({ ...BillingSummary.fields, message: Schema.String })),
+  output: Output.json(CancelResult),
   mutates: true,
   mcp: { tool: "cancel_subscription" },
   cli: { command: "billing cancel" },
   run: ({ principal }) => Billing.use((b) => b.cancel(principal.organizationId))
 })
 
-export const billingOperations = [getBilling, getBillingUsage, checkout, portal, cancel]
+/** Webhook bodies are small JSON documents; the limit keeps a forged one from costing more. */
+const WEBHOOK_MAX_BYTES = 512 * 1024
+
+export const stripeWebhook = operation({
+  name: "inbound.billingStripe",
+  summary: "The card provider's (Stripe) subscription webhooks, verified by the stripe-signature header; applied once per event id, in the provider's order.",
+  routes: [route.post("/inbound/billing/stripe")],
+  access: { kind: "operator", credential: "billing_signature" },
+  headers: Schema.Struct({ "stripe-signature": Schema.optionalKey(Schema.String) }),
+  raw: { maxBytes: WEBHOOK_MAX_BYTES },
+  output: Output.json(BillingWebhookResult),
+  mutates: true,
+  mcp: { exclude: "an operator route: Stripe calls it, signed with the webhook secret" },
+  cli: { exclude: "an operator route: Stripe calls it over HTTP" },
+  run: ({ headers, raw }) => Billing.use((b) => b.receive("stripe", headers, raw))
+})
+
+export const razorpayWebhook = operation({
+  name: "inbound.billingRazorpay",
+  summary: "The India provider's (Razorpay) subscription webhooks, verified by the x-razorpay-signature header; applied once per x-razorpay-event-id, in the provider's order.",
+  routes: [route.post("/inbound/billing/razorpay")],
+  access: { kind: "operator", credential: "billing_signature" },
+  headers: Schema.Struct({
+    "x-razorpay-signature": Schema.optionalKey(Schema.String),
+    "x-razorpay-event-id": Schema.optionalKey(Schema.String)
+  }),
+  raw: { maxBytes: WEBHOOK_MAX_BYTES },
+  output: Output.json(BillingWebhookResult),
+  mutates: true,
+  mcp: { exclude: "an operator route: Razorpay calls it, signed with the webhook secret" },
+  cli: { exclude: "an operator route: Razorpay calls it over HTTP" },
+  run: ({ headers, raw }) => Billing.use((b) => b.receive("razorpay", headers, raw))
+})
+
+export const billingOperations = [getBilling, getBillingUsage, checkout, portal, cancel, stripeWebhook, razorpayWebhook]

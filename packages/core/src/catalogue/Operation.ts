@@ -61,8 +61,12 @@ export type ParamsOf<R extends Route> = {
 /** Permissions an operation can require: the 43 grantable ones, and billing's two implicit ones. */
 export type RequiredPermission = Permission | "billing_read" | "billing_manage"
 
-/** The operator's shared secrets that admit a caller to an operator route. */
-export type OperatorCredential = "inbound_secret" | "provider_signature"
+/**
+ * The operator's shared secrets that admit a caller to an operator route. A payment
+ * provider's signature (`billing_signature`) follows the provider's own scheme, which only
+ * its implementation knows: the operation checks it first thing (billing/Provider.ts).
+ */
+export type OperatorCredential = "inbound_secret" | "provider_signature" | "billing_signature"
 
 export type Access =
   /** No credentials: `run` gets the anonymous caller. */

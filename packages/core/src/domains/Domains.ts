@@ -37,7 +37,7 @@ import {
 import { Events } from "../events/Events.ts"
 import { JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { RETRY_POLICIES } from "../jobs/policies.ts"
-import { Organizations, planOf } from "../organizations/Organizations.ts"
+import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
@@ -341,7 +341,7 @@ export class Domains extends Context.Service<Domains, {
           const org = yield* organizations.lock(principal.organizationId).pipe(Effect.orDie)
           const pod = yield* targetPod(principal, podId)
           const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM domains WHERE organization_id = ${org.id}`
-          yield* checkLimit(planOf(org), "domains", count[0]?.n ?? 0)
+          yield* checkLimit(yield* planNow(org), "domains", count[0]?.n ?? 0)
           const at = yield* now
           const row: DomainRow = {
             id: name,

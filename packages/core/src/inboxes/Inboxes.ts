@@ -26,7 +26,7 @@ import {
 } from "../errors/errors.ts"
 import { KeyCache } from "../apikeys/KeyCache.ts"
 import { Domains } from "../domains/Domains.ts"
-import { Organizations, planOf } from "../organizations/Organizations.ts"
+import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
@@ -210,7 +210,7 @@ export class Inboxes extends Context.Service<Inboxes, {
             conflict: taken(row.email),
             before: Effect.gen(function*() {
               const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inboxes WHERE organization_id = ${org.id}`.pipe(Effect.orDie)
-              yield* checkLimit(planOf(org), "inboxes", count[0]?.n ?? 0)
+              yield* checkLimit(yield* planNow(org), "inboxes", count[0]?.n ?? 0)
             })
           })
           return toInbox(stored)

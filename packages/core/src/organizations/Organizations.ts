@@ -24,6 +24,8 @@ export const OrganizationRow = Schema.Struct({
   send_locked: Schema.Boolean,
   plan: Schema.String,
   plan_source: Schema.String,
+  /** While a subscription is past_due: the end of its grace period, after which the plan is Free (migration 0019). */
+  plan_until: Schema.NullOr(Schema.Date),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -37,7 +39,12 @@ export interface NewOrganization {
   readonly isAgent?: boolean
 }
 
-export const planOf = (org: OrganizationRow): PlanId => isPlanId(org.plan) ? org.plan : "free"
+/** The plan in force at `at`: the row's, unless its grace period (`plan_until`) has passed. */
+export const planOf = (org: OrganizationRow, at: Date): PlanId =>
+  !isPlanId(org.plan) || (org.plan_until !== null && org.plan_until.getTime() <= at.getTime()) ? "free" : org.plan
+
+/** The plan in force now, by the Clock: what every plan-limit check asks. */
+export const planNow = (org: OrganizationRow): Effect.Effect<PlanId> => Effect.map(now, (at) => planOf(org, at))
 
 export class Organizations extends Context.Service<Organizations, {
   /** Creates the organization and its default pod atomically. */
@@ -47,7 +54,8 @@ export class Organizations extends Context.Service<Organizations, {
   lock(id: string): Effect.Effect<OrganizationRow, NotFound>
   requireVerifiedEmail(id: string): Effect.Effect<void, EmailUnverified | NotFound>
   requireCanSend(id: string): Effect.Effect<void, EmailUnverified | SendLocked | NotFound>
-  setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription"): Effect.Effect<void>
+  /** Sets the plan in force; `until`: the end of a past_due subscription's grace period. Only Billing calls it. */
+  setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription", until?: Date): Effect.Effect<void>
   /** Marks the owner email verified on every organization whose owner email is `email` (a dashboard account proved it). */
   verifyOwnerEmail(email: string): Effect.Effect<void>
 }>()("inbox/Organizations") {
@@ -82,6 +90,7 @@ export class Organizations extends Context.Service<Organizations, {
           send_locked: input.isAgent ?? false,
           plan,
           plan_source: plan === "free" ? "free" : "admin",
+          plan_until: null,
           created_at: at,
           updated_at: at
         }
@@ -113,10 +122,10 @@ export class Organizations extends Context.Service<Organizations, {
         }
         if (!org.email_verified) return yield* new EmailUnverified({ message: "The organization's owner email is not verified." })
       }),
-      setPlan: (id, plan, source) =>
+      setPlan: (id, plan, source, until) =>
         Effect.gen(function*() {
           const at = yield* now
-          yield* sql`UPDATE organizations SET plan = ${plan}, plan_source = ${source}, updated_at = ${at} WHERE id = ${id}`
+          yield* sql`UPDATE organizations SET plan = ${plan}, plan_source = ${source}, plan_until = ${until ?? null}, updated_at = ${at} WHERE id = ${id}`
         }).pipe(Effect.orDie),
       verifyOwnerEmail: (email) =>
         Effect.gen(function*() {

@@ -170,8 +170,8 @@ export class Sending extends Context.Service<Sending, {
           RETURNING count`
         const month = yield* sql<{ n: number }>`SELECT coalesce(sum(count), 0)::int AS n FROM send_counts
           WHERE organization_id = ${org.id} AND day >= ${monthStartOf(at)}`
-        yield* checkLimit(planOf(org), "sends_per_month", (month[0]?.n ?? 1) - 1)
-        yield* checkLimit(planOf(org), "sends_per_day", (today[0]?.count ?? 1) - 1)
+        yield* checkLimit(planOf(org, at), "sends_per_month", (month[0]?.n ?? 1) - 1)
+        yield* checkLimit(planOf(org, at), "sends_per_day", (today[0]?.count ?? 1) - 1)
         const stored = yield* store.insert({ inbox, ...row })
         if (key !== undefined) yield* idempotency.recorded(key, { message_id: stored.message.id, thread_id: stored.message.thread_id })
         return stored.message

@@ -49,6 +49,34 @@ export interface SettingsShape {
   readonly secretKey?: string
   /** INBOX_SECRET_KEY_PREVIOUS: the key before a rotation; secrets sealed under it are re-sealed at startup. */
   readonly previousSecretKey?: string
+  /** The payment providers this server offers (billing/providers.ts); each absent unless all its settings are set. */
+  readonly billing?: BillingSettings
+}
+
+/** Price or plan ids of one provider, per paid plan and interval. */
+export interface BillingPrices {
+  readonly pro: { readonly monthly: string; readonly yearly: string }
+  readonly scale: { readonly monthly: string; readonly yearly: string }
+}
+
+export interface BillingSettings {
+  /** The card provider: INBOX_STRIPE_SECRET_KEY, INBOX_STRIPE_WEBHOOK_SECRET, INBOX_STRIPE_PRICE_{PRO,SCALE}_{MONTHLY,YEARLY}. */
+  readonly stripe?: {
+    readonly secretKey: string
+    readonly webhookSecret: string
+    readonly prices: BillingPrices
+    /** INBOX_STRIPE_API_URL: another API address (tests point it at a local fake). */
+    readonly apiUrl?: string
+  }
+  /** The India provider: INBOX_RAZORPAY_KEY_ID, INBOX_RAZORPAY_KEY_SECRET, INBOX_RAZORPAY_WEBHOOK_SECRET, INBOX_RAZORPAY_PLAN_{PRO,SCALE}_{MONTHLY,YEARLY}. */
+  readonly razorpay?: {
+    readonly keyId: string
+    readonly keySecret: string
+    readonly webhookSecret: string
+    readonly plans: BillingPrices
+    /** INBOX_RAZORPAY_API_URL: another API address (tests point it at a local fake). */
+    readonly apiUrl?: string
+  }
 }
 
 export type SignupMode = "open" | "invite" | "closed"
@@ -94,6 +122,71 @@ const secretKeyConfig = Effect.gen(function*() {
   })
 })
 
+/**
+ * One provider's settings: all of them, or none (the provider is off). Some but not all is
+ * an operator's mistake that would surface only at a customer's checkout, so the server
+ * refuses to start and names what is missing.
+ */
+const providerConfig = <const K extends string>(provider: string, names: Readonly<Record<K, string>>) =>
+  Effect.gen(function*() {
+    const values: Partial<Record<K, string>> = {}
+    const missing: Array<string> = []
+    for (const [key, name] of Object.entries(names) as Array<[K, string]>) {
+      const value = yield* Config.option(Config.String(name))
+      if (Option.isSome(value) && value.value.trim() !== "") values[key] = value.value.trim()
+      else missing.push(name)
+    }
+    if (missing.length === Object.keys(names).length) return undefined
+    if (missing.length > 0) return yield* Effect.die(new Error(`${provider} billing is partly configured: set ${missing.join(", ")} (or unset the others)`))
+    return values as Record<K, string>
+  })
+
+const billingConfig = Effect.gen(function*() {
+  const stripe = yield* providerConfig("Stripe", {
+    secretKey: "INBOX_STRIPE_SECRET_KEY",
+    webhookSecret: "INBOX_STRIPE_WEBHOOK_SECRET",
+    proMonthly: "INBOX_STRIPE_PRICE_PRO_MONTHLY",
+    proYearly: "INBOX_STRIPE_PRICE_PRO_YEARLY",
+    scaleMonthly: "INBOX_STRIPE_PRICE_SCALE_MONTHLY",
+    scaleYearly: "INBOX_STRIPE_PRICE_SCALE_YEARLY"
+  })
+  const razorpay = yield* providerConfig("Razorpay", {
+    keyId: "INBOX_RAZORPAY_KEY_ID",
+    keySecret: "INBOX_RAZORPAY_KEY_SECRET",
+    webhookSecret: "INBOX_RAZORPAY_WEBHOOK_SECRET",
+    proMonthly: "INBOX_RAZORPAY_PLAN_PRO_MONTHLY",
+    proYearly: "INBOX_RAZORPAY_PLAN_PRO_YEARLY",
+    scaleMonthly: "INBOX_RAZORPAY_PLAN_SCALE_MONTHLY",
+    scaleYearly: "INBOX_RAZORPAY_PLAN_SCALE_YEARLY"
+  })
+  const stripeUrl = yield* Config.option(Config.String("INBOX_STRIPE_API_URL"))
+  const razorpayUrl = yield* Config.option(Config.String("INBOX_RAZORPAY_API_URL"))
+  const prices = (c: { proMonthly: string; proYearly: string; scaleMonthly: string; scaleYearly: string }): BillingPrices => ({
+    pro: { monthly: c.proMonthly, yearly: c.proYearly },
+    scale: { monthly: c.scaleMonthly, yearly: c.scaleYearly }
+  })
+  const billing: BillingSettings = {
+    ...(stripe === undefined ? {} : {
+      stripe: {
+        secretKey: stripe.secretKey,
+        webhookSecret: stripe.webhookSecret,
+        prices: prices(stripe),
+        ...(Option.isSome(stripeUrl) && stripeUrl.value !== "" ? { apiUrl: stripeUrl.value } : {})
+      }
+    }),
+    ...(razorpay === undefined ? {} : {
+      razorpay: {
+        keyId: razorpay.keyId,
+        keySecret: razorpay.keySecret,
+        webhookSecret: razorpay.webhookSecret,
+        plans: prices(razorpay),
+        ...(Option.isSome(razorpayUrl) && razorpayUrl.value !== "" ? { apiUrl: razorpayUrl.value } : {})
+      }
+    })
+  }
+  return billing
+})
+
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
@@ -117,7 +210,9 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const mailHost = Option.getOrElse(yield* Config.option(Config.String("INBOX_MAIL_HOST")), () => `mx.${baseDomain}`).toLowerCase()
     const secretKey = yield* secretKeyConfig
     const previousSecretKey = yield* Config.option(Config.String("INBOX_SECRET_KEY_PREVIOUS"))
+    const billing = yield* billingConfig
     return Settings.of({
+      billing,
       baseDomain,
       publicUrl,
       rateLimits: rateLimits.toLowerCase() !== "off",

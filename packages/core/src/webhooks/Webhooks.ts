@@ -20,7 +20,7 @@ import { visibleTo } from "../access/visibility.ts"
 import { InvalidWebhookUrl, type NotFound, type PlanLimitExceeded, type ValidationError } from "../errors/errors.ts"
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../events/catalogue.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
-import { Organizations, planOf } from "../organizations/Organizations.ts"
+import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
@@ -316,7 +316,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           // The organization's row lock serialises creates, so the count cannot go stale.
           const org = yield* organizations.lock(principal.organizationId).pipe(Effect.orDie)
           const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhooks WHERE organization_id = ${org.id}`
-          yield* checkLimit(planOf(org), "webhooks", count[0]?.n ?? 0)
+          yield* checkLimit(yield* planNow(org), "webhooks", count[0]?.n ?? 0)
           const at = yield* now
           const secret = `whsec_${Buffer.from(yield* ids.secret(24), "hex").toString("base64")}`
           const id = yield* ids.make("wh")
