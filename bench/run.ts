@@ -8,6 +8,7 @@ import { benchIngest, benchListing, benchSend, messagingSection } from "./messag
 import { benchParse, parseSection } from "./parse.ts"
 import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
+import { benchWebhooks, benchWebSocket, webhooksSection, webSocketSection } from "./webhooks.ts"
 
 /** name on the command line, section title in BENCHMARKS.md, and the run that makes its body */
 const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]> = [
@@ -30,7 +31,9 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
       "Sends through the whole send path (validation, lists, suppressions, caps, the message stored and threaded, the relay to an SMTP sink on loopback, the event) against node:http + nodemailer relaying to the same sink and storing nothing.",
       await benchSend(),
       "sends/s"
-    )]
+    )],
+  ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
+  ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())]
 ]
 
 const main = async () => {
