@@ -277,25 +277,28 @@ const benchOne = async (storage: string, env: Record<string, string>): Promise<W
   }
 }
 
-export const benchWebhooks = async (): Promise<ReadonlyArray<WebhookFigures>> => {
-  const figures: Array<WebhookFigures> = []
+/** One benchmark on a fresh PostgreSQL database (`name`), then on PGlite in a temporary folder. */
+const onBoth = async <A>(name: string, bench: (storage: string, env: Record<string, string>) => Promise<A>): Promise<ReadonlyArray<A>> => {
+  const figures: Array<A> = []
   try {
-    await adminSql(SERVER, "DROP DATABASE IF EXISTS inbox_bench_webhooks")
-    await adminSql(SERVER, "CREATE DATABASE inbox_bench_webhooks")
-    figures.push(await benchOne("PostgreSQL", { INBOX_DATABASE_URL: SERVER.replace(/\/[^/]*$/, "/inbox_bench_webhooks") }))
+    await adminSql(SERVER, `DROP DATABASE IF EXISTS ${name}`)
+    await adminSql(SERVER, `CREATE DATABASE ${name}`)
+    figures.push(await bench("PostgreSQL", { INBOX_DATABASE_URL: SERVER.replace(/\/[^/]*$/, `/${name}`) }))
   } catch (error) {
     console.error(`PostgreSQL run failed or unreachable at ${SERVER}: ${String(error)}`)
   }
   if (process.env["BENCH_SKIP_PGLITE"] !== "1") {
-    const dir = mkdtempSync(join(tmpdir(), "inbox-bench-webhooks-"))
+    const dir = mkdtempSync(join(tmpdir(), `${name}-`))
     try {
-      figures.push(await benchOne("PGlite", { INBOX_DATA_DIR: join(dir, "data") }))
+      figures.push(await bench("PGlite", { INBOX_DATA_DIR: join(dir, "data") }))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   }
   return figures
 }
+
+export const benchWebhooks = () => onBoth("inbox_bench_webhooks", benchOne)
 
 const median = (xs: ReadonlyArray<number | undefined>) => medianOf(xs.filter((x): x is number => x !== undefined))
 const ratio = (a: number, b: number) => (b === 0 ? NaN : Math.round((a / b) * 100) / 100)
@@ -416,25 +419,7 @@ const benchSockets = async (storage: string, env: Record<string, string>): Promi
   }
 }
 
-export const benchWebSocket = async (): Promise<ReadonlyArray<WebSocketFigures>> => {
-  const figures: Array<WebSocketFigures> = []
-  try {
-    await adminSql(SERVER, "DROP DATABASE IF EXISTS inbox_bench_websocket")
-    await adminSql(SERVER, "CREATE DATABASE inbox_bench_websocket")
-    figures.push(await benchSockets("PostgreSQL", { INBOX_DATABASE_URL: SERVER.replace(/\/[^/]*$/, "/inbox_bench_websocket") }))
-  } catch (error) {
-    console.error(`PostgreSQL run failed or unreachable at ${SERVER}: ${String(error)}`)
-  }
-  if (process.env["BENCH_SKIP_PGLITE"] !== "1") {
-    const dir = mkdtempSync(join(tmpdir(), "inbox-bench-websocket-"))
-    try {
-      figures.push(await benchSockets("PGlite", { INBOX_DATA_DIR: join(dir, "data") }))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-  return figures
-}
+export const benchWebSocket = () => onBoth("inbox_bench_websocket", benchSockets)
 
 export const webSocketSection = (figures: ReadonlyArray<WebSocketFigures>): string => {
   const lines = [
