@@ -127,7 +127,7 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 const round2 = (n: number) => Math.round(n * 100) / 100
 
 /** CPU time (user + system) of a process so far, in ms, from /proc; undefined where there is none. */
-const cpuMs = (pid: number | undefined): number | undefined => {
+export const cpuMs = (pid: number | undefined): number | undefined => {
   if (pid === undefined) return undefined
   try {
     // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).

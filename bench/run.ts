@@ -10,6 +10,7 @@ import { benchParse, parseSection } from "./parse.ts"
 import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
 import { benchDomains, benchSmtp, domainsSection, measuredLoad, smtpSection } from "./smtp.ts"
+import { benchWebhooks, benchWebSocket, webhooksSection, webSocketSection } from "./webhooks.ts"
 
 /** name on the command line, section title in BENCHMARKS.md, and the run that makes its body */
 const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]> = [
@@ -43,7 +44,9 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
     const figure = await benchDomains()
     return domainsSection(figure, before, measuredLoad())
   }],
-  ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())]
+  ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())],
+  ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
+  ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())]
 ]
 
 const main = async () => {

@@ -37,9 +37,9 @@ const handler = Effect.gen(function*() {
   let subscription: Subscription | undefined
   const outbox = yield* Queue.dropping<string>(WS_BUFFER)
   const overflow = yield* Latch.make()
-  yield* live.stream(principal, () => subscription).pipe(
-    Stream.runForEach((envelope) =>
-      Effect.flatMap(Queue.offer(outbox, JSON.stringify(envelope)), (accepted) => accepted ? Effect.void : overflow.open)
+  yield* live.frames(principal, () => subscription).pipe(
+    Stream.runForEach((frame) =>
+      Effect.flatMap(Queue.offer(outbox, frame), (accepted) => accepted ? Effect.void : overflow.open)
     ),
     Effect.forkScoped
   )

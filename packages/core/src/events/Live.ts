@@ -20,7 +20,7 @@ import { Pods } from "../pods/Pods.ts"
 import { Id } from "../shared/fields.ts"
 import { issuesOf } from "../shared/validation.ts"
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
-import { canSee, type EventRow, Events, EVENTS_CHANNEL, type EventEnvelope, toEnvelope } from "./Events.ts"
+import { canSee, type EventRow, Events, EVENTS_CHANNEL, toEnvelope } from "./Events.ts"
 
 export const SubscribeFrame = Schema.Struct({
   type: Schema.Literal("subscribe"),
@@ -49,6 +49,12 @@ export const wants = (principal: Principal, subscription: Subscription, row: Eve
     (row.inbox_id !== null && subscription.inboxIds.has(row.inbox_id)) ||
     (row.pod_id !== null && subscription.podIds.has(row.pod_id)))
 
+/** A recorded event and its envelope's JSON text, as the hub carries it. */
+interface LiveEvent {
+  readonly row: EventRow
+  readonly frame: string
+}
+
 const decodeFrame = Schema.decodeUnknownEffect(Schema.fromJsonString(SubscribeFrame))
 
 export class LiveEvents extends Context.Service<LiveEvents, {
@@ -59,15 +65,19 @@ export class LiveEvents extends Context.Service<LiveEvents, {
   subscribe(principal: Principal, frame: string): Effect.Effect<{ readonly subscription?: Subscription; readonly reply: ServerFrame }>
   /** Every event recorded from now on, on any process sharing the database. */
   readonly rows: Stream.Stream<EventRow>
-  /** The envelopes for one connection (filtered by `wants` against its current subscription). */
-  stream(principal: Principal, current: () => Subscription | undefined): Stream.Stream<EventEnvelope>
+  /**
+   * The event frames for one connection (filtered by `wants` against its current
+   * subscription): each envelope as JSON text, serialised once for every connection.
+   */
+  frames(principal: Principal, current: () => Subscription | undefined): Stream.Stream<string>
 }>()("inbox/LiveEvents") {
   static readonly layer = Layer.effect(LiveEvents, Effect.gen(function*() {
     const signals = yield* Signals
     const events = yield* Events
     const inboxes = yield* Inboxes
     const pods = yield* Pods
-    const hub = yield* Effect.acquireRelease(PubSub.unbounded<EventRow>(), PubSub.shutdown)
+    // Each event is serialised once, when published, not once per connection.
+    const hub = yield* Effect.acquireRelease(PubSub.unbounded<LiveEvent>(), PubSub.shutdown)
     const ids = yield* Queue.unbounded<string>()
     yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
     // One read per batch of signalled ids, whatever the number of connections.
@@ -75,7 +85,9 @@ export class LiveEvents extends Context.Service<LiveEvents, {
       const batch = yield* Queue.takeBetween(ids, 1, 500)
       const rows = yield* events.byIds(batch)
       const order = new Map(batch.map((id, i) => [id, i]))
-      for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) yield* PubSub.publish(hub, row)
+      for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) {
+        yield* PubSub.publish(hub, { row, frame: JSON.stringify(toEnvelope(row)) })
+      }
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("reading live events failed", cause)),
       Effect.forever,
@@ -122,14 +134,14 @@ export class LiveEvents extends Context.Service<LiveEvents, {
           }
           return { subscription, reply }
         }),
-      rows: Stream.fromPubSub(hub),
-      stream: (principal, current) =>
+      rows: Stream.fromPubSub(hub).pipe(Stream.map((e) => e.row)),
+      frames: (principal, current) =>
         Stream.fromPubSub(hub).pipe(
-          Stream.filter((row) => {
+          Stream.filter((e) => {
             const subscription = current()
-            return subscription !== undefined && wants(principal, subscription, row)
+            return subscription !== undefined && wants(principal, subscription, e.row)
           }),
-          Stream.map(toEnvelope)
+          Stream.map((e) => e.frame)
         )
     })
   }))

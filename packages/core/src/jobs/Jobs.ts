@@ -26,6 +26,7 @@ import { Config, Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schem
 import { SqlClient } from "effect/sql"
 import { Ids } from "../platform/Ids.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
+import { batched } from "../shared/batching.ts"
 import { now } from "../shared/time.ts"
 import { maxAttempts, type RetryPolicy } from "./policies.ts"
 import { Signals } from "../db/Signals.ts"
@@ -85,6 +86,13 @@ export class Jobs extends Context.Service<Jobs, {
   drain(deadline: Duration.Input): Effect.Effect<number>
   /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
   readonly lastPass: Effect.Effect<Date | undefined>
+  /** Ends a current or the next `awaitWork` (the worker calls it on a signal: a job was enqueued somewhere). */
+  readonly wakeUp: Effect.Effect<void>
+  /**
+   * Waits until there may be work: a job of this process ended (a slot is free) or
+   * `wakeUp` was called since the last `runDue` began, or the timeout passed.
+   */
+  awaitWork(timeout: Duration.Input): Effect.Effect<void>
 }>()("inbox/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -95,16 +103,29 @@ export class Jobs extends Context.Service<Jobs, {
     const running = new Set<Fiber.Fiber<void>>()
     let lastPass: Date | undefined
     const scope = yield* Effect.scope
+    // Opened when a job ends or a signal arrives, closed when a pass begins: so a worker
+    // whose slots are all busy claims again as soon as one frees, not at the next poll, and
+    // nothing that happens during a pass is missed.
+    const work = yield* Latch.make()
 
     const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
+
+    // Jobs that succeeded are marked done together (a group commit): each still waits for
+    // its statement, so a job is done before its fiber ends.
+    const markDone = yield* batched((done: ReadonlyArray<Job>) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        // A claim ends with its job's id, so the two lists match pair by pair.
+        yield* sql`UPDATE jobs SET state = 'done', lease_until = NULL, claim = NULL, last_error = NULL, updated_at = ${at}
+          WHERE id = ANY(${done.map((j) => j.id)}::text[]) AND claim = ANY(${done.map((j) => j.claim ?? "")}::text[])`
+      }).pipe(Effect.orDie)
+    )
 
     const finish = (job: Job, policy: RetryPolicy, failure: JobFailed | undefined) =>
       Effect.gen(function*() {
         const at = yield* now
         if (failure === undefined) {
-          yield* sql`UPDATE jobs SET state = 'done', lease_until = NULL, claim = NULL, last_error = NULL, updated_at = ${at}
-            WHERE id = ${job.id} AND claim = ${job.claim}`
-          return
+          return yield* markDone(job)
         }
         const delay = policy.delays[job.attempts - 1]
         if (failure.retry && job.attempts < maxAttempts(policy) && delay !== undefined) {
@@ -132,6 +153,7 @@ export class Jobs extends Context.Service<Jobs, {
           if (job.claim !== null) claims.delete(job.claim)
           const entry = handlers.get(job.kind)
           if (entry !== undefined) entry.running--
+          work.openUnsafe()
         })),
         Effect.withSpan("Jobs.run", { attributes: { kind: job.kind } })
       )
@@ -153,6 +175,7 @@ export class Jobs extends Context.Service<Jobs, {
     const runDue = (options: { readonly wait?: boolean } = {}) =>
       Effect.gen(function*() {
         lastPass = yield* now
+        work.closeUnsafe()
         const started: Array<Fiber.Fiber<void>> = []
         for (const entry of handlers.values()) {
           const free = entry.handler.concurrency - entry.running
@@ -210,6 +233,8 @@ export class Jobs extends Context.Service<Jobs, {
         }),
       runDue,
       lastPass: Effect.sync(() => lastPass),
+      wakeUp: work.open.pipe(Effect.asVoid),
+      awaitWork: (timeout) => work.await.pipe(Effect.timeoutOption(timeout), Effect.asVoid),
       drain: (deadline) =>
         Effect.gen(function*() {
           yield* Fiber.awaitAll([...running]).pipe(Effect.timeoutOption(deadline))
@@ -228,7 +253,8 @@ export class Jobs extends Context.Service<Jobs, {
 
   /**
    * The worker loop, for the life of the layer: runs due jobs, then waits for a signal (a
-   * job was enqueued anywhere) or the poll interval, whichever comes first.
+   * job was enqueued anywhere), one of its jobs to end (a free slot), or the poll interval,
+   * whichever comes first.
    */
   static readonly layerWorker = Layer.effectDiscard(Effect.gen(function*() {
     const jobs = yield* Jobs
@@ -241,13 +267,11 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.flatMap((released) => released > 0 ? Effect.logInfo(`released ${released} running jobs to other processes`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("draining the job worker failed", cause))
       ))
-    const woken = yield* Latch.make()
-    yield* signals.subscribe(WAKE).pipe(Stream.runForEach(() => woken.open), Effect.forkScoped)
+    yield* signals.subscribe(WAKE).pipe(Stream.runForEach(() => jobs.wakeUp), Effect.forkScoped)
     yield* Effect.gen(function*() {
       const started = yield* jobs.runDue()
       if (started > 0) return
-      yield* woken.close
-      yield* woken.await.pipe(Effect.timeoutOption(JOB_POLL))
+      yield* jobs.awaitWork(JOB_POLL)
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("the job worker's pass failed", cause)),
       Effect.forever,

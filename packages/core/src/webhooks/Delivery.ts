@@ -3,7 +3,7 @@
  * job per delivery, written with the event: FanOut.ts). Each attempt:
  * - reads the delivery, its webhook and its event; a deleted webhook ends the job, a
  *   disabled one fails the delivery (`webhook_disabled`) without calling it;
- * - marks it `sending`, checks the URL again (guard.ts: resolve, check every address,
+ * - marks it `sending` (with the read, one statement), checks the URL again (guard.ts: resolve, check every address,
  *   connect to the checked one; a refusal is `invalid_url`), and POSTs the envelope signed
  *   the Standard Webhooks way: `webhook-id` (the event's id, equal on every retry and for
  *   every attempt after a crash), `webhook-timestamp` (seconds), `webhook-signature`
@@ -31,6 +31,7 @@ import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
+import { batched } from "../shared/batching.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
@@ -136,8 +137,22 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
     return s
   }
 
+  // Deliveries that succeeded are recorded together (a group commit); each attempt still
+  // waits for its statement, so it is marked delivered (after its 2xx) before its job ends.
+  const recordDelivered = yield* batched((done: ReadonlyArray<{ readonly id: string; readonly statusCode: number; readonly attempts: number }>) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      yield* sql`UPDATE webhook_deliveries d SET status = 'delivered', status_code = v.status_code, error = NULL,
+          attempts = v.attempts, last_attempt_at = ${at}, delivered_at = ${at}, updated_at = ${at}
+        FROM (SELECT unnest(${done.map((x) => x.id)}::text[]) AS id, unnest(${done.map((x) => x.statusCode)}::int[]) AS status_code,
+          unnest(${done.map((x) => x.attempts)}::int[]) AS attempts) v
+        WHERE d.id = v.id`
+    }).pipe(Effect.orDie)
+  )
+
   const record = (id: string, job: Job, outcome: Attempt) =>
     Effect.gen(function*() {
+      if (outcome.error === undefined) return yield* recordDelivered({ id, statusCode: outcome.statusCode ?? 200, attempts: job.attempts })
       const at = yield* now
       const delivered = outcome.error === undefined
       const status = delivered ? "delivered" : job.attempts >= maxAttempts(policy) ? "failed" : "pending"
@@ -154,21 +169,26 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
   const run = (job: Job) =>
     Effect.gen(function*() {
       const id = (job.payload as { delivery_id: string }).delivery_id
-      const rows = yield* sql`SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers,
-            (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
-              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-              FROM events WHERE id = d.event_id) e) AS event
-          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}`.pipe(decodeRows(Row))
+      const at = yield* now
+      // One statement reads the delivery, its webhook and event, and marks it `sending` when
+      // it is to be attempted (the statement's snapshot decides both alike).
+      const rows = yield* sql`WITH target AS (
+            SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers,
+              (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
+                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+                FROM events WHERE id = d.event_id) e) AS event
+            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}),
+          sending AS (
+            UPDATE webhook_deliveries SET status = 'sending', attempts = ${job.attempts}, last_attempt_at = ${at}, updated_at = ${at}
+            WHERE id IN (SELECT id FROM target WHERE enabled AND event IS NOT NULL AND status NOT IN ('delivered', 'failed')))
+          SELECT * FROM target`.pipe(decodeRows(Row))
       const row = rows[0]
       if (row === undefined || row.status === "delivered" || row.status === "failed") return
-      const at = yield* now
       if (!row.enabled || row.event === null) {
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = ${row.enabled ? "event_deleted" : "webhook_disabled"},
           updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
         return
       }
-      yield* sql`UPDATE webhook_deliveries SET status = 'sending', attempts = ${job.attempts}, last_attempt_at = ${at},
-        updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
       const secret = yield* signingSecret(row.webhook_id, row.secret)
       if (secret === undefined) {
         // Sealed under another INBOX_SECRET_KEY: no signature we could make would verify.
