@@ -17,6 +17,7 @@ import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
 import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
+import { TracingLive } from "./tracing.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
   const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000))
@@ -37,7 +38,12 @@ export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWo
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(
-  Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
+  Layer.mergeAll(ServerLive, BackgroundLive).pipe(
+    Layer.provide(Engine.layerConfig),
+    // Outermost, like the logger: every layer above is built with the tracer (or none) in its context.
+    Layer.provide(TracingLive),
+    Layer.provide(LoggingLive)
+  )
 )
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)
