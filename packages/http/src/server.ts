@@ -11,7 +11,7 @@
  * after everything that writes to it.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Blobs, Engine, Jobs, Sending, SmtpReceiver } from "@inbox/core"
+import { Blobs, Engine, Jobs, Retention, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { AppRoutes } from "./app.ts"
@@ -32,9 +32,16 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 
 /**
  * The background work of a server process: the job worker, the blob sweeper, resending what
- * a dead process left half-sent, and the SMTP receiver when INBOX_SMTP_LISTEN is set.
+ * a dead process left half-sent, the retention purges (INBOX_RETENTION_*), and the SMTP
+ * receiver when INBOX_SMTP_LISTEN is set.
  */
-export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper, SmtpReceiver.layerConfig)
+export const BackgroundLive = Layer.mergeAll(
+  Sending.layerRecovery,
+  Jobs.layerWorker,
+  Blobs.layerSweeper,
+  Retention.layerSchedule.pipe(Layer.provide(Retention.layerConfig)),
+  SmtpReceiver.layerConfig
+)
 
 /** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const launchServer = Layer.launch(

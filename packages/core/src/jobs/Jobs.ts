@@ -83,6 +83,8 @@ export class Jobs extends Context.Service<Jobs, {
    * running to other processes; answers how many it released.
    */
   drain(deadline: Duration.Input): Effect.Effect<number>
+  /** Retention: deletes up to `limit` jobs done or failed before `before`; answers how many. */
+  purgeSpent(before: Date, limit: number): Effect.Effect<number>
   /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
   readonly lastPass: Effect.Effect<Date | undefined>
 }>()("inbox/Jobs") {
@@ -210,6 +212,11 @@ export class Jobs extends Context.Service<Jobs, {
         }),
       runDue,
       lastPass: Effect.sync(() => lastPass),
+      purgeSpent: (before, limit) =>
+        sql<{ id: string }>`DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE state IN ('done', 'failed') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
       drain: (deadline) =>
         Effect.gen(function*() {
           yield* Fiber.awaitAll([...running]).pipe(Effect.timeoutOption(deadline))
