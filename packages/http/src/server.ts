@@ -14,6 +14,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Blobs, Engine, Jobs, Retention, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
 import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
@@ -43,14 +44,19 @@ export const BackgroundLive = Layer.mergeAll(
   SmtpReceiver.layerConfig
 )
 
-/** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer = Layer.launch(
-  Layer.mergeAll(ServerLive, BackgroundLive).pipe(
+/**
+ * Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain), with `extra`
+ * layers over the same engine (inboxctl adds its local channel).
+ */
+export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine.EngineServices | SqlClient.SqlClient>) => Layer.launch(
+  Layer.mergeAll(ServerLive, BackgroundLive, extra).pipe(
     Layer.provide(Engine.layerConfig),
     // Outermost, like the logger: every layer above is built with the tracer (or none) in its context.
     Layer.provide(TracingLive),
     Layer.provide(LoggingLive)
   )
 )
+
+export const launchServer = launchServerWith(Layer.empty)
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)
