@@ -121,16 +121,20 @@ const appliedMigrations = (query: Query) =>
 
 const isDatabaseFolder = (dir: string) => existsSync(join(dir, "PG_VERSION"))
 
-/** Writes `dataDir`'s database and blobs to the tar file `file`; answers the manifest. */
-export const backup = Effect.fn("Operating.backup")(function*(options: {
+export interface BackupOptions {
   readonly dataDir: string
   readonly file: string
   readonly progress: Progress
-}) {
-  const { dataDir, file, progress } = options
-  if (!isDatabaseFolder(dataDir)) {
-    return yield* new OperatingError({ code: "no_database", message: `${dataDir} holds no embedded database.` })
-  }
+}
+
+const checkBackup = (options: BackupOptions) =>
+  isDatabaseFolder(options.dataDir)
+    ? Effect.succeed(options)
+    : Effect.fail(new OperatingError({ code: "no_database", message: `${options.dataDir} holds no embedded database.` }))
+
+/** Writes `dataDir`'s database and blobs to the tar file `file`; answers the manifest. */
+export const backup = Effect.fn("Operating.backup")(function*(options: BackupOptions) {
+  const { dataDir, file, progress } = yield* checkBackup(options)
   yield* lockDataFolder(dataDir)
   // Opened once so a database left by a crash is recovered, then closed: its files are
   // then a clean cold copy.
@@ -150,15 +154,8 @@ export const backup = Effect.fn("Operating.backup")(function*(options: {
  * committed to the files, and the files are copied while nothing changes them: the copy a
  * crash at that moment would leave, which PostgreSQL starts from. Requests wait meanwhile.
  */
-export const backupRunning = Effect.fn("Operating.backupRunning")(function*(options: {
-  readonly dataDir: string
-  readonly file: string
-  readonly progress: Progress
-}) {
-  const { dataDir, file, progress } = options
-  if (!isDatabaseFolder(dataDir)) {
-    return yield* new OperatingError({ code: "no_database", message: `${dataDir} holds no embedded database.` })
-  }
+export const backupRunning = Effect.fn("Operating.backupRunning")(function*(options: BackupOptions) {
+  const { dataDir, file, progress } = yield* checkBackup(options)
   const sql = yield* SqlClient.SqlClient
   return yield* sql.withTransaction(Effect.gen(function*() {
     const migrations = yield* appliedMigrations(onSql(sql))
