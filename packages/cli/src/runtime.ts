@@ -8,7 +8,7 @@
  * channel (local.ts) and runs there, on the server's engine; otherwise inboxctl reports
  * `error: data_folder_in_use: ...`.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   type ApiError,
   ApiKeys,

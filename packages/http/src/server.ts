@@ -10,7 +10,7 @@
  * its running jobs finish or go back to the queue (Jobs.drain), and the database closes last,
  * after everything that writes to it.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Blobs, Engine, Jobs, Retention, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Duration, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"

@@ -14,7 +14,7 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent"
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Config, Context, Effect, Layer, Metric, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
