@@ -99,7 +99,15 @@ export const LocalChannelLive = Layer.effectDiscard(Effect.gen(function*() {
       const end = text.indexOf("\n")
       if (end < 0) return
       socket.removeAllListeners("data")
-      const request = JSON.parse(text.slice(0, end)) as Request
+      let request: Request
+      try {
+        request = JSON.parse(text.slice(0, end)) as Request
+        if (!Array.isArray(request.argv) || typeof request.cwd !== "string" || typeof request.env !== "object") throw new Error("bad request")
+      } catch {
+        // Not one of ours: nothing runs.
+        socket.destroy()
+        return
+      }
       const run = queue.then(() => runHere(request, services))
       queue = run.catch(() => undefined)
       void run.then((answer) => socket.end(`${JSON.stringify(answer)}\n`))
