@@ -3,6 +3,7 @@
  * with the date and machine, to BENCHMARKS.md (one section per benchmark; sections written
  * by other scripts are kept).
  */
+import { benchColdstart, coldstartSection } from "./coldstart.ts"
 import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
@@ -15,6 +16,7 @@ import { benchWebhooks, benchWebSocket, webhooksSection, webSocketSection } from
 /** name on the command line, section title in BENCHMARKS.md, and the run that makes its body */
 const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]> = [
   ["http", "HTTP: inboxes", async () => httpSection(await benchHttp())],
+  ["coldstart", "Embedded cold start", async () => coldstartSection(await benchColdstart())],
   ["parse", "Parse", async () => parseSection(await benchParse())],
   ["listing", "Messaging: listing", async () =>
     messagingSection(

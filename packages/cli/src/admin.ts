@@ -21,6 +21,7 @@ import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { callerPath, writeErr, writeOut } from "./ambient.ts"
 import { fields, json, print, table } from "./output.ts"
 import { apiKeyFrom, authenticate, CliError, storageInUse, withDatabase, withEngine } from "./runtime.ts"
 
@@ -82,8 +83,9 @@ export const STORAGE_SETTINGS = [
 
 export const serve = Effect.gen(function*() {
   // Loaded on demand: the other commands never need the HTTP stack.
-  const { launchServer } = yield* Effect.promise(() => import("@inbox/http"))
-  yield* launchServer.pipe(
+  const { launchServerWith } = yield* Effect.promise(() => import("@inbox/http"))
+  const { LocalChannelLive } = yield* Effect.promise(() => import("./local.ts"))
+  yield* launchServerWith(LocalChannelLive).pipe(
     Effect.catchTag("DataFolderInUse", (e) => Effect.fail(storageInUse(e))),
     // The port is taken or the address is not ours: one line, not a stack trace.
     Effect.catchTag("ServeError", (e) =>
@@ -197,7 +199,7 @@ export const orgKey = (options: { readonly organizationId: string; readonly name
 export const inbound = (options: { readonly file: string; readonly to: ReadonlyArray<string>; readonly json?: boolean }) =>
   Effect.gen(function*() {
     const raw = yield* Effect.try({
-      try: () => new Uint8Array(readFileSync(options.file)),
+      try: () => new Uint8Array(readFileSync(callerPath(options.file))),
       catch: (e) => new CliError({ code: "unreadable_file", message: e instanceof Error ? e.message : String(e) })
     })
     const result = yield* withEngine(Inbound.use((i) => i.deliver({ raw, to: options.to })))
@@ -238,7 +240,7 @@ const outboxRows = (limit: number) =>
 
 const smtpHint = Effect.gen(function*() {
   const smtp = yield* Config.option(Config.String("INBOX_SMTP_URL")).pipe(Effect.orDie)
-  if (Option.isSome(smtp)) process.stderr.write("note: INBOX_SMTP_URL is set, so new mail goes to the relay, not to this outbox\n")
+  if (Option.isSome(smtp)) writeErr("note: INBOX_SMTP_URL is set, so new mail goes to the relay, not to this outbox\n")
 })
 
 export const outboxList = (options: { readonly limit: number; readonly json?: boolean }) =>
@@ -263,7 +265,7 @@ export const outboxShow = (id: string | undefined) =>
         message: id === undefined ? "the local outbox is empty" : `no message ${id} among the newest ${SHOW_WINDOW} in the local outbox`
       })
     }
-    yield* Effect.sync(() => void process.stdout.write(Buffer.from(row.raw)))
+    yield* Effect.sync(() => writeOut(Buffer.from(row.raw)))
   })
 
 export const mcp = (options: { readonly apiKey?: string; readonly readOnly?: boolean }) =>

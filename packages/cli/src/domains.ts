@@ -5,6 +5,7 @@
  * the records still missing or wrong). Every check is the catalogue's `domains.verify`, so
  * the rules are core's; this file only repeats and prints.
  */
+import { writeErr, writeOut } from "./ambient.ts"
 import { DomainOperations, runOperation } from "@inbox/core"
 import { InvalidArgumentError, Option } from "commander"
 import { Clock, Effect } from "effect"
@@ -44,9 +45,9 @@ export const verifyWait: CommandExtension = {
       const started = yield* Clock.currentTimeMillis
       for (;;) {
         const domain = (yield* runOperation(DomainOperations.getDomain, call)) as Shown
-        process.stderr.write(`${block(domain)}\n`)
+        writeErr(`${block(domain)}\n`)
         if (domain.status === "VERIFIED") {
-          process.stdout.write(`Verified: ${params["domain_id"]}.\n`)
+          writeOut(`Verified: ${params["domain_id"]}.\n`)
           return
         }
         if ((yield* Clock.currentTimeMillis) - started + WAIT_INTERVAL_SECONDS * 1000 > timeoutMs) {

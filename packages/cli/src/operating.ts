@@ -6,10 +6,11 @@
  */
 import { Backup, type DataFolderInUse, Move } from "@inbox/core"
 import { Config, Effect, Option } from "effect"
+import { callerPath, inServer, writeErr } from "./ambient.ts"
 import { print } from "./output.ts"
 import { CliError, storageInUse } from "./runtime.ts"
 
-const progress = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
+const progress = (line: string) => Effect.sync(() => writeErr(`${line}\n`))
 
 const dataDir = Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
 const databaseUrl = Config.option(Config.String("INBOX_DATABASE_URL"))
@@ -36,7 +37,11 @@ const embeddedOnly = (command: string) =>
 export const backupCommand = (file: string) =>
   Effect.gen(function*() {
     const dir = yield* embeddedOnly("backup")
-    const manifest = yield* asCli(Backup.backup({ dataDir: dir, file, progress }))
+    const server = inServer()
+    // Inside the running server that holds the folder: through its own database connection.
+    const manifest = server === undefined
+      ? yield* asCli(Backup.backup({ dataDir: dir, file, progress }))
+      : yield* asCli(Backup.backupRunning({ dataDir: callerPath(dir), file: callerPath(file), progress }).pipe(Effect.provide(server.services)))
     const rows = Object.values(manifest.tables).reduce((a, b) => a + b, 0)
     yield* print(`backed up ${dir} to ${file}: ${rows} rows, ${manifest.blobs} blobs`)
   })

@@ -3,6 +3,7 @@
  * lines for one resource, and errors as `error: <code>: <message>` (then `fix: ...`) on
  * stderr. `--json` bypasses all of this and prints the operation's JSON as the API would.
  */
+import { writeOut } from "./ambient.ts"
 import { Effect } from "effect"
 import { type ApiError, errorBody, PERMISSIONS } from "@inbox/core"
 
@@ -103,4 +104,4 @@ export const errorLines = (error: ApiError): string => {
 export const json = (value: unknown): string => JSON.stringify(value, null, 2)
 
 /** One line on stdout. */
-export const print = (text: string) => Effect.sync(() => void process.stdout.write(`${text}\n`))
+export const print = (text: string) => Effect.sync(() => writeOut(`${text}\n`))

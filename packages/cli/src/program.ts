@@ -19,6 +19,7 @@ import {
   STORAGE_SETTINGS,
   suppressionAdd
 } from "./admin.ts"
+import { inServer } from "./ambient.ts"
 import { verifyWait } from "./domains.ts"
 import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
 import { addCatalogueCommands } from "./resources.ts"
@@ -32,6 +33,8 @@ const applySettings = (
   command: Command,
   settings: ReadonlyArray<{ readonly flag: string; readonly env: string }>
 ) => {
+  // Inside a server for another inboxctl (local.ts): the settings are that caller's, passed along.
+  if (inServer() !== undefined) return
   const opts = command.opts<Record<string, unknown>>()
   for (const setting of settings) {
     const option = command.options.find((o) => o.long === `--${envName(setting.flag)}`)
@@ -162,7 +165,7 @@ export const buildProgram = (): Command => {
     .action((opts: { apiKey?: string; readOnly?: boolean }) => runCommand(mcp(opts)))
 
   program.command("backup")
-    .description("Write the embedded database and its blobs to one file (the server must be stopped: it holds the folder).")
+    .description("Write the embedded database and its blobs to one file (consistent; while the server runs, through it).")
     .argument("<file>", "the backup file to write (a tar archive)")
     .action((file: string) => runCommand(backupCommand(file)))
   program.command("restore")

@@ -9,6 +9,7 @@
  * field that accepts null. The output kind says how to print: a table for lists, aligned
  * fields for one resource, a line for an empty success. Only the presentation is here.
  */
+import { writeOut } from "./ambient.ts"
 import { type ApiError, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect, Stream } from "effect"
@@ -189,7 +190,7 @@ const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArra
 const writeBytes = (download: Download) =>
   Stream.runForEach(download.body, (chunk) =>
     Effect.callback<void>((resume) => {
-      process.stdout.write(chunk, () => resume(Effect.void))
+      writeOut(chunk, () => resume(Effect.void))
     }))
 
 /** Adds every catalogue operation that has a CLI face, grouped by its first word. */

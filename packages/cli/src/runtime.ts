@@ -4,9 +4,11 @@
  * code. Exit codes: 0 success; 1 the command failed (any spec error code, a data folder in
  * use, an unexpected error); 2 usage (unknown flag, missing argument); 130 interrupted.
  * A second process on an embedded data folder is refused by core's storage layer (the folder
- * lock); inboxctl reports it as `error: data_folder_in_use: ...`.
+ * lock). When a running server holds it, the command goes to that server over its local
+ * channel (local.ts) and runs there, on the server's engine; otherwise inboxctl reports
+ * `error: data_folder_in_use: ...`.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   type ApiError,
   ApiKeys,
@@ -19,8 +21,10 @@ import {
   type Principal,
   Unauthorized
 } from "@inbox/core"
-import { Cause, Config, Data, Effect, Exit, Option } from "effect"
+import { Cause, Config, ConfigProvider, Data, Effect, Exit, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import { inServer, writeErr } from "./ambient.ts"
+import { forwardToServer } from "./local.ts"
 import { errorLines } from "./output.ts"
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -33,13 +37,23 @@ export const CLI_CONTEXT: CallContext = { clientIp: "cli", requestId: "cli" }
 /** The embedded folder is locked by core's storage layer; here its refusal becomes a CLI error line. */
 export const storageInUse = (e: DataFolderInUse) => new CliError({ code: e.code, message: e.message })
 
-/** Runs `use` on the engine over live ports (INBOX_* settings). */
+/** Runs `use` on the engine over live ports (INBOX_* settings), or on the server's when run inside it. */
 export const withEngine = <A, E>(use: Effect.Effect<A, E, EngineServices>): Effect.Effect<A, E | CliError> =>
-  Effect.provide(use, Engine.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
+  Effect.suspend(() => {
+    const server = inServer()
+    if (server !== undefined) return Effect.provide(use, server.services)
+    return Effect.provide(use, Engine.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
+  })
 
-/** Runs `use` on the migrated database alone. */
+/** Runs `use` on the migrated database alone (inside a server: its database, migrated when it started). */
 export const withDatabase = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | Database.Migrations>): Effect.Effect<A, E | CliError> =>
-  Effect.provide(use, Database.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
+  Effect.suspend(() => {
+    const server = inServer()
+    if (server !== undefined) {
+      return use.pipe(Effect.provideService(Database.Migrations, Database.Migrations.of({ applied: [] })), Effect.provide(server.services))
+    }
+    return Effect.provide(use, Database.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
+  })
 
 const isDataFolderInUse = (u: unknown): u is DataFolderInUse => u instanceof DataFolderInUse
 
@@ -59,6 +73,23 @@ export const authenticate = (key: string): Effect.Effect<Principal, Unauthorized
     Effect.mapError((e) => new Unauthorized({ message: e.message, fix: "Pass a valid key with --api-key or INBOX_API_KEY." }))
   )
 
+/** The command ran in the server, which wrote its output; this is its exit code. */
+class Forwarded extends Data.TaggedError("Forwarded")<{ readonly code: number }> {}
+
+/** A command's exit code, its error (or defect) written as one `error:` line. */
+const exitCodeOf = (effect: Effect.Effect<void, ApiError | CliError | Forwarded>): Effect.Effect<number> =>
+  effect.pipe(
+    Effect.as<number>(EXIT.ok),
+    Effect.catch((error) =>
+      Effect.sync(() => {
+        if (error instanceof Forwarded) return error.code
+        writeErr(`${report(error)}\n`)
+        return EXIT.failed
+      })
+    ),
+    Effect.catchDefect((defect) => Effect.sync(() => (writeErr(`error: internal_error: ${defectMessage(defect)}\n`), EXIT.failed)))
+  )
+
 const report = (error: ApiError | CliError): string =>
   isApiError(error) ? errorLines(error) : `error: ${error.code}: ${error.message}`
 
@@ -73,15 +104,25 @@ const defectMessage = (defect: unknown): string =>
  * stops a server, and by the time the process exits its finalizers have drained it.
  */
 export const runCommand = (effect: Effect.Effect<void, ApiError | CliError>, options: { readonly terminateIsSuccess?: boolean } = {}): void => {
+  const server = inServer()
+  if (server !== undefined) {
+    // Inside a server for another inboxctl: its settings, its output buffers, no exit.
+    server.finished = Effect.runPromise(exitCodeOf(effect).pipe(
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: server.env }))
+    ))
+    return
+  }
   let terminated = false
   if (options.terminateIsSuccess === true) process.once("SIGTERM", () => (terminated = true))
-  const program = effect.pipe(
-    Effect.as<number>(EXIT.ok),
-    Effect.catch((error) => Effect.sync(() => (process.stderr.write(`${report(error)}\n`), EXIT.failed))),
-    Effect.catchDefect((defect) =>
-      Effect.sync(() => (process.stderr.write(`error: internal_error: ${defectMessage(defect)}\n`), EXIT.failed))
+  const program = exitCodeOf(effect.pipe(
+    // The data folder is held: a running server with a local channel runs the command instead.
+    Effect.catchIf(
+      (e): e is CliError => e instanceof CliError && e.code === "data_folder_in_use",
+      (e) =>
+        Effect.flatMap(forwardToServer(process.argv.slice(2)), (code): Effect.Effect<never, CliError | Forwarded> =>
+          code === undefined ? Effect.fail(e) : Effect.fail(new Forwarded({ code })))
     )
-  )
+  ))
   NodeRuntime.runMain(program, {
     disableErrorReporting: true,
     teardown: (exit, onExit) => {

@@ -1,12 +1,16 @@
 /**
  * Upgrades: migrations are forward-only, and a server refuses to start on a database that a
- * newer version has migrated, saying so, rather than serve tables it does not know.
+ * newer version has migrated, saying so, rather than serve tables it does not know; two
+ * servers starting at once on one PostgreSQL database migrate it once.
  */
 import { assert, it } from "@effect/vitest"
 import { Database } from "@inbox/core"
 import { PGLITE_EXTENSIONS } from "../src/db/Database.ts"
 import { PGlite } from "@electric-sql/pglite"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { adminSql, POSTGRES_ENV } from "@inbox/testkit"
+import { Cause, Context, Effect, Exit, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
 
 it.effect("refuses to start on a database migrated by a newer version, with a clear message", () =>
   Effect.gen(function*() {
@@ -21,3 +25,24 @@ it.effect("refuses to start on a database migrated by a newer version, with a cl
     assert.match(message, /the database was migrated by a newer version \(migration 9999_from_the_future; this version knows up to \d{4}\): run that version or a newer one/)
     yield* Effect.promise(() => db.close())
   }), { timeout: 300_000 })
+
+const url = process.env[POSTGRES_ENV]
+if (url !== undefined && url !== "") {
+  it.live("two servers starting at once on one fresh PostgreSQL database migrate it once", () =>
+    Effect.gen(function*() {
+      const schema = `t_${randomBytes(6).toString("hex")}`
+      yield* Effect.acquireRelease(
+        Effect.promise(() => adminSql(url, `CREATE SCHEMA ${schema}`)),
+        () => Effect.promise(() => adminSql(url, `DROP SCHEMA ${schema} CASCADE`))
+      )
+      const open = Layer.build(Database.layerPostgres({ url, searchPath: schema, maxConnections: 2 }))
+      const [a, b] = yield* Effect.all([open, open], { concurrency: 2 })
+      const known = Object.keys(Database.loadMigrations()).length
+      // One of them applied every migration; the other waited for its lock and found none to do.
+      const applied = [a, b].map((c) => Context.get(c, Database.Migrations).applied.length).sort((x, y) => x - y)
+      assert.deepStrictEqual(applied, [0, known])
+      const sql = Context.get(a, SqlClient.SqlClient)
+      const rows = yield* sql<{ n: number; d: number }>`SELECT count(*)::int AS n, count(DISTINCT migration_id)::int AS d FROM inbox_migrations`
+      assert.deepStrictEqual(rows[0], { n: known, d: known })
+    }).pipe(Effect.scoped), { timeout: 300_000 })
+}

@@ -12,7 +12,7 @@
  * operation route matches, a download, OPTIONS, HEAD) goes on to the router app unchanged,
  * which also keeps every operation route: the in-process test app may call either.
  */
-import { type ApiError, type EngineServices, errorBody, Ids, internalErrorBody, type Operation, operations, statusOf } from "@inbox/core"
+import { type ApiError, type EngineServices, errorBody, Ids, internalErrorBody, type Operation, operations, statusOf, tracedWith } from "@inbox/core"
 import { Cause, Clock, Context, Effect } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -96,7 +96,13 @@ export const makeDirectPath = Effect.gen(function*() {
             : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), INTERNAL_ERROR)
         ),
         Effect.provideService(RequestId, requestId),
-        Effect.provideService(RequestFacts, facts)
+        Effect.provideService(RequestFacts, facts),
+        // The request's root span, named as OpenTelemetry names HTTP server spans; only when traced.
+        tracedWith(() => ({
+          name: `${request.method} ${entry.path}`,
+          kind: "server",
+          attributes: { "http.request.method": request.method, "http.route": entry.path, "inbox.request_id": requestId }
+        }))
       )
       const headers: Record<string, string> = { ...answer.headers, ...guardHeaders(path), "x-request-id": requestId }
       if (answer.body !== undefined) headers["content-length"] = String(Buffer.byteLength(answer.body))

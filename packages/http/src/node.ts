@@ -15,7 +15,7 @@
  * body and an `x-request-id`, instead of Node's empty default answer: 400 bad_request, 431
  * headers_too_large, 408 request_timeout.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"

@@ -10,13 +10,15 @@
  * its running jobs finish or go back to the queue (Jobs.drain), and the database closes last,
  * after everything that writes to it.
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Blobs, Engine, Jobs, Sending, SmtpReceiver } from "@inbox/core"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Blobs, Engine, Jobs, Retention, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Console, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
 import { LoggingLive } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
+import { TracingLive } from "./tracing.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
   const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000))
@@ -45,13 +47,30 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 
 /**
  * The background work of a server process: the job worker, the blob sweeper, resending what
- * a dead process left half-sent, and the SMTP receiver when INBOX_SMTP_LISTEN is set.
+ * a dead process left half-sent, the retention purges (INBOX_RETENTION_*), and the SMTP
+ * receiver when INBOX_SMTP_LISTEN is set.
  */
-export const BackgroundLive = Layer.mergeAll(Sending.layerRecovery, Jobs.layerWorker, Blobs.layerSweeper, SmtpReceiver.layerConfig)
-
-/** Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const launchServer = Layer.launch(
-  Layer.mergeAll(ServerLive, BackgroundLive).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
+export const BackgroundLive = Layer.mergeAll(
+  Sending.layerRecovery,
+  Jobs.layerWorker,
+  Blobs.layerSweeper,
+  Retention.layerSchedule.pipe(Layer.provide(Retention.layerConfig)),
+  SmtpReceiver.layerConfig
 )
+
+/**
+ * Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain), with `extra`
+ * layers over the same engine (inboxctl adds its local channel).
+ */
+export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine.EngineServices | SqlClient.SqlClient>) => Layer.launch(
+  Layer.mergeAll(ServerLive, BackgroundLive, extra).pipe(
+    Layer.provide(Engine.layerConfig),
+    // Outermost, like the logger: every layer above is built with the tracer (or none) in its context.
+    Layer.provide(TracingLive),
+    Layer.provide(LoggingLive)
+  )
+)
+
+export const launchServer = launchServerWith(Layer.empty)
 
 export const runServerMain = () => NodeRuntime.runMain(launchServer)

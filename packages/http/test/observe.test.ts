@@ -2,11 +2,12 @@
  * Observing the server (observe.ts): one structured log line per request, with no secrets
  * and no bodies; `/metrics` in the Prometheus text format behind INBOX_METRICS_TOKEN, with
  * request counts and latency per route pattern, received messages and the job queue; and
- * `/ready`, which needs the database, the migrations and a live job worker.
+ * `/ready`, which needs the database, the migrations and a live job worker. Webhook delivery
+ * outcomes and the database pool's use are checked on PGlite and PostgreSQL.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { Jobs } from "@inbox/core"
-import { deliverMail, engineLayer, newOrganization, pglite, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
+import { deliverMail, engineLayer, newOrganization, pglite, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
 import { Effect, Layer, Logger } from "effect"
 
 const TOKEN = "metrics-test-token"
@@ -78,3 +79,65 @@ layer(
       assert.deepStrictEqual((yield* app.request("GET", "/health")).body, { status: "ok" })
     }).pipe(Effect.scoped))
 })
+
+const scrape = Effect.gen(function*() {
+  const scraped = yield* (yield* TestApp).request("GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } })
+  assert.strictEqual(scraped.status, 200)
+  return scraped.text
+})
+
+/** The value of one series in a scrape (0 when absent). */
+const sample = (text: string, series: string) => {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `))
+  return line === undefined ? 0 : Number(line.slice(series.length + 1))
+}
+
+for (const s of storages()) {
+  layer(
+    TestApp.layer.pipe(Layer.provideMerge(engineLayer(s.layer, { metricsToken: TOKEN, inboundSecret: TEST_INBOUND_SECRET, webhookAllowPrivate: true }))),
+    { timeout: "120 seconds" }
+  )(`/metrics on ${s.name}`, (it) => {
+    it.effect("/metrics counts webhook deliveries by outcome: delivered, retried and failed", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const before = yield* scrape
+        const count = (text: string, outcome: string) => sample(text, `inbox_webhook_deliveries_total{outcome="${outcome}"}`)
+        // The first delivery is accepted, the next refused with 503 (retried).
+        const receiver = yield* webhookReceiver((n) => (n === 0 ? 200 : 503))
+        const org = yield* newOrganization()
+        const inbox = (yield* app.request("POST", "/v0/inboxes", { key: org.key, json: { username: "hooked" } })).body
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: org.key, json: { url: receiver.url, event_types: ["message.received"] } })).body
+        const runJobs = Jobs.use((jobs) => jobs.runDue({ wait: true }))
+        yield* deliverMail(inbox.email, { subject: "one" })
+        yield* runJobs
+        yield* deliverMail(inbox.email, { subject: "two" })
+        yield* runJobs
+        // Disabled with a delivery queued: that delivery fails without a call.
+        yield* deliverMail(inbox.email, { subject: "three" })
+        assert.strictEqual((yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, { key: org.key, json: { enabled: false } })).status, 200)
+        yield* runJobs
+        assert.lengthOf(receiver.received, 2)
+        const after = yield* scrape
+        assert.include(after, "# TYPE inbox_webhook_deliveries_total counter")
+        assert.deepStrictEqual(
+          ["delivered", "retried", "failed"].map((o) => count(after, o) - count(before, o)),
+          [1, 1, 1]
+        )
+      }).pipe(Effect.scoped))
+
+    it.effect("/metrics shows the database pool's size and this process's connections in use", () =>
+      Effect.gen(function*() {
+        const text = yield* scrape
+        assert.include(text, "# TYPE inbox_db_pool_max_connections gauge")
+        assert.include(text, "# TYPE inbox_db_pool_connections gauge")
+        if (s.name === "PGlite") {
+          assert.strictEqual(sample(text, "inbox_db_pool_max_connections"), 1)
+        } else {
+          assert.strictEqual(sample(text, "inbox_db_pool_max_connections"), 4)
+          // The scrape's own statement runs on one of them.
+          assert.isAtLeast(sample(text, `inbox_db_pool_connections{state="active"}`), 1, text)
+        }
+        assert.match(text, /\ninbox_jobs_oldest_due_seconds|# TYPE inbox_jobs_oldest_due_seconds gauge/)
+      }))
+  })
+}

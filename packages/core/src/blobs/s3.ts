@@ -23,7 +23,7 @@
  * when an operation requires them, for compatibility with S3-compatible servers that
  * refuse the newer checksum headers. Any S3 error other than "no such object" is a defect.
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Effect, Layer, Stream } from "effect"

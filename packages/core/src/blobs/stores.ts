@@ -8,7 +8,7 @@
  *   database.
  * `layerMemory` keeps bytes in the process (embedded engines without a data folder, tests).
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Config, Effect, Layer, Option, Redacted, Ref, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"

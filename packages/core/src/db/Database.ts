@@ -14,9 +14,9 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent"
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Metric, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -82,6 +82,16 @@ const migrate = Layer.effect(
 const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
   migrate.pipe(Layer.provideMerge(client), Layer.orDie)
 
+/**
+ * The most connections this process's pool opens, for `/metrics` beside the connections in
+ * use (operating/metrics.ts reads those from pg_stat_activity by the application name below).
+ */
+export const poolMaxConnections = Metric.gauge("inbox_db_pool_max_connections", {
+  description: "Most connections this process's database pool opens"
+})
+
+const notePoolMax = (n: number) => Layer.effectDiscard(Metric.update(poolMaxConnections, n))
+
 /** Extensions the migrations create (search folds accents with unaccent). */
 export const PGLITE_EXTENSIONS = { unaccent }
 
@@ -101,7 +111,7 @@ export const openPglite = (source: PgliteSource) =>
 export const layerPgliteInstance = (db: PGlite) =>
   Signals.layerInProcess.pipe(Layer.provideMerge(withMigrations(
     PgClient.layer({ stream: pgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
-  )))
+  )), Layer.merge(notePoolMax(1)))
 
 export const layerPglite = (source: PgliteSource) =>
   Layer.unwrap(Effect.map(openPglite(source), layerPgliteInstance))
@@ -114,8 +124,10 @@ export const layerPostgres = (options: {
   Signals.layerPostgres.pipe(Layer.provideMerge(withMigrations(PgClient.layer({
     url: Redacted.make(options.url),
     maxConnections: options.maxConnections ?? 10,
+    // One name per process: /metrics counts this process's connections by it.
+    applicationName: `inbox-${process.pid}`,
     ...(options.searchPath === undefined ? {} : { startupParameters: { search_path: options.searchPath } })
-  }))))
+  }))), Layer.merge(notePoolMax(options.maxConnections ?? 10)))
 
 /** INBOX_DATABASE_URL selects a PostgreSQL server; otherwise PGlite in INBOX_DATA_DIR (default ./.inbox). */
 export const layerConfig = Layer.unwrap(Effect.gen(function*() {

@@ -95,6 +95,8 @@ export class Events extends Context.Service<Events, {
   list(principal: Principal, query: typeof ListEventsQuery.Type, inbox?: string): Effect.Effect<Page<EventEnvelope>, ValidationError>
   /** Stored events by id (any organization): the WebSocket reads what a signal names. */
   byIds(ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<EventRow>>
+  /** Retention: deletes up to `limit` events created before `before`, oldest first; answers how many. */
+  purge(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Events") {
   static readonly layer = Layer.effect(Events, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -124,7 +126,11 @@ export class Events extends Context.Service<Events, {
       byIds: (eventIds) =>
         eventIds.length === 0
           ? Effect.succeed([])
-          : sql`SELECT * FROM events WHERE id IN ${sql.in([...eventIds])}`.pipe(decodeRows(EventRow))
+          : sql`SELECT * FROM events WHERE id IN ${sql.in([...eventIds])}`.pipe(decodeRows(EventRow)),
+      purge: (before, limit) =>
+        sql<{ id: string }>`DELETE FROM events WHERE id IN (
+            SELECT id FROM events WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
     })
   }))
 }

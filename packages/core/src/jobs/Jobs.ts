@@ -84,6 +84,8 @@ export class Jobs extends Context.Service<Jobs, {
    * running to other processes; answers how many it released.
    */
   drain(deadline: Duration.Input): Effect.Effect<number>
+  /** Retention: deletes up to `limit` jobs done or failed before `before`; answers how many. */
+  purgeSpent(before: Date, limit: number): Effect.Effect<number>
   /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
   readonly lastPass: Effect.Effect<Date | undefined>
   /** Ends a current or the next `awaitWork` (the worker calls it on a signal: a job was enqueued somewhere). */
@@ -235,6 +237,11 @@ export class Jobs extends Context.Service<Jobs, {
       lastPass: Effect.sync(() => lastPass),
       wakeUp: work.open.pipe(Effect.asVoid),
       awaitWork: (timeout) => work.await.pipe(Effect.timeoutOption(timeout), Effect.asVoid),
+      purgeSpent: (before, limit) =>
+        sql<{ id: string }>`DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE state IN ('done', 'failed') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
       drain: (deadline) =>
         Effect.gen(function*() {
           yield* Fiber.awaitAll([...running]).pipe(Effect.timeoutOption(deadline))

@@ -22,6 +22,11 @@ export const RETRY_POLICIES = {
   transient: {
     name: "transient",
     delays: ["10 seconds", "1 minute", "5 minutes"].map((d) => Duration.fromInputUnsafe(d as Duration.Input))
+  },
+  /** Housekeeping (retention purges): retried a few times, then left to the next scheduled run. */
+  maintenance: {
+    name: "maintenance",
+    delays: ["1 minute", "5 minutes", "15 minutes"].map((d) => Duration.fromInputUnsafe(d as Duration.Input))
   }
 } as const satisfies Record<string, RetryPolicy>
 

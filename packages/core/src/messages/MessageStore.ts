@@ -98,6 +98,12 @@ export class MessageStore extends Context.Service<MessageStore, {
    * their threads: the one way labels change after arrival.
    */
   relabel(inboxId: string, messageIds: ReadonlyArray<string>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>): Effect.Effect<void>
+  /**
+   * Retention: deletes up to `limit` messages labelled trash whose labels last changed before
+   * `before`, in one transaction that locks their threads (in a fixed order) and refreshes
+   * them; answers how many. Their blobs go with the sweeper, as for any deleted message.
+   */
+  purgeTrash(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/MessageStore") {
   static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -314,6 +320,19 @@ export class MessageStore extends Context.Service<MessageStore, {
             ), updated_at = ${at}
             WHERE inbox_id = ${inboxId} AND id = ANY(${ids}::text[])`
           for (const t of threads) yield* refreshThread(t.thread_id)
+        })).pipe(Effect.orDie),
+      purgeTrash: (before, limit) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const doomed = yield* sql<{ id: string; thread_id: string }>`SELECT id, thread_id FROM messages
+            WHERE 'trash' = ANY(labels) AND updated_at < ${before} ORDER BY updated_at LIMIT ${limit}`
+          if (doomed.length === 0) return 0
+          const threads = [...new Set(doomed.map((m) => m.thread_id))].sort()
+          for (const t of threads) yield* lockThread(t)
+          // Labels read before the locks may have changed since: only what is still trash goes.
+          const deleted = yield* sql<{ id: string }>`DELETE FROM messages
+            WHERE id = ANY(${doomed.map((m) => m.id)}::text[]) AND 'trash' = ANY(labels) AND updated_at < ${before} RETURNING id`
+          for (const t of threads) yield* refreshThread(t)
+          return deleted.length
         })).pipe(Effect.orDie)
     })
   }))

@@ -20,6 +20,7 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, writeSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
@@ -94,47 +95,84 @@ const readSyncFully = (fd: number, chunk: Buffer, position: number) => {
   }
 }
 
+/** Runs one query for the backup: on a PGlite it opened, or on the running server's SqlClient. */
+type Query = <Row>(text: string) => Effect.Effect<ReadonlyArray<Row>>
+
+const onPglite = (db: PGlite): Query => <Row>(text: string) => Effect.promise(async () => (await db.query<Row>(text)).rows)
+
+const onSql = (sql: SqlClient.SqlClient): Query => <Row>(text: string) => Effect.orDie(sql.unsafe<Row & object>(text)) as Effect.Effect<ReadonlyArray<Row>>
+
 /** Row counts of every table (but the migrations' own), for the manifest and its check. */
-const countRows = (db: PGlite) =>
-  Effect.promise(async () => {
-    const tables = await db.query<{ name: string }>(
+const countRows = (query: Query) =>
+  Effect.gen(function*() {
+    const tables = yield* query<{ name: string }>(
       "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'inbox_migrations' ORDER BY 1"
     )
     const counts: Record<string, number> = {}
-    for (const { name } of tables.rows) {
-      const result = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${name}"`)
-      counts[name] = result.rows[0]?.n ?? 0
-    }
+    for (const { name } of tables) counts[name] = (yield* query<{ n: number }>(`SELECT count(*)::int AS n FROM "${name}"`))[0]?.n ?? 0
     return counts
   })
 
-const appliedMigrations = (db: PGlite) =>
-  Effect.promise(async () => {
-    const rows = await db.query<{ migration_id: number; name: string }>("SELECT migration_id, name FROM inbox_migrations ORDER BY migration_id")
-    return rows.rows.map((r) => `${String(r.migration_id).padStart(4, "0")}_${r.name}`)
-  })
+const appliedMigrations = (query: Query) =>
+  Effect.map(
+    query<{ migration_id: number; name: string }>("SELECT migration_id, name FROM inbox_migrations ORDER BY migration_id"),
+    (rows) => rows.map((r) => `${String(r.migration_id).padStart(4, "0")}_${r.name}`)
+  )
 
 const isDatabaseFolder = (dir: string) => existsSync(join(dir, "PG_VERSION"))
 
-/** Writes `dataDir`'s database and blobs to the tar file `file`; answers the manifest. */
-export const backup = Effect.fn("Operating.backup")(function*(options: {
+export interface BackupOptions {
   readonly dataDir: string
   readonly file: string
   readonly progress: Progress
-}) {
-  const { dataDir, file, progress } = options
-  if (!isDatabaseFolder(dataDir)) {
-    return yield* new OperatingError({ code: "no_database", message: `${dataDir} holds no embedded database.` })
-  }
+}
+
+const checkBackup = (options: BackupOptions) =>
+  isDatabaseFolder(options.dataDir)
+    ? Effect.succeed(options)
+    : Effect.fail(new OperatingError({ code: "no_database", message: `${options.dataDir} holds no embedded database.` }))
+
+/** Writes `dataDir`'s database and blobs to the tar file `file`; answers the manifest. */
+export const backup = Effect.fn("Operating.backup")(function*(options: BackupOptions) {
+  const { dataDir, file, progress } = yield* checkBackup(options)
   yield* lockDataFolder(dataDir)
   // Opened once so a database left by a crash is recovered, then closed: its files are
   // then a clean cold copy.
   const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
-  const migrations = yield* appliedMigrations(db)
-  const tables = yield* countRows(db)
+  const migrations = yield* appliedMigrations(onPglite(db))
+  const tables = yield* countRows(onPglite(db))
   yield* Effect.promise(() => db.exec("CHECKPOINT"))
   yield* Effect.promise(() => db.close())
+  return yield* writeArchive({ dataDir, file, progress, migrations, tables })
+}, Effect.scoped)
 
+/**
+ * The same backup of a data folder a running server holds, through that server's SqlClient
+ * (inboxctl reaches it over the local channel). The embedded database is one session, so a
+ * transaction on it holds the only connection: nothing else in the server runs a statement
+ * until the copy ends. Inside it the rows are counted, a CHECKPOINT writes everything
+ * committed to the files, and the files are copied while nothing changes them: the copy a
+ * crash at that moment would leave, which PostgreSQL starts from. Requests wait meanwhile.
+ */
+export const backupRunning = Effect.fn("Operating.backupRunning")(function*(options: BackupOptions) {
+  const { dataDir, file, progress } = yield* checkBackup(options)
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(Effect.gen(function*() {
+    const migrations = yield* appliedMigrations(onSql(sql))
+    const tables = yield* countRows(onSql(sql))
+    yield* onSql(sql)("CHECKPOINT")
+    return yield* writeArchive({ dataDir, file, progress, migrations, tables })
+  })).pipe(Effect.catchTag("SqlError", Effect.die))
+})
+
+const writeArchive = (options: {
+  readonly dataDir: string
+  readonly file: string
+  readonly progress: Progress
+  readonly migrations: ReadonlyArray<string>
+  readonly tables: Record<string, number>
+}) => Effect.gen(function*() {
+  const { dataDir, file, progress, migrations, tables } = options
   const databaseFiles = filesUnder(dataDir, new Set([BLOBS, LOCK_FILE]))
   const blobFiles = filesUnder(join(dataDir, BLOBS)).filter((p) => !p.split("/").at(-1)?.startsWith("."))
   const at = yield* now
@@ -175,7 +213,7 @@ export const backup = Effect.fn("Operating.backup")(function*(options: {
   tar.close()
   yield* progress(`backup: done, ${blobFiles.length} blobs, ${Object.values(tables).reduce((a, b) => a + b, 0)} rows`)
   return manifest
-}, Effect.scoped)
+})
 
 const readManifest = (file: string) =>
   Effect.gen(function*() {
@@ -255,7 +293,7 @@ export const restore = Effect.fn("Operating.restore")(function*(options: {
   }
   yield* progress(`restore: ${Object.keys(manifest.files).length} database files, ${blobs} blobs written; checking the database`)
   const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
-  const tables = yield* countRows(db)
+  const tables = yield* countRows(onPglite(db))
   yield* Effect.promise(() => db.close())
   const differ = Object.entries(manifest.tables).filter(([name, n]) => tables[name] !== n)
   if (differ.length > 0) {

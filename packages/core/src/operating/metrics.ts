@@ -3,6 +3,8 @@
  * services update where the thing happens, and their rendering in the Prometheus text
  * format for `/metrics`. The job queue's depth and age are read from the database when
  * scraped (`jobQueue`), so every process reports the shared queue, not only its own work.
+ * Database pool use is read at scrape time too, from PostgreSQL's own view of this process's
+ * connections (`databasePool`): the SQL client keeps no counts of its own to read.
  */
 import { Effect, Metric } from "effect"
 import { SqlClient } from "effect/sql"
@@ -19,6 +21,23 @@ export const messagesSent = Metric.counter("inbox_messages_sent_total", {
   description: "Messages accepted by the outbound relay",
   incremental: true
 })
+
+/**
+ * Webhook delivery attempts by outcome: `delivered` (2xx), `retried` (failed, another
+ * attempt is queued by the webhook retry policy), `failed` (attempts spent, or undeliverable:
+ * the webhook was disabled, its event deleted, its secret unreadable).
+ */
+export const webhookDeliveries = Metric.counter("inbox_webhook_deliveries_total", {
+  description: "Webhook delivery attempts by outcome (delivered, retried, failed)",
+  incremental: true
+})
+
+/** The webhook counter labelled once per outcome (labelling builds a key). */
+export const webhookOutcome = {
+  delivered: Metric.withAttributes(webhookDeliveries, { outcome: "delivered" }),
+  retried: Metric.withAttributes(webhookDeliveries, { outcome: "retried" }),
+  failed: Metric.withAttributes(webhookDeliveries, { outcome: "failed" })
+} as const
 
 /** HTTP requests answered, by method, route pattern and status. */
 export const httpRequests = Metric.counter("inbox_http_requests_total", {
@@ -50,10 +69,24 @@ export const jobQueue = Effect.gen(function*() {
   return rows.map((r) => ({ kind: r.kind, state: r.state, count: r.n, oldestDueSeconds: r.oldest === null ? 0 : Math.max(0, (at.getTime() - new Date(r.oldest).getTime()) / 1000) }))
 }).pipe(Effect.orDie)
 
+/**
+ * This process's database connections by state (`active`, `idle`, `idle in transaction`),
+ * from pg_stat_activity: the pool tags its connections with an application name unique to
+ * the process, which the scraping connection shares. The embedded database has one session
+ * and no such view (no rows).
+ */
+export const databasePool = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql<{ state: string; n: number }>`SELECT coalesce(state, 'unknown') AS state, count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = current_setting('application_name')
+      AND application_name <> '' GROUP BY 1 ORDER BY 1`
+}).pipe(Effect.catch(() => Effect.succeed([])), Effect.orDie)
+
 /** Every registered metric and the job queue, in the Prometheus text exposition format (0.0.4). */
 export const prometheusText = Effect.gen(function*() {
   const snapshot = yield* Metric.snapshot
   const queue = yield* jobQueue
+  const pool = yield* databasePool
   const byName = new Map<string, Array<(typeof snapshot)[number]>>()
   for (const m of snapshot) byName.set(m.id, [...(byName.get(m.id) ?? []), m])
   const lines: Array<string> = []
@@ -89,5 +122,7 @@ export const prometheusText = Effect.gen(function*() {
   for (const q of queue) lines.push(`inbox_jobs${labels({ kind: q.kind, state: q.state })} ${q.count}`)
   lines.push("# HELP inbox_jobs_oldest_due_seconds Age of the oldest queued job that is due, by kind", "# TYPE inbox_jobs_oldest_due_seconds gauge")
   for (const q of queue) if (q.state === "queued") lines.push(`inbox_jobs_oldest_due_seconds${labels({ kind: q.kind })} ${q.oldestDueSeconds}`)
+  lines.push("# HELP inbox_db_pool_connections This process's database connections, by state", "# TYPE inbox_db_pool_connections gauge")
+  for (const p of pool) lines.push(`inbox_db_pool_connections${labels({ state: p.state })} ${p.n}`)
   return `${lines.join("\n")}\n`
 })

@@ -64,6 +64,11 @@ export class Idempotency extends Context.Service<Idempotency, {
   done(ref: KeyRef, answer: SendAnswer): Effect.Effect<void>
   /** The request failed in a way the client can fix: the key is free again. */
   release(ref: KeyRef): Effect.Effect<void>
+  /**
+   * Retention: deletes up to `limit` keys older than IDEMPOTENCY_TTL at `at` (none whose
+   * first request still holds its lease); answers how many.
+   */
+  purgeExpired(at: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Idempotency") {
   static readonly layer = Layer.effect(Idempotency, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -118,7 +123,13 @@ export class Idempotency extends Context.Service<Idempotency, {
         sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(answer)}::jsonb
           WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}`.pipe(Effect.asVoid, Effect.orDie),
       release: (ref) =>
-        sql`DELETE FROM idempotency_keys WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}`.pipe(Effect.asVoid, Effect.orDie)
+        sql`DELETE FROM idempotency_keys WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}`.pipe(Effect.asVoid, Effect.orDie),
+      purgeExpired: (at, limit) =>
+        sql<{ key: string }>`DELETE FROM idempotency_keys WHERE (organization_id, key) IN (
+            SELECT organization_id, key FROM idempotency_keys
+            WHERE created_at < ${new Date(at.getTime() - Duration.toMillis(IDEMPOTENCY_TTL))} AND (state = 'done' OR lease_until < ${at})
+            ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING key`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
     })
   }))
 }

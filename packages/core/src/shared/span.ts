@@ -17,3 +17,17 @@ export const traced = (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>
   Effect.withFiber((fiber) =>
     fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer ? effect : Effect.withSpan(effect, name, NO_STACK)
   )
+
+/**
+ * The same, for a span whose name and attributes are built per call (a request's span):
+ * `span` runs only when traced, so untraced requests build no string or object for it.
+ */
+export const tracedWith = (
+  span: () => { readonly name: string; readonly kind?: Tracer.SpanKind; readonly attributes?: Record<string, unknown> }
+) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return effect
+    const { name, ...options } = span()
+    return Effect.withSpan(effect, name, { ...options, ...NO_STACK })
+  })

@@ -22,12 +22,13 @@
  * lock or slot row held for the whole HTTP call (up to DELIVERY_TIMEOUT), a pooled
  * connection idle per attempt, so N processes may send up to N × ENDPOINT_CONCURRENCY.
  */
-import { Duration, Effect, Layer, Schema, Semaphore } from "effect"
+import { Duration, Effect, Layer, Metric, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { type Job, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
+import { webhookOutcome } from "../operating/metrics.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
@@ -156,6 +157,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       const at = yield* now
       const delivered = outcome.error === undefined
       const status = delivered ? "delivered" : job.attempts >= maxAttempts(policy) ? "failed" : "pending"
+      yield* Metric.update(status === "delivered" ? webhookOutcome.delivered : status === "failed" ? webhookOutcome.failed : webhookOutcome.retried, 1)
       yield* sql`UPDATE webhook_deliveries SET status = ${status}, status_code = ${outcome.statusCode ?? null},
           error = ${outcome.error ?? null}, attempts = ${job.attempts}, last_attempt_at = ${at},
           delivered_at = ${delivered ? at : null}, updated_at = ${at}
@@ -187,6 +189,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       if (!row.enabled || row.event === null) {
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = ${row.enabled ? "event_deleted" : "webhook_disabled"},
           updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
+        yield* Metric.update(webhookOutcome.failed, 1)
         return
       }
       const secret = yield* signingSecret(row.webhook_id, row.secret)
@@ -194,6 +197,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         // Sealed under another INBOX_SECRET_KEY: no signature we could make would verify.
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = 'secret_unreadable', updated_at = ${at}
           WHERE id = ${id}`.pipe(Effect.orDie)
+        yield* Metric.update(webhookOutcome.failed, 1)
         yield* Effect.logError("a webhook secret does not open with INBOX_SECRET_KEY", { webhook_id: row.webhook_id })
         return
       }
