@@ -148,8 +148,8 @@ export class Billing extends Context.Service<Billing, {
     const settings = yield* Settings
     const configured = settings.billing ?? {}
     const providers: Partial<Record<ProviderId, BillingProvider>> = {
-      ...(configured.stripe === undefined ? {} : { stripe: stripeProvider(configured.stripe) }),
-      ...(configured.razorpay === undefined ? {} : { razorpay: razorpayProvider(configured.razorpay) })
+      ...(configured.stripe === undefined ? {} : { stripe: yield* stripeProvider(configured.stripe) }),
+      ...(configured.razorpay === undefined ? {} : { razorpay: yield* razorpayProvider(configured.razorpay) })
     }
     const returnUrl = `${settings.publicUrl}/billing`
 

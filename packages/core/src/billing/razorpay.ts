@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import Razorpay from "razorpay"
+import type Razorpay from "razorpay"
 import { BillingProviderError, InvalidSignature } from "../errors/errors.ts"
 import type { BillingSettings } from "../settings/Settings.ts"
 import { type BillingProvider, planOfPrice, providerText, type SubscriptionStatus } from "./Provider.ts"
@@ -80,8 +80,12 @@ interface WebhookBody {
   }
 }
 
-export const razorpayProvider = (settings: RazorpaySettings): BillingProvider => {
-  const client = new Razorpay({ key_id: settings.keyId, key_secret: settings.keySecret })
+export const razorpayProvider = (settings: RazorpaySettings): Effect.Effect<BillingProvider> =>
+  // The SDK is loaded only when Razorpay is configured, so an unconfigured server never pays for it at start.
+  Effect.map(Effect.promise(() => import("razorpay")), ({ default: RazorpaySdk }) => makeRazorpayProvider(RazorpaySdk, settings))
+
+const makeRazorpayProvider = (RazorpaySdk: typeof Razorpay, settings: RazorpaySettings): BillingProvider => {
+  const client = new RazorpaySdk({ key_id: settings.keyId, key_secret: settings.keySecret })
   if (settings.apiUrl !== undefined) pointAt(client, settings.apiUrl)
   const call = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: failed })
   const invalid = () =>
@@ -108,7 +112,7 @@ export const razorpayProvider = (settings: RazorpaySettings): BillingProvider =>
         const text = Buffer.from(body).toString("utf8")
         const signature = headers["x-razorpay-signature"]
         // The SDK throws when an argument is missing: that is a missing signature too.
-        const valid = signature !== undefined && (yield* Effect.try({ try: () => Razorpay.validateWebhookSignature(text, signature, settings.webhookSecret), catch: invalid }))
+        const valid = signature !== undefined && (yield* Effect.try({ try: () => RazorpaySdk.validateWebhookSignature(text, signature, settings.webhookSecret), catch: invalid }))
         if (!valid) return yield* invalid()
         // Razorpay sends the id in a header; a body without one is named by its digest, so a replay is still a replay.
         const eventId = headers["x-razorpay-event-id"] ?? `sha256:${createHash("sha256").update(body).digest("hex")}`

@@ -9,7 +9,7 @@
  * whole subscription, so each one is a complete state.
  */
 import { Effect } from "effect"
-import Stripe from "stripe"
+import type Stripe from "stripe"
 import { BillingProviderError, InvalidSignature } from "../errors/errors.ts"
 import type { BillingSettings } from "../settings/Settings.ts"
 import { type BillingProvider, planOfPrice, providerText, type SubscriptionStatus } from "./Provider.ts"
@@ -52,10 +52,14 @@ interface SubscriptionFields {
   readonly items?: { readonly data: ReadonlyArray<{ readonly price?: { readonly id: string }; readonly current_period_end?: number }> }
 }
 
-export const stripeProvider = (settings: StripeSettings): BillingProvider => {
+export const stripeProvider = (settings: StripeSettings): Effect.Effect<BillingProvider> =>
+  // The SDK is loaded only when Stripe is configured: it is a third of a second of every start.
+  Effect.map(Effect.promise(() => import("stripe")), ({ default: StripeSdk }) => makeStripeProvider(StripeSdk, settings))
+
+const makeStripeProvider = (StripeSdk: typeof Stripe, settings: StripeSettings): BillingProvider => {
   // No automatic retries: a customer is waiting on checkout, portal or cancel, and a retry
   // would double the wait of an outage before its 502; they can simply ask again.
-  const client = new Stripe(settings.secretKey, { ...endpoint(settings.apiUrl), maxNetworkRetries: 0 })
+  const client = new StripeSdk(settings.secretKey, { ...endpoint(settings.apiUrl), maxNetworkRetries: 0 })
   const call = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: failed })
 
   return {

@@ -24,8 +24,6 @@
  * refuse the newer checksum headers. Any S3 error other than "no such object" is a defect.
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
-import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Effect, Layer, Stream } from "effect"
 import type { Readable } from "node:stream"
 import { BlobStore, checkSha256, notStored } from "./BlobStore.ts"
@@ -96,6 +94,10 @@ const isNoSuchObject = (error: unknown) => {
 export const layerS3 = (url: string | S3Location) =>
   Layer.effect(BlobStore, Effect.gen(function*() {
     const location = typeof url === "string" ? yield* Effect.try({ try: () => parseBlobUrl(url), catch: (e) => e }) : url
+    // The SDK is loaded only when S3 is the store: it is half a second of every start otherwise.
+    const [{ DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client }, { getSignedUrl }] = yield* Effect.promise(() =>
+      Promise.all([import("@aws-sdk/client-s3"), import("@aws-sdk/s3-request-presigner")])
+    )
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new S3Client({

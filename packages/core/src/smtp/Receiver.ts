@@ -16,10 +16,10 @@
  *   acknowledged is ever lost.
  */
 import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
-import { authenticate } from "mailauth"
+import type { authenticate } from "mailauth"
 import { readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
-import { SMTPServer, type SMTPServerOptions } from "smtp-server"
+import type { SMTPServerOptions } from "smtp-server"
 import { Config } from "effect"
 import { Dns } from "../dns/Dns.ts"
 import { type AuthResult, type AuthVerdicts, Inbound } from "../inbound/Inbound.ts"
@@ -63,6 +63,8 @@ const smtpError = (code: number, message: string) => Object.assign(new Error(mes
 export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port: number }>()("inbox/SmtpReceiver") {
   static readonly layer = (options: ReceiverOptions) =>
     Layer.effect(SmtpReceiver, Effect.gen(function*() {
+      // Loaded only when the receiver is on: mailauth and smtp-server are most of a second of every start otherwise.
+      const [{ authenticate }, { SMTPServer }] = yield* Effect.promise(() => Promise.all([import("mailauth"), import("smtp-server")]))
       const inbound = yield* Inbound
       const dns = yield* Dns
       const settings = yield* Settings
