@@ -34,7 +34,10 @@ const count = async (side: "bare" | "ours", index: number): Promise<number> => {
   const out = join(dir, `${side}-${index}.out`)
   await promisify(execFile)("valgrind", [
     "--tool=callgrind", "--dump-before=*GetUptime*", `--callgrind-out-file=${out}`,
-    process.execPath, loop, side, String(index), String(warm), String(n)
+    // one thread: V8 compiles and collects on the main thread, at points fixed by the code,
+    // not by how its background threads were scheduled (with them, two runs of the same
+    // code counted 2.8 and 5.0 M instructions per 5 KB message)
+    process.execPath, "--single-threaded", loop, side, String(index), String(warm), String(n)
   ], { maxBuffer: 1 << 24 })
   // dump 1: start-up and warm-up; dump 2: the counted calls; the last file: exit
   const summary = /^summary: (\d+)$/m.exec(readFileSync(`${out}.2`, "utf8"))
@@ -50,7 +53,7 @@ await Promise.all([worker(), worker()])
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
 const body = [
-  `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()} with \`node bench/parse-instructions.ts\`: instructions per message under \`valgrind --tool=callgrind\`, counted after a warm-up (so JIT-compiled code, as in a long-running server), each side in its own process. Unlike the wall-clock ratios of the Parse section, these do not move with the machine's load.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()} with \`node bench/parse-instructions.ts\`: instructions per message under \`valgrind --tool=callgrind\`, counted after a warm-up (so JIT-compiled code, as in a long-running server), each side in its own process. Unlike the wall-clock ratios of the Parse section, these do not move with the machine's load (V8 runs single-threaded here, so its compiler and collector run at the same points in every run).`,
   "",
   "| message | bare `simpleParser` instructions/msg | Mail.parse instructions/msg | ratio ours/bare (below 1 is less work) |",
   "|---|---:|---:|---:|",

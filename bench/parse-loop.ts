@@ -1,12 +1,14 @@
 /**
- * One side of the parse benchmark in a loop, for deterministic profilers: `valgrind
- * --tool=callgrind` counts instructions whatever the machine's load, and `node
- * --cpu-prof` shows where they go. Runs `warm` calls, then `n` more; the instructions of
- * `n` calls are the difference between a run with `n` and one with `n = 0`.
+ * One side of the parse benchmark in a loop, for profilers: `valgrind --tool=callgrind`
+ * counts instructions whatever the machine's load, and `node --cpu-prof` shows where time
+ * goes. Runs `warm` calls, then `n` more, and calls `os.uptime()` (node::os::GetUptime,
+ * which nothing else here calls) before and after the `n`, so that callgrind's
+ * `--dump-before=*GetUptime*` counts them in a file of their own (the second dump):
  *
- *   node --import tsx bench/parse-loop.ts <bare|ours> <message index 0-3> <warm> <n>
+ *   valgrind --tool=callgrind --dump-before='*GetUptime*' node --single-threaded bench/parse-loop.ts <bare|ours> <message 0-3> <warm> <n>
  *
- * Message 3 is the whole reply corpus, one after the other.
+ * Message 3 is the whole reply corpus, one after the other. bench/parse-instructions.ts
+ * runs this for every message and side.
  */
 import { createRequire } from "node:module"
 import { uptime } from "node:os"
