@@ -153,16 +153,18 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
 
   const record = (id: string, job: Job, outcome: Attempt) =>
     Effect.gen(function*() {
-      if (outcome.error === undefined) return yield* recordDelivered({ id, statusCode: outcome.statusCode ?? 200, attempts: job.attempts })
+      if (outcome.error === undefined) {
+        yield* recordDelivered({ id, statusCode: outcome.statusCode ?? 200, attempts: job.attempts })
+        return yield* Metric.update(webhookOutcome.delivered, 1)
+      }
+      // A failed attempt: retried after the policy's wait, or failed for good on the last one.
       const at = yield* now
-      const delivered = outcome.error === undefined
-      const status = delivered ? "delivered" : job.attempts >= maxAttempts(policy) ? "failed" : "pending"
-      yield* Metric.update(status === "delivered" ? webhookOutcome.delivered : status === "failed" ? webhookOutcome.failed : webhookOutcome.retried, 1)
+      const status = job.attempts >= maxAttempts(policy) ? "failed" : "pending"
+      yield* Metric.update(status === "failed" ? webhookOutcome.failed : webhookOutcome.retried, 1)
       yield* sql`UPDATE webhook_deliveries SET status = ${status}, status_code = ${outcome.statusCode ?? null},
-          error = ${outcome.error ?? null}, attempts = ${job.attempts}, last_attempt_at = ${at},
-          delivered_at = ${delivered ? at : null}, updated_at = ${at}
+          error = ${outcome.error}, attempts = ${job.attempts}, last_attempt_at = ${at}, delivered_at = NULL, updated_at = ${at}
         WHERE id = ${id}`.pipe(Effect.orDie)
-      if (!delivered) return yield* new JobFailed({ message: outcome.error ?? "failed", retry: true })
+      return yield* new JobFailed({ message: outcome.error, retry: true })
     })
 
   /** The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are plain. */
