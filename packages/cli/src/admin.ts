@@ -71,7 +71,12 @@ export const SERVE_SETTINGS = [
   { flag: "--smtp-tls-cert <file>", env: "INBOX_SMTP_TLS_CERT", help: "PEM certificate for the SMTP receiver's STARTTLS" },
   { flag: "--smtp-tls-key <file>", env: "INBOX_SMTP_TLS_KEY", help: "PEM private key for the SMTP receiver's STARTTLS" },
   { flag: "--smtp-max-connections <n>", env: "INBOX_SMTP_MAX_CONNECTIONS", help: "open SMTP connections per client IP at most (default 20)" },
-  { flag: "--smtp-messages-per-minute <n>", env: "INBOX_SMTP_MESSAGES_PER_MINUTE", help: "messages per minute per client IP at most (default 6000)" }
+  { flag: "--smtp-messages-per-minute <n>", env: "INBOX_SMTP_MESSAGES_PER_MINUTE", help: "messages per minute per client IP at most (default 6000)" },
+  { flag: "--retention-trash-days <n>", env: "INBOX_RETENTION_TRASH_DAYS", help: "days a message stays in trash before it is purged (default 30)" },
+  { flag: "--retention-jobs-days <n>", env: "INBOX_RETENTION_JOBS_DAYS", help: "days finished jobs are kept (default 7)" },
+  { flag: "--retention-events-days <n>", env: "INBOX_RETENTION_EVENTS_DAYS", help: "days events are kept (default 90)" },
+  { flag: "--retention-batch <n>", env: "INBOX_RETENTION_BATCH", help: "rows a purge statement deletes at most (default 500)" },
+  { flag: "--retention-interval-minutes <n>", env: "INBOX_RETENTION_INTERVAL_MINUTES", help: "minutes between purges (default 60)" }
 ] as const
 
 /** Flags every storage-using command accepts (defined once on the program). */
