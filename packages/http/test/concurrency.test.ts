@@ -17,6 +17,7 @@ import {
   TestApp
 } from "@inbox/testkit"
 import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
 const url = process.env[POSTGRES_ENV]
@@ -157,6 +158,28 @@ if (url !== undefined && url !== "") {
           assert.strictEqual(usage.status, 200, usage.text)
           assert.strictEqual(usage.body.message_count[0].value, 27)
           assert.strictEqual(usage.body.thread_count[0].value, 3)
+        }))
+
+      it.effect("metric folds running at once on several connections, while changes keep coming, count every change once", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { organizationId } = yield* newOrganization({ plan: "scale" })
+          const at = new Date()
+          const append = (n: number) =>
+            sql`SELECT metric_add(${organizationId}, NULL, NULL, 'message.received', ${at}, 1) FROM generate_series(1, ${n})`
+          const fold = sql`SELECT metric_fold(40)`
+          yield* append(300)
+          yield* Effect.all([
+            ...Array.from({ length: 6 }, () => Effect.repeat(fold, { times: 4 })),
+            ...Array.from({ length: 4 }, () => Effect.repeat(append(25), { times: 3 }))
+          ], { concurrency: "unbounded" })
+          yield* Effect.repeat(sql`SELECT metric_fold(100000)`, { times: 1 })
+          const counted = yield* sql<{ n: string }>`SELECT sum(value)::text AS n FROM metric_counts
+            WHERE scope_id = ${organizationId} AND metric = 'message.received' AND resolution = 0`
+          assert.strictEqual(Number(counted[0]!.n), 300 + 4 * 4 * 25)
+          const minutes = yield* sql<{ n: string }>`SELECT sum(value)::text AS n FROM metric_counts
+            WHERE scope_id = ${organizationId} AND metric = 'message.received' AND resolution = 60`
+          assert.strictEqual(Number(minutes[0]!.n), 300 + 4 * 4 * 25)
         }))
 
       it.effect("concurrent inbox creates cannot pass the plan's limit", () =>

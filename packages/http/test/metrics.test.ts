@@ -76,6 +76,33 @@ for (const storage of storages()) {
           assert.deepStrictEqual(latest(after.body), { message_count: 0, inbox_count: 0 })
         }))
 
+      it.effect("counters are exact whether their changes are folded or not: a fold changes no answer", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const sql = yield* SqlClient.SqlClient
+          yield* deliverMail(w.email, { subject: "one", text: "first" })
+          yield* deliverMail(w.email, { subject: "two", text: "second" })
+          const read = Effect.gen(function*() {
+            const usage = yield* w.get(`/v0/inboxes/${w.inboxId}/metrics/usage?usage_types=message_count,thread_count,storage_bytes`)
+            const events = yield* w.get("/v0/metrics/events?event_types=message.received")
+            return { usage: latest(usage.body), received: events.body.counts["message.received"] as number }
+          })
+          const pending = yield* read
+          assert.strictEqual(pending.usage.message_count, 2)
+          assert.strictEqual(pending.received, 2)
+          const waiting = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM metric_changes WHERE organization_id = ${w.org.organizationId}`
+          assert.isAbove(waiting[0]!.n, 0, "the deliveries appended changes")
+          yield* sql`SELECT metric_fold(3)`
+          yield* sql`SELECT metric_fold(100000)`
+          const left = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM metric_changes WHERE organization_id = ${w.org.organizationId}`
+          assert.strictEqual(left[0]!.n, 0)
+          assert.deepStrictEqual(yield* read, pending)
+          yield* deliverMail(w.email, { subject: "three", text: "third" })
+          const after = yield* read
+          assert.strictEqual(after.usage.message_count, 3)
+          assert.strictEqual(after.received, 3)
+        }))
+
       it.effect("usage and rates also answer under pods and inboxes; scope applies and a pod outside it is 404", () =>
         Effect.gen(function*() {
           const w = yield* setUp

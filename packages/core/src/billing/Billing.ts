@@ -155,7 +155,7 @@ export class Billing extends Context.Service<Billing, {
 
     const total = (organizationId: string, metric: string) =>
       Effect.map(
-        sql`SELECT coalesce(sum(value), 0) AS n FROM metric_counts WHERE scope_id = ${organizationId} AND metric = ${metric} AND resolution = 0`.pipe(decodeRows(Count)),
+        sql`SELECT coalesce(sum(value), 0) AS n FROM metric_values WHERE scope_id = ${organizationId} AND metric = ${metric} AND resolution = 0`.pipe(decodeRows(Count)),
         (rows) => Number(rows[0]?.n ?? 0)
       )
 

@@ -2,13 +2,15 @@
  * Metrics (spec: Metric series, Metrics, Limits): usage running totals, event counts and
  * per-recipient rates of an organization, a pod or an inbox.
  *
- * Nothing here scans messages or events. Every change that moves a metric adds to the
- * counters of `metric_counts` in its own transaction (triggers of migration 0007): an
- * all-time total per scope and metric, and per-minute and per-hour sums, each split in up
- * to 16 shards that queries add up (0017: concurrent writers do not take turns). A query reads the
- * hour rows when its period is a whole number of hours and the minute rows otherwise, so
- * its cost depends on the window (at most 90 days: 2,160 hour rows or 129,600 minute rows
- * per metric), never on how many messages or events there are.
+ * Nothing here scans messages or events. Every change that moves a metric appends one row
+ * to `metric_changes` in its own transaction (triggers of migration 0007, 0020), and
+ * `layerFold` folds those rows every FOLD_INTERVAL into the counters of `metric_counts`: an
+ * all-time total per scope and metric, and per-minute and per-hour sums. Queries read the
+ * view `metric_values` (the counters plus the changes not folded yet), so they count every
+ * committed change exactly once, folded or not. A query reads the hour rows when its period
+ * is a whole number of hours and the minute rows otherwise, so its cost depends on the
+ * window (at most 90 days: 2,160 hour rows or 129,600 minute rows per metric) and on the
+ * last second's changes, never on how many messages or events there are.
  *
  * Query rules (README, "Metrics"): `period` is in seconds, a multiple of 60 (default
  * 3600); `limit` is the number of buckets (default 24, at most 1,000); buckets are aligned
@@ -19,7 +21,7 @@
  * events is 422 range_too_large. Scope applies: a pod or inbox key reads its own pod or
  * inbox on the organization routes, and a pod or inbox outside its scope is 404.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Cause, Clock, Context, Effect, Layer, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../access/Principal.ts"
 import { type NotFound, RangeTooLarge, type ValidationError } from "../errors/errors.ts"
@@ -41,6 +43,12 @@ export const MAX_DAYS_BACK = 90
 export const MAX_RATE_EVENTS = 200_000
 export const DEFAULT_PERIOD = 3600
 export const DEFAULT_BUCKETS = 24
+
+/** How often the server folds appended metric changes into the counters. */
+export const FOLD_INTERVAL = "1 second"
+
+/** Changes one fold transaction takes; a fold repeats until it takes fewer. */
+export const FOLD_BATCH = 10_000
 
 const DAY_MS = 86_400_000
 const MINUTE_MS = 60_000
@@ -154,7 +162,7 @@ export class Metrics extends Context.Service<Metrics, {
 
     /** Bucket sums of `metrics` at one resolution in [from, to). */
     const bucketRows = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number) =>
-      sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_counts
+      sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_values
         WHERE scope_id = ${scopeId} AND metric IN ${sql.in(metrics)} AND resolution = ${resolution}
           AND bucket >= ${new Date(from)} AND bucket < ${new Date(to)}
         GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
@@ -176,7 +184,7 @@ export class Metrics extends Context.Service<Metrics, {
         const types = yield* typesOf("usage_types", query.usage_types, USAGE_TYPES)
         const w = yield* seriesWindow(query, yield* Clock.currentTimeMillis)
         const scopeId = yield* scopeOf(principal, place)
-        const totals = yield* sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_counts
+        const totals = yield* sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_values
           WHERE scope_id = ${scopeId} AND metric IN ${sql.in(types)} AND resolution = 0
           GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
         const deltas = yield* perBucket(scopeId, types, w)
@@ -248,5 +256,23 @@ export class Metrics extends Context.Service<Metrics, {
         return result
       })
     })
+  }))
+
+  /**
+   * Folds appended metric changes into the counters every FOLD_INTERVAL (the server's
+   * layer). Readers count unfolded changes too, so a fold changes what queries cost, never
+   * what they answer; several processes may fold at once (migration 0020 says why each
+   * change still counts once).
+   */
+  static readonly layerFold = Layer.effectDiscard(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const foldOnce = sql<{ n: string | number }>`SELECT metric_fold(${FOLD_BATCH}) AS n`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.orDie)
+    const foldAll: Effect.Effect<void> = Effect.flatMap(foldOnce, (n) => n === FOLD_BATCH ? foldAll : Effect.void)
+    yield* foldAll.pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("metric fold failed", Cause.pretty(cause))),
+      Effect.repeat(Schedule.spaced(FOLD_INTERVAL)),
+      Effect.forkScoped
+    )
   }))
 }
