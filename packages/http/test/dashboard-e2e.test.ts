@@ -7,7 +7,7 @@
  * loopback. With DASHBOARD_SCREENSHOTS=1, screenshots of the main pages land in
  * docs/screenshots/ for the README.
  */
-import { BlobStores, Egress, Engine, Ids, Organizations } from "@inbox/core"
+import { BlobStores, Egress, Engine, Ids, Organizations, Suppressions } from "@inbox/core"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { CapturedMail, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -24,7 +24,7 @@ const SHOTS = new URL("../../../docs/screenshots/", import.meta.url)
 
 let port = 0
 let url = ""
-let runtime: ManagedRuntime.ManagedRuntime<CapturedMail | Organizations, unknown>
+let runtime: ManagedRuntime.ManagedRuntime<CapturedMail | Organizations | Suppressions, unknown>
 let browser: Browser
 // A server on another loopback port: the "remote" images and the other site's form.
 let elsewhere: Server
@@ -94,8 +94,8 @@ const createInbox = async (page: Page, username: string) => {
   return (await link.textContent()) ?? ""
 }
 
-const mail = (to: string, subject: string, body: string, type = "text/plain") =>
-  `From: Ann <ann@example.org>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${Math.random().toString(36).slice(2)}@example.org>\r\nContent-Type: ${type}; charset=utf-8\r\n\r\n${body}\r\n`
+const mail = (to: string, subject: string, body: string, type = "text/plain", id = `<${Math.random().toString(36).slice(2)}@example.org>`, extra = "") =>
+  `From: Ann <ann@example.org>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: ${id}\r\n${extra}Content-Type: ${type}; charset=utf-8\r\n\r\n${body}\r\n`
 
 beforeAll(async () => {
   port = await freePort()
@@ -257,6 +257,16 @@ const explained = (page: Page, locator: ReturnType<Page["locator"]>) =>
     throw new Error(`${e}: ${await page.locator("#error").textContent()} / ${await page.locator("main").textContent()}`)
   })
 
+/** The signed-in person's organization (GET /auth/me). */
+const organizationOf = async (page: Page) =>
+  ((await page.evaluate(() => fetch("/auth/me").then((r) => r.json()))) as { organization_id: string }).organization_id
+
+/** The Free plan has no custom domains: the operator puts the page's organization on Pro. */
+const onPro = async (page: Page) => {
+  const organization = await organizationOf(page)
+  await runtime.runPromise(Organizations.use((o) => o.setPlan(organization, "pro", "admin")))
+}
+
 /** A signed-in owner in a fresh context; confirm() dialogs are accepted. */
 const owner = async (name: string) => {
   const context = await browser.newContext()
@@ -369,9 +379,7 @@ describe("Dashboard pages of the organization in Chromium", () => {
 
   it("a domain added lists the DNS records to publish with their status, its zone file, and verifies on demand", async () => {
     const { context, page } = await owner("domains")
-    // The Free plan has no custom domains: the operator puts this organization on Pro.
-    const me = (await page.evaluate(() => fetch("/auth/me").then((r) => r.json()))) as { organization_id: string }
-    await runtime.runPromise(Organizations.use((o) => o.setPlan(me.organization_id, "pro", "admin")))
+    await onPro(page)
     await navigate(page, "Domains")
     await page.getByLabel("Domain name").fill("mail.example.net")
     await page.getByRole("button", { name: "Add domain" }).click()
@@ -437,6 +445,252 @@ describe("Dashboard pages of the organization in Chromium", () => {
     assert.include(await page.locator("svg.chart").first().getAttribute("aria-label") ?? "", "latest")
     await page.getByRole("img", { name: /message\.received 1/ }).waitFor()
     await shot(page, "metrics")
+    await context.close()
+  }, 60_000)
+})
+
+/** Calls the API from the page with its session and CSRF token, as the dashboard does: the state the pages should show. */
+const asSession = (page: Page, method: string, path: string, body?: unknown) =>
+  page.evaluate(async ([method, path, body]) => {
+    const me = (await fetch("/auth/me").then((r) => r.json())) as { csrf_token: string }
+    const headers: Record<string, string> = { "x-csrf-token": me.csrf_token }
+    if (body !== undefined) headers["content-type"] = "application/json"
+    const res = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    const text = await res.text()
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as Record<string, any> }
+  }, [method, path, body] as const)
+
+/** Picks a scope in the page's picker and switches to it. */
+const switchScope = async (page: Page, label: string) => {
+  await page.getByLabel("Scope", { exact: true }).selectOption({ label })
+  await page.getByRole("button", { name: "Switch scope" }).click()
+}
+
+/** The page does not scroll sideways at phone width: its content fits (wide tables scroll inside themselves). */
+const fitsPhone = async (page: Page) => {
+  await page.setViewportSize({ width: 375, height: 800 })
+  const [content, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+  assert.isAtMost(content, viewport, "no sideways scroll at phone width")
+}
+
+describe("Dashboard pages at a pod's or an inbox's scope in Chromium", () => {
+  it("an inbox's receive block list is chosen with the scope picker by keyboard: an entry added there is on the inbox's list, not the organization's", async () => {
+    const { context, page } = await owner("scoper")
+    const address = await createInbox(page, `scoped${emails}`)
+    await navigate(page, "Lists")
+    const picker = page.getByLabel("Scope", { exact: true })
+    await picker.waitFor()
+    // The options: the organization, the default pod, the inbox. Arrowing through them does not navigate; the button does.
+    await picker.focus()
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("ArrowDown")
+    assert.strictEqual(new URL(page.url()).hash, "#/lists")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await explained(page, page.getByTestId("list-scope").filter({ hasText: `inbox ${address}` }))
+    assert.match(new URL(page.url()).hash, /^#\/inbox\/inbox_[0-9a-f]+\/lists\/receive\/block$/)
+    await page.getByLabel("Address or domain").fill("pest.example")
+    await page.getByRole("button", { name: "Add entry" }).click()
+    await page.getByRole("table", { name: "receive block list" }).getByRole("cell", { name: "pest.example", exact: true }).waitFor()
+    await fitsPhone(page)
+    const inboxList = await asSession(page, "GET", `/v0/inboxes/${encodeURIComponent(address)}/lists/receive/block`)
+    assert.deepStrictEqual(inboxList.body["entries"].map((e: { entry: string }) => e.entry), ["pest.example"])
+    const organizationList = await asSession(page, "GET", "/v0/lists/receive/block")
+    assert.deepStrictEqual(organizationList.body["entries"], [])
+    // The inbox's own page leads to the same list.
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "This inbox's lists" }).click()
+    await page.getByRole("cell", { name: "pest.example", exact: true }).waitFor()
+    await switchScope(page, "the whole organization")
+    await page.getByText("This list is empty.").waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("a webhook created at a pod's scope is that pod's: listed under the pod, and shown with its pod in the organization's list", async () => {
+    const { context, page } = await owner("podhooks")
+    const pod = await asSession(page, "POST", "/v0/pods", { name: "sales" })
+    assert.strictEqual(pod.status, 200, JSON.stringify(pod.body))
+    await navigate(page, "Webhooks")
+    await switchScope(page, "pod sales")
+    await explained(page, page.getByTestId("webhook-scope").filter({ hasText: "pod sales" }))
+    const hook = `${receiverUrl}?pod=sales`
+    await page.getByLabel("URL").fill(hook)
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    await page.getByTestId("secret").waitFor()
+    await page.getByRole("link", { name: hook }).waitFor()
+    const listed = await asSession(page, "GET", `/v0/pods/${pod.body["pod_id"]}/webhooks`)
+    assert.deepStrictEqual(listed.body["webhooks"].map((w: { url: string }) => w.url), [hook])
+    assert.strictEqual(listed.body["webhooks"][0].pod_id, pod.body["pod_id"])
+    await switchScope(page, "the whole organization")
+    const row = page.getByRole("row").filter({ hasText: hook })
+    await row.waitFor()
+    assert.include((await row.textContent()) ?? "", "pod sales")
+    // Its page leads back to the pod's webhooks.
+    await page.getByRole("link", { name: hook }).click()
+    await page.getByRole("link", { name: "← The pod's webhooks" }).click()
+    await page.getByTestId("webhook-scope").filter({ hasText: "pod sales" }).waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("a domain added at a pod's scope belongs to that pod: listed under it and not under another pod, its records and verify on the pod's page", async () => {
+    const { context, page } = await owner("poddomains")
+    await onPro(page)
+    const pod = await asSession(page, "POST", "/v0/pods", { name: "brand" })
+    await navigate(page, "Domains")
+    // Domains have no inbox scope in the API: the picker offers the organization and pods only.
+    assert.strictEqual(await page.getByLabel("Scope", { exact: true }).locator("optgroup[label=Inboxes]").count(), 0)
+    await switchScope(page, "pod brand")
+    await explained(page, page.getByTestId("domain-scope").filter({ hasText: "pod brand" }))
+    await page.getByLabel("Domain name").fill("brand.example.net")
+    await page.getByRole("button", { name: "Add domain" }).click()
+    await explained(page, page.getByRole("table", { name: "DNS records" }))
+    assert.match(new URL(page.url()).hash, /^#\/pod\/pod_[0-9a-f]+\/domain\/brand\.example\.net$/)
+    await page.getByRole("button", { name: "Verify" }).click()
+    await page.getByText("Verification checked").waitFor()
+    const underPod = await asSession(page, "GET", `/v0/pods/${pod.body["pod_id"]}/domains`)
+    assert.deepStrictEqual(underPod.body["domains"].map((d: { domain: string }) => d.domain), ["brand.example.net"])
+    await page.getByRole("link", { name: "← The pod's domains" }).click()
+    await page.getByRole("link", { name: "brand.example.net" }).waitFor()
+    await switchScope(page, "pod default")
+    await page.getByTestId("domain-scope").filter({ hasText: "pod default" }).waitFor()
+    await page.getByText("No custom domains yet.").waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("metrics at an inbox's scope count that inbox's mail only, and say that event counts are the organization's", async () => {
+    const { context, page } = await owner("podmetrics")
+    const busy = await createInbox(page, `busy${emails}`)
+    const quiet = await createInbox(page, `quiet${emails}`)
+    await deliver(busy, mail(busy, "Counted here", "One message."))
+    await navigate(page, "Metrics")
+    await switchScope(page, `inbox ${busy}`)
+    await explained(page, page.getByTestId("metrics-scope").filter({ hasText: busy }))
+    await page.getByRole("img", { name: /^message_count: latest 1,/ }).waitFor()
+    await page.getByText("Event counts are kept for the whole organization only").waitFor()
+    await switchScope(page, `inbox ${quiet}`)
+    await page.getByTestId("metrics-scope").filter({ hasText: quiet }).waitFor()
+    await page.getByRole("img", { name: /^message_count: latest 0,/ }).waitFor()
+    // The period is kept in the address with the scope.
+    await page.getByLabel("Period of each bar").selectOption("86400")
+    await page.getByRole("button", { name: "Show", exact: true }).click()
+    await page.waitForURL(/#\/inbox\/inbox_[0-9a-f]+\/metrics\/86400$/)
+    await page.getByTestId("metrics-scope").filter({ hasText: quiet }).waitFor()
+    await context.close()
+  }, 60_000)
+})
+
+describe("Dashboard webhook headers, message labels and suppressions in Chromium", () => {
+  it("a webhook's custom headers are set at creation and changed on its page: names shown, values never, and deliveries carry them", async () => {
+    const { context, page } = await owner("headers")
+    await navigate(page, "Webhooks")
+    const hook = `${receiverUrl}?headers=1`
+    await page.getByLabel("URL").fill(hook)
+    await page.getByLabel(/^Custom headers/).fill("X-Team: mail\nAuthorization: Bearer s3cret-token")
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    await page.getByTestId("secret").waitFor()
+    await page.getByRole("link", { name: hook }).click()
+    const names = page.getByRole("list", { name: "Custom headers" })
+    await explained(page, names)
+    assert.deepStrictEqual(await names.getByRole("listitem").allTextContents(), ["authorization×", "x-team×"])
+    assert.notInclude((await page.locator("main").textContent()) ?? "", "s3cret-token", "header values are write-only")
+    await page.getByRole("button", { name: "Send test event" }).click()
+    await page.getByText("Test event delivered").waitFor()
+    const first = received.filter((r) => r.url.endsWith("?headers=1")).at(-1)?.headers ?? {}
+    assert.strictEqual(first["x-team"], "mail")
+    assert.strictEqual(first["authorization"], "Bearer s3cret-token")
+    // A header the delivery sets itself is refused in the API's words.
+    await page.getByLabel("Header name").fill("Content-Type")
+    await page.getByLabel("Header value").fill("text/plain")
+    await page.getByRole("button", { name: "Set header" }).click()
+    await page.locator("#error").filter({ hasText: "This header is set by the delivery and cannot be replaced" }).waitFor()
+    await page.getByLabel("Header name").fill("X-Env")
+    await page.getByLabel("Header value").fill("staging")
+    await page.getByRole("button", { name: "Set header" }).click()
+    await page.getByText("Header X-Env set.").waitFor()
+    await page.getByRole("button", { name: "Remove header authorization" }).click()
+    await page.getByText("Header authorization removed.").waitFor()
+    assert.deepStrictEqual(await names.getByRole("listitem").allTextContents(), ["x-env×", "x-team×"])
+    await page.getByRole("button", { name: "Send test event" }).click()
+    await page.getByText("Test event delivered").waitFor()
+    const second = received.filter((r) => r.url.endsWith("?headers=1")).at(-1)?.headers ?? {}
+    assert.strictEqual(second["x-env"], "staging")
+    assert.notProperty(second, "authorization")
+    // The URL and event types change on the same page.
+    await page.getByLabel("message.sent", { exact: true }).uncheck()
+    await page.getByRole("button", { name: "Save changes" }).click()
+    await page.getByText("Webhook saved.").waitFor()
+    const saved = await asSession(page, "GET", "/v0/webhooks")
+    assert.notInclude(saved.body["webhooks"][0].event_types, "message.sent")
+    assert.include(saved.body["webhooks"][0].event_types, "message.received")
+    await context.close()
+  }, 60_000)
+
+  it("a label added to one message of a thread shows on that message only, stays after a reload, and is removed from it", async () => {
+    const { context, page } = await owner("msglabels")
+    const address = await createInbox(page, `msglabels${emails}`)
+    const firstId = `<budget-${emails}@example.org>`
+    await deliver(address, mail(address, "Budget for Q3", "Numbers attached.", "text/plain", firstId))
+    await deliver(address, mail(address, "Re: Budget for Q3", "Agreed.", "text/plain", undefined, `In-Reply-To: ${firstId}\r\nReferences: ${firstId}\r\n`))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Budget for Q3" }).first().click()
+    await explained(page, page.getByRole("article", { name: /^Message 2, from/ }))
+    assert.strictEqual(await page.locator("article.message").count(), 2, "the reply joined the thread")
+    const field = page.getByLabel("Add a label to message 2")
+    await field.fill("todo")
+    await page.getByRole("button", { name: "Add to message 2" }).click()
+    await page.getByRole("button", { name: "Remove todo from message 2" }).waitFor()
+    assert.strictEqual(await page.getByRole("button", { name: "Remove todo from message 1" }).count(), 0, "the other message is unchanged")
+    assert.isTrue(await field.evaluate((el) => el === document.activeElement), "focus stays in the field of the labels just changed")
+    // The thread's labels are its messages': they show the new one too.
+    await page.getByRole("list", { name: "Thread labels" }).getByText("todo").waitFor()
+    await page.reload()
+    await page.getByRole("button", { name: "Remove todo from message 2" }).waitFor()
+    assert.strictEqual(await page.getByRole("button", { name: "Remove todo from message 1" }).count(), 0)
+    await fitsPhone(page)
+    await page.getByRole("button", { name: "Remove todo from message 2" }).click()
+    await page.getByRole("button", { name: "Remove todo from message 2" }).waitFor({ state: "detached" })
+    const messages = await asSession(page, "GET", `/v0/inboxes/${encodeURIComponent(address)}/messages`)
+    for (const m of messages.body["messages"] as Array<{ labels: Array<string> }>) assert.notInclude(m.labels, "todo")
+    await context.close()
+  }, 60_000)
+
+  it("suppressions are listed page by page, and one is deleted after a confirm; one already gone shows not_found in the API's words", async () => {
+    const { context, page } = await owner("suppressor")
+    const dialogs: Array<string> = []
+    page.on("dialog", (d) => void dialogs.push(d.message()))
+    const organization = await organizationOf(page)
+    // One more than a page (50): the second page holds the oldest.
+    for (let i = 0; i <= 50; i++) {
+      const address = `bounced-${String(i).padStart(2, "0")}@example.com`
+      await runtime.runPromise(Suppressions.use((s) => s.add(organization, { address, reason: "bounce" })))
+    }
+    await navigate(page, "Suppressions")
+    const table = page.getByRole("table", { name: "Suppressions" })
+    await explained(page, table)
+    assert.strictEqual(await table.getByRole("row").count(), 51, "a header and 50 rows")
+    await page.getByRole("link", { name: "Next page" }).click()
+    await page.getByRole("link", { name: "First page" }).waitFor()
+    assert.strictEqual(await table.getByRole("row").count(), 2, "a header and the last one")
+    assert.strictEqual(await page.getByRole("link", { name: "Next page" }).count(), 0)
+    await page.getByRole("link", { name: "First page" }).click()
+    await page.getByRole("link", { name: "Next page" }).waitFor()
+    const addressIn = async (row: number) => (await table.getByRole("row").nth(row).getByRole("cell").first().textContent()) ?? ""
+    const [gone, kept] = [await addressIn(1), await addressIn(2)]
+    await page.getByRole("button", { name: `Delete the suppression of ${gone}` }).click()
+    await page.getByText(`${gone} may receive mail again.`).waitFor()
+    assert.include(dialogs.at(-1) ?? "", gone, "the confirm names the address")
+    assert.strictEqual(await table.getByRole("cell", { name: gone, exact: true }).count(), 0)
+    const left = await asSession(page, "GET", "/v0/suppressions?limit=100")
+    assert.strictEqual(left.body["count"], 50)
+    // Deleted elsewhere meanwhile: the page shows the API's not_found body in its words (message, then the fix when it has one).
+    const elsewhere = await asSession(page, "DELETE", `/v0/suppressions/${kept}`)
+    assert.strictEqual(elsewhere.status, 204)
+    const again = await asSession(page, "DELETE", `/v0/suppressions/${kept}`)
+    assert.strictEqual(again.body["code"], "not_found")
+    await page.getByRole("button", { name: `Delete the suppression of ${kept}` }).click()
+    const said = `${again.body["message"]}${again.body["fix"] ? ` — ${again.body["fix"]}` : ""}`
+    await page.locator("#error").filter({ hasText: said }).waitFor()
+    assert.strictEqual(await page.locator("#error").textContent(), said)
     await context.close()
   }, 60_000)
 })

@@ -23,19 +23,29 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       }
     }))
 
-  it.effect("the dashboard's script and stylesheet are served with their types; an unknown file is 404 not_found", () =>
+  it.effect("the dashboard's scripts and stylesheet are served with their types, every module preloaded; an unknown file is 404 not_found", () =>
     Effect.gen(function*() {
       const app = yield* TestApp
       const js = yield* app.request("GET", "/dashboard/app.js")
       assert.strictEqual(js.status, 200)
       assert.match(js.headers.get("content-type") ?? "", /^text\/javascript/)
-      // Every module the entry imports is served, with the CSP.
-      for (const [, name] of js.text.matchAll(/from "\/dashboard\/([a-z]+\.m?js)"/g)) {
-        const module = yield* app.request("GET", `/dashboard/${name}`)
-        assert.strictEqual(module.status, 200, name)
-        assert.match(module.headers.get("content-type") ?? "", /^text\/javascript/, name)
-        assert.include(module.headers.get("content-security-policy") ?? "", "script-src 'self'", name)
+      // Every module the entry imports, directly or through another module, is served with the
+      // CSP, and the page preloads each one (so none waits for the module that imports it).
+      const modules = new Set<string>()
+      const pending = [js.text]
+      while (pending.length > 0) {
+        for (const [, name] of (pending.pop() ?? "").matchAll(/from "\/dashboard\/([a-z]+\.m?js)"/g)) {
+          if (name === undefined || modules.has(name)) continue
+          modules.add(name)
+          const module = yield* app.request("GET", `/dashboard/${name}`)
+          assert.strictEqual(module.status, 200, name)
+          assert.match(module.headers.get("content-type") ?? "", /^text\/javascript/, name)
+          assert.include(module.headers.get("content-security-policy") ?? "", "script-src 'self'", name)
+          pending.push(module.text)
+        }
       }
+      const preloaded = [...(yield* app.request("GET", "/")).text.matchAll(/rel="modulepreload" href="\/dashboard\/([a-z]+\.js)"/g)].map((m) => m[1])
+      assert.sameMembers(preloaded, [...modules])
       assert.include((yield* app.request("GET", "/dashboard/auth.js")).text, "/auth/sign-in")
       const css = yield* app.request("GET", "/dashboard/app.css")
       assert.match(css.headers.get("content-type") ?? "", /^text\/css/)

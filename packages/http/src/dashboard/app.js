@@ -1,14 +1,18 @@
 // The dashboard: a single-page client of /auth and /v0 with the session cookie. No framework
 // and no build: plain ES modules served from memory (dom.js: the DOM helper and the API call;
-// auth.js, mail.js, org.js: the pages; charts.js: SVG charts; qrcode.mjs: the vendored QR
-// encoder), and hash routes that pick the page. This module is the entry: navigation and routing.
+// auth.js, mail.js, policy.js, webhooks.js, org.js: the pages; scope.js: the organization, pod
+// or inbox a page shows; charts.js: SVG charts; qrcode.mjs: the vendored QR encoder), and hash
+// routes that pick the page. This module is the entry: navigation and routing.
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "/dashboard/auth.js"
 import { $, api, dropPrefetched, go, h, page, refreshMe, session } from "/dashboard/dom.js"
 import { closeSocket, compose, draft, drafts, inbox, inboxes, prefetchPage, thread } from "/dashboard/mail.js"
-import { apiKeys, billing, domain, domains, lists, metrics, overview, webhook, webhooks } from "/dashboard/org.js"
+import { apiKeys, billing, domain, domains, metrics, overview } from "/dashboard/org.js"
+import { lists, suppressions } from "/dashboard/policy.js"
+import { routeScope } from "/dashboard/scope.js"
+import { webhook, webhooks } from "/dashboard/webhooks.js"
 
-const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/compose", "Compose"], ["#/drafts", "Drafts"], ["#/lists", "Lists"], ["#/webhooks", "Webhooks"],
-  ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"], ["#/billing", "Billing"], ["#/members", "Members"], ["#/security", "Security"]]
+const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/compose", "Compose"], ["#/drafts", "Drafts"], ["#/lists", "Lists"], ["#/suppressions", "Suppressions"],
+  ["#/webhooks", "Webhooks"], ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"], ["#/billing", "Billing"], ["#/members", "Members"], ["#/security", "Security"]]
 
 const renderNav = () => {
   const links = session.me ? NAV : [["#/sign-in", "Sign in"], ["#/sign-up", "Sign up"]]
@@ -22,7 +26,9 @@ const route = async () => {
   if (path === "/verify-email") return verifyEmail()
   if (path === "/reset-password") return resetPassword()
   if (path === "/accept-invitation") return acceptInvitation()
-  const [name, ...args] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
+  const [first, ...rest] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
+  // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
+  const { scope, name, args } = routeScope(first, rest)
   if (session.me === null) {
     prefetchPage(name, args)
     await refreshMe()
@@ -43,14 +49,15 @@ const route = async () => {
     case "compose": return compose(args[0], args[1], args[2])
     case "drafts": return drafts()
     case "draft": return draft(args[0], args[1])
-    case "lists": return lists(args[0], args[1])
-    case "webhooks": return webhooks()
+    case "lists": return lists(scope, args[0], args[1])
+    case "suppressions": return suppressions(args[0])
+    case "webhooks": return webhooks(scope)
     case "webhook": return webhook(args[0])
-    case "domains": return domains()
-    case "domain": return domain(args[0])
+    case "domains": return domains(scope)
+    case "domain": return domain(scope, args[0])
     case "api-keys": return apiKeys()
     case "billing": return billing()
-    case "metrics": return metrics()
+    case "metrics": return metrics(scope, args[0])
     case "security": return security()
     case "members": return members()
     default: return overview(me)

@@ -23,7 +23,8 @@ export const h = (tag, props = {}, ...children) => {
 let fieldIds = 0
 export const field = (label, props = {}) => {
   const id = `f${fieldIds++}`
-  const control = props.multiline ? h("textarea", { id, name: props.name, required: props.required, value: props.value }) : h("input", { id, type: "text", ...props })
+  const { multiline, ...rest } = props
+  const control = multiline ? h("textarea", { id, ...rest }) : h("input", { id, type: "text", ...rest })
   return [h("label", { for: id }, label), control]
 }
 
@@ -95,6 +96,14 @@ export const table = (name, heads, rows) =>
 export const page = (title, ...children) => {
   document.title = `${title} · Inbox`
   $("main").replaceChildren(h("h1", {}, title), ...children.flat().filter((c) => c !== null && c !== undefined))
+}
+
+/** A secret the API answers once: shown with a copy button and a warning that it will not be shown again. */
+export const secretOnce = (what, secret) => {
+  const code = h("code", { "data-testid": "secret" }, secret)
+  return h("div", { className: "secret", role: "status" },
+    h("p", {}, `${what}: copy it now, it will not be shown again.`), code,
+    button("Copy", async () => { await navigator.clipboard.writeText(secret); notice("Copied.") }, { "aria-label": `Copy the ${what.toLowerCase()}` }))
 }
 
 /** A success message, in the same live region as errors but styled as good news. */

@@ -53,8 +53,10 @@ export const inbox = async (inboxId, q) => {
   const path = q ? `/v0/inboxes/${enc(inboxId)}/threads/search?q=${enc(q)}` : `/v0/inboxes/${enc(inboxId)}/threads`
   const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), api("GET", path)])
   const rows = h("div", { id: "threads" }, threadRows(inboxId, data.threads))
+  const own = `#/inbox/${enc(box.inbox_id)}`
   page(box.email ?? inboxId,
-    h("p", {}, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose")),
+    h("nav", { "aria-label": "This inbox", className: "tabs" }, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose"),
+      h("a", { href: `${own}/lists` }, "This inbox's lists"), h("a", { href: `${own}/webhooks` }, "This inbox's webhooks"), h("a", { href: `${own}/metrics` }, "This inbox's metrics")),
     form("Search", field("Search (query language, e.g. from:alice subject:invoice)", { name: "q", type: "search", value: q ?? "" }), "Search", (v) => inbox(inboxId, v.q)),
     rows)
   if (!q) live(box.inbox_id, async () => { const fresh = await api("GET", path); $("threads")?.replaceChildren(threadRows(inboxId, fresh.threads)) })
@@ -71,11 +73,25 @@ const htmlFrame = (html) => {
   return [allow, frame]
 }
 
-const messageView = (inboxId, m) => {
+/**
+ * Labels, each with a remove button, and a field to add one; `names` are the accessible names
+ * (the thread's and each message's controls differ), `change` sends add_labels or remove_labels.
+ */
+const labelControls = (names, labels, change) => [
+  h("ul", { className: "chips", "aria-label": names.list }, labels.map((l) => h("li", { className: "label" }, l,
+    button("×", () => change({ remove_labels: [l] }), { className: "chip-x", "aria-label": names.remove(l) })))),
+  form(names.form, field(names.field, { name: "label", required: true }), names.submit, (v) => change({ add_labels: [v.label.trim()] }))
+]
+
+const THREAD_LABELS = { list: "Thread labels", remove: (l) => `Remove label ${l}`, form: "Add a label", field: "New label", submit: "Add label" }
+const messageLabels = (n) => ({ list: `Labels of message ${n}`, remove: (l) => `Remove ${l} from message ${n}`, form: `Label message ${n}`, field: `Add a label to message ${n}`, submit: `Add to message ${n}` })
+
+const messageView = (inboxId, m, n, labels) => {
   const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
-  return h("article", { className: "message", "aria-label": `Message from ${m.from}` },
-    h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, new Date(m.timestamp).toLocaleString())),
+  return h("article", { className: "message", "aria-label": `Message ${n}, from ${m.from}` },
+    h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, `#${n} · ${new Date(m.timestamp).toLocaleString()}`)),
+    labels,
     m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text || m.text || ""),
     !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
     m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
@@ -87,28 +103,41 @@ const messageView = (inboxId, m) => {
       h("a", { href: `#/compose/${enc(inboxId)}/forward/${enc(m.message_id)}` }, "Forward")))
 }
 
-/** The thread's labels, each with a remove button, and a form to add one: PATCH on the thread (every message in it). */
-const labelEditor = (inboxId, threadId, labels) => {
-  const box = h("section", { "aria-label": "Labels", id: "labels" })
-  const patch = async (change) => { const t = await api("PATCH", `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`, change); render(t.labels) }
-  const render = (current) => box.replaceChildren(
-    h("h2", {}, "Labels"),
-    h("ul", { className: "chips", "aria-label": "Thread labels" }, (current ?? []).map((l) => h("li", { className: "label" }, l,
-      h("button", { type: "button", className: "chip-x", "aria-label": `Remove label ${l}`, onclick: () => patch({ remove_labels: [l] }) }, "×")))),
-    form("Add a label", field("New label", { name: "label", required: true }), "Add label", (v) => patch({ add_labels: [v.label.trim()] })))
-  render(labels)
-  return box
-}
-
+/**
+ * A thread: its messages oldest first, each with its own labels (PATCH on the message), and
+ * the thread's labels (PATCH on the thread: every message in it). After either change the
+ * page reads the thread again and redraws every label in place, since one changes the other,
+ * and puts focus back in the field of the labels just changed.
+ */
 export const thread = async (inboxId, threadId) => {
-  const t = await api("GET", `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
+  const path = `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`
+  const t = await api("GET", path)
   // The thread lists its messages in summary form: the bodies come from each full message.
   const summaries = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
   const messages = await Promise.all(summaries.map((m) => m.text !== undefined || m.html !== undefined ? m
     : api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`)))
   const unread = messages.filter((m) => m.labels?.includes("unread")).map((m) => m.message_id)
-  const shown = (t.labels ?? []).filter((l) => !unread.length || l !== "unread")
-  page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")), messages.map((m) => messageView(inboxId, m)), labelEditor(inboxId, threadId, shown))
+  // Opening the thread marks its messages read (below): `unread` is not shown on the first drawing.
+  const read = (labels) => (labels ?? []).filter((l) => !unread.length || l !== "unread")
+  const threadBox = h("section", { "aria-label": "Labels", id: "labels" })
+  const messageBoxes = new Map(messages.map((m) => [m.message_id, h("div", { className: "msg-labels" })]))
+  const draw = (fresh) => {
+    threadBox.replaceChildren(h("h2", {}, "Thread labels"), h("p", { className: "muted" }, "Added to or removed from every message of the thread."),
+      ...labelControls(THREAD_LABELS, fresh.labels, change(threadBox, path)))
+    messages.forEach((m, i) => {
+      const box = messageBoxes.get(m.message_id)
+      const labels = fresh.messages?.find((x) => x.message_id === m.message_id)?.labels ?? m.labels ?? []
+      box.replaceChildren(...labelControls(messageLabels(i + 1), labels, change(box, `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`)))
+    })
+  }
+  const change = (box, target) => async (body) => {
+    await api("PATCH", target, body)
+    draw(await api("GET", path))
+    box.querySelector("input")?.focus()
+  }
+  draw({ labels: read(t.labels), messages: messages.map((m) => ({ message_id: m.message_id, labels: read(m.labels) })) })
+  page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")),
+    messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id))), threadBox)
   if (unread.length) await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
 }
 

@@ -1,17 +1,10 @@
-// The organization's pages: overview (plan and usage), allow/block lists, webhooks (secret
-// shown once, enable/disable, delivery log, test event), domains (DNS records with their
-// status, zone file, verify), API keys (secret shown once with a copy button, revoke),
-// billing (plan, checkout, portal, cancel) and metrics as small SVG charts.
+// The organization's pages: overview (plan and usage), domains of the organization or a pod
+// (DNS records with their status, zone file, verify), API keys (secret shown once with a copy
+// button, revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a
+// pod or an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
 import { bars, sparkline } from "/dashboard/charts.js"
-import { $, api, button, enc, field, form, go, h, notice, page, select, showError, table, when } from "/dashboard/dom.js"
-
-/** A secret the API answers once: shown with a copy button and a warning that it will not be shown again. */
-const secretOnce = (what, secret) => {
-  const code = h("code", { "data-testid": "secret" }, secret)
-  return h("div", { className: "secret", role: "status" },
-    h("p", {}, `${what}: copy it now, it will not be shown again.`), code,
-    button("Copy", async () => { await navigator.clipboard.writeText(secret); notice("Copied.") }, { "aria-label": `Copy the ${what.toLowerCase()}` }))
-}
+import { $, api, button, enc, field, form, go, h, notice, page, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
+import { scopeApi, scopeHash, scopePicker } from "/dashboard/scope.js"
 
 /** An API failure shown in the page too (the banner clears on the next call): the spec's message and fix. */
 const inlineError = (err) => h("p", { className: "problem", "data-code": err.body?.code ?? "" }, `${err.body?.message ?? err.message}${err.body?.fix ? ` — ${err.body.fix}` : ""}`)
@@ -25,101 +18,39 @@ export const overview = async (me) => {
   } catch { /* the banner shows the error's message and fix */ }
 }
 
-// ---------- allow and block lists ----------
-
-const DIRECTIONS = ["receive", "send", "reply"]
-const TYPES = ["block", "allow"]
-
-export const lists = async (direction = "receive", type = "block") => {
-  if (!DIRECTIONS.includes(direction) || !TYPES.includes(type)) return go("#/lists")
-  const base = `/v0/lists/${direction}/${type}`
-  const data = await api("GET", base)
-  page("Allow and block lists",
-    h("nav", { "aria-label": "Lists", className: "tabs" }, DIRECTIONS.flatMap((d) => TYPES.map((t) =>
-      h("a", { href: `#/lists/${d}/${t}`, "aria-current": d === direction && t === type ? "page" : false }, `${d} ${t}`)))),
-    h("p", { className: "muted" }, `Organization-wide ${type} list for ${direction === "receive" ? "incoming mail" : direction === "send" ? "outgoing mail" : "replies"}: an address or a whole domain.`),
-    form(`Add to the ${direction} ${type} list`, [...field("Address or domain", { name: "entry", required: true }),
-      ...(type === "block" ? field("Reason (optional)", { name: "reason" }) : [])], "Add entry", async (v) => {
-      await api("POST", base, type === "block" && v.reason ? { entry: v.entry.trim(), reason: v.reason } : { entry: v.entry.trim() })
-      await lists(direction, type)
-      notice(`${v.entry.trim()} added.`)
-    }),
-    data.entries.length === 0 ? h("p", { className: "muted" }, "This list is empty.")
-      : table(`${direction} ${type} list`, ["Entry", ...(type === "block" ? ["Reason"] : []), "Added", "Actions"], data.entries.map((e) => [
-        e.entry, ...(type === "block" ? [e.reason ?? ""] : []), when(e.created_at),
-        button("Delete", async () => { await api("DELETE", `${base}/${enc(e.entry)}`); await lists(direction, type) }, { "aria-label": `Delete ${e.entry}` })])))
-}
-
-// ---------- webhooks ----------
-
-const EVENT_TYPES = ["message.received", "message.sent", "message.delivered", "message.bounced", "message.complained", "message.rejected", "message.opened", "domain.verified",
-  "message.received.spam", "message.received.blocked", "message.received.unauthenticated"]
-const DEFAULT_EVENTS = EVENT_TYPES.slice(0, 8)
-
-export const webhooks = async (created) => {
-  const data = await api("GET", "/v0/webhooks")
-  page("Webhooks",
-    created ? secretOnce("Signing secret", created.secret) : null,
-    h("h2", {}, "New webhook"),
-    form("New webhook", [...field("URL", { name: "url", type: "url", required: true, placeholder: "https://example.com/hooks/inbox" }),
-      h("fieldset", {}, h("legend", {}, "Event types"), EVENT_TYPES.map((t) => h("label", { className: "check" },
-        h("input", { type: "checkbox", name: "event_types", value: t, checked: DEFAULT_EVENTS.includes(t) }), t)))], "Create webhook",
-    async (v, el) => {
-      const types = [...el.querySelectorAll("input[name=event_types]:checked")].map((c) => c.value)
-      await webhooks(await api("POST", "/v0/webhooks", { url: v.url, event_types: types }))
-    }),
-    h("h2", {}, "Webhooks"),
-    data.webhooks.length === 0 ? h("p", { className: "muted" }, "No webhooks yet.")
-      : table("Webhooks", ["URL", "Status", "Events", "Actions"], data.webhooks.map((w) => [
-        h("a", { href: `#/webhook/${enc(w.webhook_id)}` }, w.url), w.enabled ? "enabled" : "disabled", w.event_types.join(", "),
-        [button(w.enabled ? "Disable" : "Enable", async () => { await api("PATCH", `/v0/webhooks/${enc(w.webhook_id)}`, { enabled: !w.enabled }); await webhooks() }, { "aria-label": `${w.enabled ? "Disable" : "Enable"} ${w.url}` }),
-          button("Delete", async () => { if (confirm(`Delete the webhook to ${w.url}?`)) { await api("DELETE", `/v0/webhooks/${enc(w.webhook_id)}`); await webhooks() } }, { "aria-label": `Delete ${w.url}` })]])))
-}
-
-/** Test events are not stored by the API (it answers what the endpoint said): the page keeps them beside the log. */
-const tests = new Map()
-
-export const webhook = async (id) => {
-  const [w, log] = await Promise.all([api("GET", `/v0/webhooks/${enc(id)}`), api("GET", `/v0/webhooks/${enc(id)}/deliveries?limit=50`)])
-  const testRows = (tests.get(id) ?? []).map((t) => [when(t.at), "test event", t.delivered ? "delivered" : "failed", t.status_code ?? "", "1", t.error ?? ""])
-  page(`Webhook to ${w.url}`,
-    h("p", {}, h("a", { href: "#/webhooks" }, "← All webhooks"), " · ", w.enabled ? "enabled" : "disabled", " · events: ", w.event_types.join(", ")),
-    button("Send test event", async () => {
-      const result = await api("POST", `/v0/webhooks/${enc(id)}/test`, {})
-      tests.set(id, [{ ...result, at: new Date().toISOString() }, ...(tests.get(id) ?? [])])
-      await webhook(id)
-      notice(result.delivered ? `Test event delivered (HTTP ${result.status_code}).` : `Test event failed: ${result.error ?? "no answer"}${result.status_code ? ` (HTTP ${result.status_code})` : ""}.`)
-    }, { className: "primary" }),
-    h("h2", {}, "Delivery log"),
-    testRows.length + log.deliveries.length === 0 ? h("p", { className: "muted" }, "Nothing delivered yet.")
-      : table("Delivery log", ["Time", "Event", "Status", "HTTP", "Attempts", "Error"], [...testRows, ...log.deliveries.map((d) =>
-        [when(d.last_attempt_at ?? d.created_at), d.event_type, d.status, d.status_code ?? "", String(d.attempts), d.error ?? ""])]))
-}
-
 // ---------- domains ----------
 
-export const domains = async () => {
-  const data = await api("GET", "/v0/domains")
+const DOMAIN_SCOPES = ["organization", "pod"]
+
+export const domains = async (scope) => {
+  const base = `${scopeApi(scope)}/domains`
+  const [{ picker, name }, data] = await Promise.all([scopePicker(scope, "domains", DOMAIN_SCOPES), api("GET", base)])
   page("Domains",
+    picker,
+    h("p", { className: "muted", "data-testid": "domain-scope" }, scope.kind === "organization"
+      ? "Every domain of the organization. A domain added here belongs to the whole organization."
+      : `The domains of ${name}. A domain added here belongs to this pod.`),
     form("Add a domain", field("Domain name", { name: "domain", required: true, placeholder: "mail.example.com" }), "Add domain", async (v) => {
-      const d = await api("POST", "/v0/domains", { domain: v.domain.trim() })
-      go(`#/domain/${enc(d.domain_id)}`)
+      const d = await api("POST", base, { domain: v.domain.trim() })
+      go(scopeHash(scope, `domain/${enc(d.domain_id)}`))
     }),
     data.domains.length === 0 ? h("p", { className: "muted" }, "No custom domains yet.")
-      : table("Domains", ["Domain", "Added"], data.domains.map((d) => [h("a", { href: `#/domain/${enc(d.domain_id)}` }, d.domain), when(d.created_at)])))
+      : table("Domains", ["Domain", "Added"], data.domains.map((d) => [h("a", { href: scopeHash(scope, `domain/${enc(d.domain_id)}`) }, d.domain), when(d.created_at)])))
 }
 
-export const domain = async (id) => {
-  const d = await api("GET", `/v0/domains/${enc(id)}`)
+export const domain = async (scope, id) => {
+  const base = `${scopeApi(scope)}/domains/${enc(id)}`
+  const d = await api("GET", base)
   const zone = h("pre", { className: "zone", "aria-label": "Zone file" })
   page(d.domain,
-    h("p", {}, h("a", { href: "#/domains" }, "← All domains"), " · status: ", h("strong", { "data-testid": "domain-status" }, d.status), d.reason ? ` (${d.reason})` : ""),
+    h("p", {}, h("a", { href: scopeHash(scope, "domains") }, scope.kind === "organization" ? "← All domains" : "← The pod's domains"),
+      " · status: ", h("strong", { "data-testid": "domain-status" }, d.status), d.reason ? ` (${d.reason})` : ""),
     h("h2", {}, "DNS records to publish"),
     table("DNS records", ["Type", "Name", "Value", "Priority", "Status"], (d.records ?? []).map((r) =>
       [r.type, h("code", {}, r.name), h("code", { className: "wrap" }, r.value), r.priority ?? "", r.status])),
-    button("Verify", async () => { await api("POST", `/v0/domains/${enc(id)}/verify`, {}); await domain(id); notice("Verification checked: see each record's status.") }, { className: "primary" }),
-    button("Show zone file", async () => { zone.replaceChildren(await api("GET", `/v0/domains/${enc(id)}/zone-file`, undefined, { text: true })) }),
-    button("Delete domain", async () => { if (confirm(`Delete ${d.domain}?`)) { await api("DELETE", `/v0/domains/${enc(id)}`); go("#/domains") } }),
+    button("Verify", async () => { await api("POST", `${base}/verify`, {}); await domain(scope, id); notice("Verification checked: see each record's status.") }, { className: "primary" }),
+    button("Show zone file", async () => { zone.replaceChildren(await api("GET", `${base}/zone-file`, undefined, { text: true })) }),
+    button("Delete domain", async () => { if (confirm(`Delete ${d.domain}?`)) { await api("DELETE", base); go(scopeHash(scope, "domains")) } }),
     zone)
 }
 
@@ -167,16 +98,24 @@ export const billing = async () => {
 
 // ---------- metrics ----------
 
-export const metrics = async (period = "3600") => {
+/** Usage and rates of the scope; event counts exist for the whole organization only (spec: Metrics). */
+export const metrics = async (scope, period = "3600") => {
   const q = `period=${enc(period)}&limit=24`
-  const [usage, events, rates] = await Promise.all([api("GET", `/v0/metrics/usage?${q}`), api("GET", `/v0/metrics/events?${q}`), api("GET", `/v0/metrics/rates?${q}`)])
+  const base = `${scopeApi(scope)}/metrics`
+  const whole = scope.kind === "organization"
+  const [{ picker, name }, usage, events, rates] = await Promise.all([scopePicker(scope, `metrics/${period}`), api("GET", `${base}/usage?${q}`),
+    whole ? api("GET", `/v0/metrics/events?${q}`) : null, api("GET", `${base}/rates?${q}`)])
   const figure = (label, chart) => h("figure", {}, chart, h("figcaption", {}, label))
   page("Metrics",
-    form("Period", select("Period of each bar", "period", [["3600", "hour (last 24 hours)"], ["86400", "day (last 24 days)"]], period), "Show", (v) => metrics(v.period)),
+    picker,
+    h("p", { className: "muted", "data-testid": "metrics-scope" }, `The metrics of ${name}.`),
+    form("Period", select("Period of each bar", "period", [["3600", "hour (last 24 hours)"], ["86400", "day (last 24 days)"]], period), "Show",
+      (v) => go(scopeHash(scope, `metrics/${v.period}`))),
     h("h2", {}, "Usage"),
     h("div", { className: "charts" }, Object.entries(usage).map(([type, series]) => figure(type.replaceAll("_", " "), sparkline(type, series.map((p) => p.value))))),
-    h("h2", {}, `Events (${events.total})`),
-    bars("Events", Object.entries(events.counts ?? {}).filter(([, c]) => c > 0)),
+    h("h2", {}, events ? `Events (${events.total})` : "Events"),
+    events ? bars("Events", Object.entries(events.counts ?? {}).filter(([, c]) => c > 0))
+      : h("p", { className: "muted" }, "Event counts are kept for the whole organization only: choose it as the scope to see them."),
     h("h2", {}, "Rates"),
     h("div", { className: "charts" }, Object.entries(rates).map(([type, series]) => figure(`${type} rate (sent per period)`, sparkline(`${type}: sent`, series.map((p) => p.sent))))))
 }
