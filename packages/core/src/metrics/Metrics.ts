@@ -89,7 +89,8 @@ export interface MetricsPlace {
   readonly inboxId?: string | undefined
 }
 
-const CountRow = Schema.Struct({ metric: Schema.String, resolution: Schema.Number, bucket: Schema.Date, value: Int8 })
+const TotalRow = Schema.Struct({ metric: Schema.String, value: Int8 })
+const SumRow = Schema.Struct({ metric: Schema.String, i: Schema.Number, value: Int8 })
 
 /** The event counted, and its recipients, behind each rate type. */
 const RATE_EVENT: Readonly<Record<typeof RATE_TYPES[number], string>> = {
@@ -160,23 +161,29 @@ export class Metrics extends Context.Service<Metrics, {
       return scope.type === "inbox" ? scope.inboxId : scope.type === "pod" ? scope.podId : principal.organizationId
     })
 
-    /** Bucket sums of `metrics` at one resolution in [from, to). */
-    const bucketRows = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number) =>
-      sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_values
+    /**
+     * Sums of `metrics` at one resolution in [from, to), per bucket of `periodMs` counted
+     * from `from` (all in bucket 0 without a period). The database adds them up: a window
+     * of 1,000 five-minute buckets spans 5,000 minute rows per metric, and decoding those
+     * rows here cost more than the query (p50 17.7 ms against 6 ms summed there).
+     */
+    const sums = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number, periodMs?: number) =>
+      sql`SELECT metric, ${periodMs === undefined ? sql`0` : sql`floor((extract(epoch FROM bucket) * 1000 - ${from}) / ${periodMs})::int`} AS i,
+          sum(value) AS value
+        FROM metric_values
         WHERE scope_id = ${scopeId} AND metric IN ${sql.in(metrics)} AND resolution = ${resolution}
           AND bucket >= ${new Date(from)} AND bucket < ${new Date(to)}
-        GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
+        GROUP BY 1, 2`.pipe(decodeRows(SumRow))
 
     /** Sums per metric and series bucket of `metrics` over the window. */
     const perBucket = Effect.fnUntraced(function*(scopeId: string, metrics: ReadonlyArray<string>, w: Window) {
-      const rows = yield* bucketRows(scopeId, metrics, resolutionFor(w.periodMs), w.start, w.start + w.buckets * w.periodMs)
-      const sums = new Map<string, Array<number>>(metrics.map((m) => [m, new Array<number>(w.buckets).fill(0)]))
+      const rows = yield* sums(scopeId, metrics, resolutionFor(w.periodMs), w.start, w.start + w.buckets * w.periodMs, w.periodMs)
+      const series = new Map<string, Array<number>>(metrics.map((m) => [m, new Array<number>(w.buckets).fill(0)]))
       for (const row of rows) {
-        const i = Math.floor((row.bucket.getTime() - w.start) / w.periodMs)
-        const series = sums.get(row.metric)
-        if (series !== undefined && i >= 0 && i < w.buckets) series[i] = (series[i] ?? 0) + Number(row.value)
+        const values = series.get(row.metric)
+        if (values !== undefined && row.i >= 0 && row.i < w.buckets) values[row.i] = (values[row.i] ?? 0) + row.value
       }
-      return sums
+      return series
     })
 
     return Metrics.of({
@@ -184,9 +191,9 @@ export class Metrics extends Context.Service<Metrics, {
         const types = yield* typesOf("usage_types", query.usage_types, USAGE_TYPES)
         const w = yield* seriesWindow(query, yield* Clock.currentTimeMillis)
         const scopeId = yield* scopeOf(principal, place)
-        const totals = yield* sql`SELECT metric, resolution, bucket, sum(value) AS value FROM metric_values
+        const totals = yield* sql`SELECT metric, sum(value) AS value FROM metric_values
           WHERE scope_id = ${scopeId} AND metric IN ${sql.in(types)} AND resolution = 0
-          GROUP BY metric, resolution, bucket`.pipe(decodeRows(CountRow))
+          GROUP BY metric`.pipe(decodeRows(TotalRow))
         const deltas = yield* perBucket(scopeId, types, w)
         const result: Record<string, Array<{ timestamp: string; value: number }>> = {}
         for (const type of types) {
@@ -218,9 +225,9 @@ export class Metrics extends Context.Service<Metrics, {
         const hoursFrom = Math.min(Math.ceil(start / HOUR_MS) * HOUR_MS, end)
         const hoursTo = Math.max(Math.floor(end / HOUR_MS) * HOUR_MS, hoursFrom)
         const rows = [
-          ...(yield* bucketRows(scopeId, types, 3600, hoursFrom, hoursTo)),
-          ...(yield* bucketRows(scopeId, types, 60, start, hoursFrom)),
-          ...(yield* bucketRows(scopeId, types, 60, hoursTo, end))
+          ...(yield* sums(scopeId, types, 3600, hoursFrom, hoursTo)),
+          ...(yield* sums(scopeId, types, 60, start, hoursFrom)),
+          ...(yield* sums(scopeId, types, 60, hoursTo, end))
         ]
         const counts: Record<string, number> = Object.fromEntries(types.map((t) => [t, 0]))
         for (const row of rows) counts[row.metric] = (counts[row.metric] ?? 0) + Number(row.value)
