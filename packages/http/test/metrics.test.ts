@@ -103,6 +103,29 @@ for (const storage of storages()) {
           assert.strictEqual(after.received, 3)
         }))
 
+      it.effect("a series of any period counts the same changes, read from minute, five-minute, hour or day counters, folded or not", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const sql = yield* SqlClient.SqlClient
+          yield* TestClock.adjust("7 minutes")
+          yield* deliverMail(w.email, { subject: "one", text: "first" })
+          yield* TestClock.adjust("1 hour")
+          yield* deliverMail(w.email, { subject: "two", text: "second" })
+          // Each period's buckets: messages counted per bucket, the running total at its end.
+          const series = (period: number, limit: number) =>
+            Effect.map(w.get(`/v0/metrics/usage?usage_types=message_count&period=${period}&limit=${limit}`), (res) =>
+              (res.body.message_count as ReadonlyArray<{ value: number }>).map((p) => p.value))
+          const read = Effect.all({ twoMinutes: series(120, 40), fiveMinutes: series(300, 16), hours: series(3600, 3), days: series(86_400, 2) })
+          const pending = yield* read
+          yield* sql`SELECT metric_fold(100000)`
+          assert.deepStrictEqual(yield* read, pending)
+          // Now is T0 + 1 h 7 min: the first message came 60 minutes back, the second in the current bucket.
+          assert.deepStrictEqual(pending.fiveMinutes.slice(-14), [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2])
+          assert.deepStrictEqual(pending.twoMinutes.slice(-32), [0, ...Array(30).fill(1), 2])
+          assert.deepStrictEqual(pending.hours, [0, 1, 2])
+          assert.deepStrictEqual(pending.days.slice(-1), [2])
+        }))
+
       it.effect("usage and rates also answer under pods and inboxes; scope applies and a pod outside it is 404", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -5,12 +5,13 @@
  * Nothing here scans messages or events. Every change that moves a metric appends one row
  * to `metric_changes` in its own transaction (triggers of migration 0007, 0020), and
  * `layerFold` folds those rows every FOLD_INTERVAL into the counters of `metric_counts`: an
- * all-time total per scope and metric, and per-minute and per-hour sums. Queries read the
+ * all-time total per scope and metric, and sums per minute, five minutes, hour and day. Queries read the
  * view `metric_values` (the counters plus the changes not folded yet), so they count every
- * committed change exactly once, folded or not. A query reads the hour rows when its period
- * is a whole number of hours and the minute rows otherwise, so its cost depends on the
- * window (at most 90 days: 2,160 hour rows or 129,600 minute rows per metric) and on the
- * last second's changes, never on how many messages or events there are.
+ * committed change exactly once, folded or not. A series reads the rows of the coarsest
+ * resolution that divides its period, so its cost depends on the window (1,000 buckets read
+ * at most 5,000 rows per metric when the period is a multiple of five minutes, an hour or
+ * a day; other periods read minute rows, up to 129,600 over 90 days) and on the last
+ * second's changes, never on how many messages or events there are.
  *
  * Query rules (README, "Metrics"): `period` is in seconds, a multiple of 60 (default
  * 3600); `limit` is the number of buckets (default 24, at most 1,000); buckets are aligned
@@ -138,8 +139,11 @@ const seriesWindow = (query: { readonly period?: number; readonly limit?: number
     return { start, periodMs, buckets } satisfies Window
   })
 
-/** The finest stored resolution that divides the period (seconds). */
-const resolutionFor = (periodMs: number) => periodMs % HOUR_MS === 0 ? 3600 : 60
+/** Stored resolutions (seconds) besides the all-time total, coarsest first (migration 0020). */
+const RESOLUTIONS = [86_400, 3600, 300, 60] as const
+
+/** The coarsest stored resolution that divides the period: the fewest rows to read. */
+const resolutionFor = (periodMs: number) => RESOLUTIONS.find((r) => periodMs % (r * 1000) === 0) ?? 60
 
 const timestamps = (w: Window) => Array.from({ length: w.buckets }, (_, i) => w.start + i * w.periodMs)
 

@@ -9,12 +9,18 @@
 -- thread's).
 --
 -- A change now appends one row to metric_changes: no index, nothing to look up, nothing
--- to lock. metric_fold() moves the rows it sees into metric_counts, expanded to the nine
--- counters each, in one transaction (the server runs it every second: Metrics.layerFold).
+-- to lock. metric_fold() moves the rows it sees into metric_counts, expanded to the
+-- counters of each scope and resolution, in one transaction (the server runs it every
+-- second: Metrics.layerFold).
 -- Readers read the view metric_values, the counters plus the changes not folded yet,
 -- expanded the same way, so any one statement sees every committed change exactly once,
 -- whether it runs before or after a fold. Counters stay exactly as committed as the
 -- changes they count.
+--
+-- Since counting no longer costs the writer, two resolutions join the minute and the hour:
+-- five minutes and the day (resolution 300 and 86400), so a series of 1,000 five-minute
+-- buckets reads 1,000 rows per metric rather than 5,000, and 90 days by day 90 rather than
+-- 2,160. They are filled from the minute and hour rows already counted.
 
 CREATE TABLE metric_changes (
   organization_id  text NOT NULL,
@@ -40,7 +46,7 @@ CREATE VIEW metric_values AS
   SELECT s.id, c.metric, r.res, metric_bucket(c.at, r.res), c.delta, c.organization_id
   FROM metric_changes AS c
     CROSS JOIN LATERAL unnest(ARRAY[c.organization_id, c.pod_id, c.inbox_id]) AS s (id)
-    CROSS JOIN unnest(ARRAY[0, 60, 3600]) AS r (res)
+    CROSS JOIN unnest(ARRAY[0, 60, 300, 3600, 86400]) AS r (res)
   WHERE s.id IS NOT NULL;
 
 -- Folds up to `batch` changes; answers how many. Two folds at once count each change once:
@@ -57,7 +63,7 @@ CREATE FUNCTION metric_fold(batch integer) RETURNS bigint LANGUAGE sql AS $$
     SELECT s.id, m.metric, r.res, metric_bucket(m.at, r.res), sum(m.delta), min(m.organization_id), 0
     FROM moved AS m
       CROSS JOIN LATERAL unnest(ARRAY[m.organization_id, m.pod_id, m.inbox_id]) AS s (id)
-      CROSS JOIN unnest(ARRAY[0, 60, 3600]) AS r (res)
+      CROSS JOIN unnest(ARRAY[0, 60, 300, 3600, 86400]) AS r (res)
     WHERE s.id IS NOT NULL
     GROUP BY 1, 2, 3, 4
     ORDER BY 1, 2, 3, 4
@@ -66,3 +72,9 @@ CREATE FUNCTION metric_fold(batch integer) RETURNS bigint LANGUAGE sql AS $$
   )
   SELECT count(*) FROM moved
 $$;
+
+INSERT INTO metric_counts (scope_id, metric, resolution, bucket, value, organization_id, shard)
+SELECT scope_id, metric, coarse, metric_bucket(bucket, coarse), sum(value), min(organization_id), 0
+FROM metric_counts, LATERAL (SELECT CASE resolution WHEN 60 THEN 300 ELSE 86400 END) AS c (coarse)
+WHERE resolution IN (60, 3600)
+GROUP BY scope_id, metric, coarse, metric_bucket(bucket, coarse);
