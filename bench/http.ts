@@ -44,6 +44,8 @@ export interface Round {
   readonly baseline?: Run
   /** The reference without its key cache (REF_KEY_CACHE=0): two statements per request. */
   readonly uncached?: Run
+  /** Ours with the request limits on, shared through PostgreSQL (one upsert per request). */
+  readonly limited?: Run
 }
 
 export interface HttpResults {
@@ -93,7 +95,7 @@ export type Flags = ReadonlyArray<string>
 export const startOurs = (env: Record<string, string>, port: number, flags: Flags = [], cwd?: string) =>
   spawnServer(
     "bench/server.ts",
-    { ...env, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off" },
+    { INBOX_RATE_LIMITS: "off", ...env, INBOX_PORT: String(port) },
     flags,
     (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
     cwd
@@ -215,6 +217,7 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
   let reference: ChildProcess | undefined
   let uncached: ChildProcess | undefined
   let baseline: ChildProcess | undefined
+  let limited: ChildProcess | undefined
   try {
     await waitHealthy(port)
     const base = `http://127.0.0.1:${port}`
@@ -228,6 +231,13 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     const refUncached = { ...ours, url: `http://127.0.0.1:${port + 3}/v0/inboxes/${inboxId}` }
     await sameAnswer(ours.url, ref.url, keys[0]!)
     await sameAnswer(ours.url, refUncached.url, keys[0]!)
+    // Our server again, serving the same tenants with the request limits on (issue 11): on
+    // PostgreSQL the limiter's counters are shared by every process, so each request also
+    // takes from its key's counter in the database. The limit is set out of reach.
+    limited = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0", INBOX_RATE_LIMITS: "on", INBOX_REQUESTS_PER_MINUTE: "1000000000" }, port + 4)).child
+    await waitHealthy(port + 4)
+    const shared = { ...ours, url: `http://127.0.0.1:${port + 4}/v0/inboxes/${inboxId}` }
+    await sameAnswer(ours.url, shared.url, keys[0]!)
     const old = { ...ours, url: `http://127.0.0.1:${port + 2}/v0/inboxes/${inboxId}` }
     if (BASELINE !== undefined) {
       // Another checkout's server on the same database, serving our tenants: it creates none.
@@ -238,6 +248,7 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     await run(ours, WARMUP)
     await run(ref, WARMUP)
     await run(refUncached, WARMUP)
+    await run(shared, WARMUP)
     const rounds: Array<Round> = []
     for (let i = 0; i < ROUNDS; i++) {
       // The baseline goes first in every other round, so neither checkout always follows the reference.
@@ -246,9 +257,10 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
       const o = o1 ?? (baseline === undefined ? undefined : await run(old, DURATION, baseline))
       const b = await run(ref, DURATION, reference)
       const u = await run(refUncached, DURATION, uncached)
-      rounds.push({ ours: a, reference: b, uncached: u, ...(o === undefined ? {} : { baseline: o }) })
+      const l = await run(shared, DURATION, limited)
+      rounds.push({ ours: a, reference: b, uncached: u, limited: l, ...(o === undefined ? {} : { baseline: o }) })
       const show = (r: Run) => `${r.rps} req/s p99 ${r.p99} ms ${r.cpuUs} us CPU/req`
-      console.error(`round ${i + 1}/${ROUNDS}: ours ${show(a)}${o === undefined ? "" : `; baseline ${show(o)}`}; reference ${show(b)}; reference without key cache ${show(u)}`)
+      console.error(`round ${i + 1}/${ROUNDS}: ours ${show(a)}${o === undefined ? "" : `; baseline ${show(o)}`}; reference ${show(b)}; reference without key cache ${show(u)}; ours with shared limits ${show(l)}`)
     }
     const median = (f: (r: Run) => number) => round2(medianOf(rounds.map((r) => f(r.ours))))
     return {
@@ -267,6 +279,7 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     }
   } finally {
     if (baseline !== undefined) await stop(baseline)
+    if (limited !== undefined) await stop(limited)
     if (reference !== undefined) await stop(reference)
     if (uncached !== undefined) await stop(uncached)
     await stop(child)
@@ -325,6 +338,16 @@ const uncachedLines = (rounds: ReadonlyArray<Round>, span: (xs: ReadonlyArray<nu
   ]
 }
 
+/** Ours with the shared request limits on against ours with them off, in the same rounds (issue 11). */
+const limitedLines = (rounds: ReadonlyArray<Round>, span: (xs: ReadonlyArray<number>) => string): ReadonlyArray<string> => {
+  const both = rounds.flatMap((r) => r.limited === undefined ? [] : [{ ...r, limited: r.limited }])
+  if (both.length === 0) return []
+  return [
+    "",
+    `With the request limits on (INBOX_RATE_LIMITS=on, shared by every process through PostgreSQL: one upsert into \`rate_counters\` per request; a second server of ours on the same database), in the same rounds: ${both.map((r) => n(r.limited.rps)).join(", ")} req/s with p99 ${both.map((r) => r.limited.p99).join(", ")} ms; req/s ratio to ours with limits off ${span(both.map((r) => r.limited.rps / r.ours.rps))}, to the reference ${span(both.map((r) => r.limited.rps / r.reference.rps))}.`
+  ]
+}
+
 /** The BENCHMARKS.md section: the interleaved comparison first, then every route of ours. */
 export const httpSection = ({ figures, rounds }: HttpResults): string => {
   const lines = [
@@ -358,6 +381,7 @@ export const httpSection = ({ figures, rounds }: HttpResults): string => {
       `**req/s ratio ${span(rps)}, p99 ratio ${span(p99)}** (ours / reference, median of rounds, range in brackets)` +
         (cpu.length === rounds.length ? `; server CPU per request ratio ${span(cpu)}.` : "."),
       ...uncachedLines(rounds, span),
+      ...limitedLines(rounds, span),
       "",
       "Server CPU is the server process's user + system time per request (from /proc): it drifts less with the machine's load than req/s does, and says where a difference comes from.",
       "",

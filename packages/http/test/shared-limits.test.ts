@@ -5,7 +5,7 @@
  * process by construction.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { ApiKeys, Database, RATE_POLICIES, RateLimiter } from "@inbox/core"
+import { ApiKeys, Database, RATE_POLICIES, RateLimiter, reservationOf } from "@inbox/core"
 import { engineLayer, newOrganization, postgresSchema, POSTGRES_ENV, TestApp } from "@inbox/testkit"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -43,6 +43,23 @@ if (url !== undefined && url !== "") {
             assert.strictEqual(r.body.code, "rate_limited")
             assert.isAbove(Number(r.headers.get("retry-after")), 0)
           }
+        }).pipe(Effect.scoped))
+
+      it.effect("a large limit is reserved a share at a time, and still exactly the limit passes across two processes racing", () =>
+        Effect.gen(function*() {
+          const limiterA = yield* RateLimiter
+          const limiterB = Context.get(yield* otherProcess, RateLimiter)
+          const sql = yield* SqlClient.SqlClient
+          const policy = { name: "large_limit_test", limit: 1005, windowSeconds: 60 }
+          assert.strictEqual(reservationOf(policy.limit), 10)
+          const outcomes = yield* Effect.all(
+            Array.from({ length: 1200 }, (_, i) => Effect.exit((i % 2 === 0 ? limiterA : limiterB).take("caller", policy))),
+            { concurrency: 16 }
+          )
+          assert.strictEqual(outcomes.filter((e) => e._tag === "Success").length, policy.limit)
+          // Reserved ten at a time: the row counts what was asked for, far fewer asks than requests.
+          const row = yield* sql<{ count: number }>`SELECT count FROM rate_counters WHERE key = 'large_limit_test:caller'`
+          assert.isAtLeast(row[0]!.count, policy.limit)
         }).pipe(Effect.scoped))
 
       it.effect("sign-up stays limited per IP across processes", () =>

@@ -7,10 +7,17 @@
  * of 60 s starts on the minute), so every process agrees on them without asking.
  *
  * Where the counters live follows the database: on a PostgreSQL server that several
- * processes may share (Signals.crossProcess), in the UNLOGGED table `rate_counters`, one
- * upsert per request, so a limit holds across every process exactly; on the embedded
- * database (one process by construction) in this process's memory. Disabled entirely when
- * Settings.rateLimits is false (INBOX_RATE_LIMITS=off).
+ * processes may share (Signals.crossProcess), in the UNLOGGED table `rate_counters`; on the
+ * embedded database (one process by construction) in this process's memory. Disabled
+ * entirely when Settings.rateLimits is false (INBOX_RATE_LIMITS=off).
+ *
+ * Shared counters are taken in reservations (`reservationOf`): a process adds a
+ * reservation to the caller's row and serves that many requests from memory before it asks
+ * again. Nothing passes beyond the limit across all processes; the price is that a
+ * reservation another process holds unused may refuse a caller a little early (at most a
+ * reservation per other process). Small limits (sign-up, password attempts, anything under
+ * 200 per window) reserve one request at a time, so they hold exactly. One upsert per
+ * request halved GET throughput (5,257 against 9,887 req/s without limits).
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -24,6 +31,11 @@ export interface RatePolicy {
   readonly limit: number
   readonly windowSeconds: number
 }
+
+/** The share of a limit a process reserves at a time from a shared counter (at least one request). */
+export const RESERVATION_SHARE = 0.01
+
+export const reservationOf = (limit: number) => Math.max(1, Math.floor(limit * RESERVATION_SHARE))
 
 /** Named policies, in one place. */
 export const RATE_POLICIES = {
@@ -50,8 +62,8 @@ export class RateLimiter extends Context.Service<RateLimiter, {
       !settings.rateLimits ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
         const windowMs = policy.windowSeconds * 1000
         const windowStart = Math.floor(nowMs / windowMs) * windowMs
-        return Effect.flatMap(count(`${policy.name}:${key}`, windowStart), (n) => {
-          if (n <= policy.limit) return Effect.void
+        return Effect.flatMap(count(`${policy.name}:${key}`, windowStart, policy.limit), (allowed) => {
+          if (allowed) return Effect.void
           const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMs - nowMs) / 1000))
           return Effect.fail(new RateLimited({
             message: `Too many requests; try again in ${retryAfterSeconds} seconds.`,
@@ -66,33 +78,67 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   }))
 }
 
-/** Counts one request in the window starting at `windowStart`; answers the window's count so far. */
-type Counter = (id: string, windowStart: number) => Effect.Effect<number>
+/** Counts one request in the window starting at `windowStart`; answers whether it is within `limit`. */
+type Counter = (id: string, windowStart: number, limit: number) => Effect.Effect<boolean>
+
+interface Window {
+  start: number
+  /** Requests counted (memory), or reserved requests not yet used (shared). */
+  n: number
+}
+
+/** Windows by caller, bounded under a flood of distinct callers. */
+const windowsOf = () => {
+  const windows = new Map<string, Window>()
+  return (id: string, windowStart: number): Window => {
+    let w = windows.get(id)
+    if (w === undefined || w.start !== windowStart) {
+      if (windows.size > 100_000) windows.clear()
+      w = { start: windowStart, n: 0 }
+      windows.set(id, w)
+    }
+    return w
+  }
+}
 
 const memoryCounter = (): Counter => {
-  const windows = new Map<string, { start: number; count: number }>()
-  return (id, windowStart) =>
-    Effect.sync(() => {
-      let w = windows.get(id)
-      if (w === undefined || w.start < windowStart) {
-        if (windows.size > 100_000) windows.clear() // bound memory under a flood of distinct keys
-        w = { start: windowStart, count: 0 }
-        windows.set(id, w)
-      }
-      return ++w.count
-    })
+  const windowOf = windowsOf()
+  return (id, windowStart, limit) => Effect.sync(() => ++windowOf(id, windowStart).n <= limit)
 }
 
 const CountRow = Schema.Struct({ count: Schema.Number })
 
 /**
- * One upsert per request: the row's lock serialises concurrent requests of one caller, so
- * the count is exact across processes. A process whose clock lags still counts into the
- * newer window it finds rather than resetting it.
+ * A request first spends what this process reserved for its caller's window. Otherwise one
+ * upsert adds a reservation to the caller's row (the row's lock orders concurrent
+ * reservations, so their sum is exact across processes) and keeps what still fits under
+ * the limit. A process whose clock lags still counts into the newer window it finds rather
+ * than resetting it.
  */
-const sharedCounter = (sql: SqlClient.SqlClient): Counter => (id, windowStart) =>
-  sql`INSERT INTO rate_counters (key, window_start, count) VALUES (${id}, ${windowStart}, 1)
-    ON CONFLICT (key) DO UPDATE SET
-      count = CASE WHEN EXCLUDED.window_start > rate_counters.window_start THEN 1 ELSE rate_counters.count + 1 END,
-      window_start = greatest(rate_counters.window_start, EXCLUDED.window_start)
-    RETURNING count`.pipe(decodeRows(CountRow), Effect.map((rows) => rows[0]?.count ?? 1), Effect.orDie)
+const sharedCounter = (sql: SqlClient.SqlClient): Counter => {
+  const windowOf = windowsOf()
+  return (id, windowStart, limit) => {
+    const reserved = windowOf(id, windowStart)
+    if (reserved.n > 0) {
+      reserved.n--
+      return Effect.succeed(true)
+    }
+    const size = reservationOf(limit)
+    return sql`INSERT INTO rate_counters (key, window_start, count) VALUES (${id}, ${windowStart}, ${size})
+      ON CONFLICT (key) DO UPDATE SET
+        count = CASE WHEN EXCLUDED.window_start > rate_counters.window_start THEN EXCLUDED.count ELSE rate_counters.count + EXCLUDED.count END,
+        window_start = greatest(rate_counters.window_start, EXCLUDED.window_start)
+      RETURNING count`.pipe(
+      decodeRows(CountRow),
+      Effect.map((rows) => {
+        const count = rows[0]?.count ?? size
+        const granted = Math.min(size, limit - (count - size))
+        if (granted <= 0) return false
+        // Other fibers of this process may have reserved for the same window meanwhile: add up.
+        windowOf(id, windowStart).n += granted - 1
+        return true
+      }),
+      Effect.orDie
+    )
+  }
+}
