@@ -80,9 +80,16 @@ export class LiveEvents extends Context.Service<LiveEvents, {
     const hub = yield* Effect.acquireRelease(PubSub.unbounded<LiveEvent>(), PubSub.shutdown)
     const ids = yield* Queue.unbounded<string>()
     yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
+    // Streams running now. With none, a signalled batch is not read at all: an event nobody
+    // listens to costs no query (one more statement per delivery otherwise), and whoever
+    // subscribes later catches up through the events list, as after any absence.
+    let listeners = 0
+    const counted = <A>(stream: Stream.Stream<A>) =>
+      Stream.unwrap(Effect.acquireRelease(Effect.sync(() => listeners++), () => Effect.sync(() => listeners--)).pipe(Effect.as(stream)))
     // One read per batch of signalled ids, whatever the number of connections.
     yield* Effect.gen(function*() {
       const batch = yield* Queue.takeBetween(ids, 1, 500)
+      if (listeners === 0) return
       const rows = yield* events.byIds(batch)
       const order = new Map(batch.map((id, i) => [id, i]))
       for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) {
@@ -134,15 +141,15 @@ export class LiveEvents extends Context.Service<LiveEvents, {
           }
           return { subscription, reply }
         }),
-      rows: Stream.fromPubSub(hub).pipe(Stream.map((e) => e.row)),
+      rows: counted(Stream.fromPubSub(hub).pipe(Stream.map((e) => e.row))),
       frames: (principal, current) =>
-        Stream.fromPubSub(hub).pipe(
+        counted(Stream.fromPubSub(hub).pipe(
           Stream.filter((e) => {
             const subscription = current()
             return subscription !== undefined && wants(principal, subscription, e.row)
           }),
           Stream.map((e) => e.frame)
-        )
+        ))
     })
   }))
 }

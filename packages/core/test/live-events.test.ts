@@ -1,0 +1,61 @@
+/**
+ * Live events (events/Live.ts): a signalled event is read from the database once per
+ * batch for every listening connection, and not at all while nobody listens. Signals in
+ * process; the Events service counts the reads it is asked for.
+ */
+import { assert, it } from "@effect/vitest"
+import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Signals } from "@inbox/core"
+import { Context, Effect, Fiber, Layer, Stream } from "effect"
+import { TestClock } from "effect/testing"
+
+const rowOf = (id: string): EventRow => ({
+  id,
+  organization_id: "org_1",
+  pod_id: null,
+  inbox_id: null,
+  event_type: "message.received",
+  payload: {},
+  created_at: new Date(0)
+})
+
+const setUp = Effect.gen(function*() {
+  const reads: Array<ReadonlyArray<string>> = []
+  const events = Layer.succeed(Events, Events.of({
+    byIds: (ids: ReadonlyArray<string>) => Effect.sync(() => {
+      reads.push(ids)
+      return ids.map(rowOf)
+    })
+  } as never))
+  const context = yield* Layer.build(LiveEvents.layer.pipe(
+    Layer.provideMerge(Signals.layerInProcess),
+    Layer.provide(Layer.mergeAll(events, Layer.succeed(Inboxes, {} as never), Layer.succeed(Pods, {} as never)))
+  ))
+  return { reads, live: Context.get(context, LiveEvents), signals: Context.get(context, Signals) }
+})
+
+/** Lets the signal and reading fibers run (they wait on queues, not on the clock). */
+const settle = TestClock.withLive(Effect.sleep("20 millis"))
+
+it.effect("an event signalled while nobody listens is not read from the database", () =>
+  Effect.gen(function*() {
+    const { reads, signals } = yield* setUp
+    yield* settle
+    yield* signals.notify(EVENTS_CHANNEL, "evt_1")
+    yield* settle
+    assert.deepStrictEqual(reads, [])
+  }).pipe(Effect.scoped))
+
+it.effect("with a connection listening, a signalled event is read once and reaches it", () =>
+  Effect.gen(function*() {
+    const { reads, live, signals } = yield* setUp
+    const first = yield* live.rows.pipe(Stream.take(1), Stream.runCollect, Effect.forkScoped)
+    yield* settle
+    yield* signals.notify(EVENTS_CHANNEL, "evt_2")
+    const got = yield* Fiber.join(first)
+    assert.deepStrictEqual([...got].map((r) => r.id), ["evt_2"])
+    assert.deepStrictEqual(reads, [["evt_2"]])
+    // The connection went away: later events are not read.
+    yield* signals.notify(EVENTS_CHANNEL, "evt_3")
+    yield* settle
+    assert.deepStrictEqual(reads, [["evt_2"]])
+  }).pipe(Effect.scoped))
