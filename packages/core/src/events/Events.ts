@@ -28,7 +28,7 @@ import { WebhookFanOut } from "../webhooks/FanOut.ts"
 import { EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
 export { EventEnvelope } from "./payloads.ts"
 
-/** The Signals channel that carries the id of every committed event. */
+/** The Signals channel that carries the id of every committed event (migration 0021 spells it too: its trigger sends the signal on PostgreSQL). */
 export const EVENTS_CHANNEL = "events"
 
 export interface NewEvent {
@@ -107,11 +107,17 @@ export class Events extends Context.Service<Events, {
       record: Effect.fn("Events.record")(function*(event: NewEvent) {
         const id = yield* ids.make("evt")
         const at = yield* now
-        yield* sql`INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at)
-          VALUES (${id}, ${event.organizationId}, ${event.podId ?? null}, ${event.inboxId ?? null}, ${event.type},
-            ${JSON.stringify(event.payload)}::jsonb, ${at})`.pipe(Effect.orDie)
-        yield* fanOut.enqueue({ id, organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at })
-        yield* signals.notify(EVENTS_CHANNEL, id)
+        const fanned = { id, organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at }
+        // One statement inserts the event and answers the webhooks that want it.
+        const hooks = yield* sql<{ id: string }>`WITH recorded AS (
+            INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at)
+            VALUES (${id}, ${event.organizationId}, ${event.podId ?? null}, ${event.inboxId ?? null}, ${event.type},
+              ${JSON.stringify(event.payload)}::jsonb, ${at})
+          ) ${fanOut.matching(fanned)}`.pipe(Effect.orDie)
+        yield* fanOut.enqueue(fanned, hooks.map((h) => h.id))
+        // Across processes the database signals every inserted event itself (trigger
+        // events_signal, migration 0021), in the same round trip; in process, from here.
+        if (!signals.crossProcess) yield* signals.notify(EVENTS_CHANNEL, id)
         return id
       }),
       list: Effect.fn("Events.list")(function*(principal, query, inbox) {
