@@ -18,12 +18,12 @@
  * 3. The thread is decided by the mail engine's `decideThread` over the rows it asks for
  *    (or given by the caller: a reply joins its parent's thread); threads a late parent
  *    ties together are merged into the chosen one.
- * 4. The thread row is created or extended, then the message row is inserted (its trigger
- *    takes references on the blobs), then the bytes are stored (Blobs.ts explains why in
- *    that order).
+ * 4. The thread row is created or extended and the message row inserted, in one statement
+ *    (its trigger takes references on the blobs), then the bytes are stored (Blobs.ts
+ *    explains why in that order).
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { Blobs } from "../blobs/Blobs.ts"
 import { decideThread, type ThreadDecision } from "../mail/thread.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -139,12 +139,15 @@ export class MessageStore extends Context.Service<MessageStore, {
       hidden: t.hidden
     })
 
-    const writeThread = (threadId: string, t: ThreadFacts, at: Date) =>
+    const updateThread = (threadId: string, t: ThreadFacts, at: Date) =>
       sql`UPDATE threads SET subject = ${t.subject}, preview = ${t.preview}, senders = ${t.senders}::text[],
         recipients = ${t.recipients}::text[], labels = ${t.labels}::text[], last_message_id = ${t.last_message_id},
         message_count = ${t.message_count}, size = ${t.size}, received_at = ${t.received_at}, sent_at = ${t.sent_at},
         last_at = ${t.last_at}, hidden = ${t.hidden}, updated_at = ${at}
-        WHERE id = ${threadId} RETURNING *`.pipe(decodeRows(ThreadRow))
+        WHERE id = ${threadId}`
+
+    const writeThread = (threadId: string, t: ThreadFacts, at: Date) =>
+      sql`${updateThread(threadId, t, at)} RETURNING *`.pipe(decodeRows(ThreadRow))
 
     const refreshThread = Effect.fn("MessageStore.refreshThread")(function*(threadId: string) {
       const rows = yield* sql`SELECT id, direction, "timestamp", sender, recipients, labels, subject, preview, size FROM messages
@@ -235,18 +238,21 @@ export class MessageStore extends Context.Service<MessageStore, {
       let at = clock
       let threadId: string
       let thread: ThreadRow | undefined
+      // The thread's own write goes into the message's INSERT (a delivery's round trips are
+      // most of its cost); its row is known without reading it back.
+      let threadWrite: Statement.Fragment | undefined
       if (decision._tag === "New") {
         threadId = yield* ids.make("thr")
-        const t = start(factsAt(at))
-        thread = (yield* sql`INSERT INTO threads ${sql.insert({
+        thread = {
           id: threadId,
           organization_id: m.inbox.organization_id,
           pod_id: m.inbox.pod_id,
           inbox_id: m.inbox.id,
-          ...threadColumns(t),
+          ...threadColumns(start(factsAt(at))),
           created_at: at,
           updated_at: at
-        })} RETURNING *`.pipe(decodeRows(ThreadRow)))[0]
+        }
+        threadWrite = sql`INSERT INTO threads ${sql.insert(thread as never)}`
       } else {
         threadId = decision.thread_id
         const merged = decision._tag === "Join" ? decision.merge_thread_ids : []
@@ -260,10 +266,17 @@ export class MessageStore extends Context.Service<MessageStore, {
         // A thread's messages keep their order even within one millisecond (or with clocks
         // a little apart between processes): a new message is never older than the newest.
         if (at.getTime() <= current[0].last_at.getTime()) at = new Date(current[0].last_at.getTime() + 1)
-        thread = merged.length > 0 ? current[0] : (yield* writeThread(threadId, extend(current[0], factsAt(at)), at))[0]
+        if (merged.length > 0) {
+          thread = current[0]
+        } else {
+          const t = extend(current[0], factsAt(at))
+          thread = { ...current[0], ...threadColumns(t), updated_at: at }
+          threadWrite = updateThread(threadId, t, at)
+        }
       }
 
-      const [row] = yield* sql`INSERT INTO messages ${sql.insert({
+      const [row] = yield* sql`${threadWrite === undefined ? sql`` : sql`WITH thread_write AS (${threadWrite})`}
+        INSERT INTO messages ${sql.insert({
         id,
         organization_id: m.inbox.organization_id,
         pod_id: m.inbox.pod_id,
