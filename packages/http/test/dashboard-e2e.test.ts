@@ -866,3 +866,42 @@ describe("Dashboard pods, pod-scoped API keys and narrowed webhooks in Chromium"
     await context.close()
   }, 60_000)
 })
+
+/**
+ * Holds back the answer to requests matching `held` until a request to `path` has been made:
+ * if the page made that request only after the held one answered, it would never load. So a
+ * page that loads shows the two go out together, with no timing.
+ */
+const holdUntilAsked = async (page: Page, held: string, path: string) => {
+  const paths: Array<string> = []
+  let asked = () => {}
+  const askedOnce = new Promise<void>((resolve) => { asked = resolve })
+  page.on("request", (r) => {
+    const at = new URL(r.url()).pathname
+    paths.push(at)
+    if (at === path) asked()
+  })
+  await page.route(held, async (route) => { await askedOnce; await route.continue() })
+  return paths
+}
+
+describe("Dashboard page loads in Chromium", () => {
+  it("a page load asks GET /auth/me once, while its modules are still loading", async () => {
+    const { context } = await owner("firstload")
+    const page = await context.newPage()
+    const paths = await holdUntilAsked(page, "**/dashboard/app.js", "/auth/me")
+    await page.goto(`${url}/#/webhooks`)
+    await explained(page, page.getByTestId("webhook-scope"))
+    assert.deepStrictEqual(paths.filter((p) => p === "/auth/me"), ["/auth/me"], "the preloaded answer is the one the page takes")
+    await context.close()
+  }, 60_000)
+
+  it("the drafts page asks for its drafts and for the inboxes of its form at once", async () => {
+    const { context, page } = await owner("draftsload")
+    await createInbox(page, `draftsload${emails}`)
+    await holdUntilAsked(page, "**/v0/drafts", "/v0/inboxes")
+    await navigate(page, "Drafts")
+    await explained(page, page.getByText("No drafts."))
+    await context.close()
+  }, 60_000)
+})

@@ -24,16 +24,18 @@ const renderNav = () => {
 const route = async () => {
   closeSocket()
   const path = location.pathname
-  if (path === "/verify-email") return verifyEmail()
-  if (path === "/reset-password") return resetPassword()
-  if (path === "/accept-invitation") return acceptInvitation()
   const [first, ...rest] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
   // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
   const { scope, name, args } = routeScope(first, rest)
+  // On the first load: the answer index.html preloaded, taken by every page (the pages of the
+  // mailed links too, so the preload is never left unused).
   if (session.me === null) {
     prefetchPage(name, args)
     await refreshMe()
   }
+  if (path === "/verify-email") return verifyEmail()
+  if (path === "/reset-password") return resetPassword()
+  if (path === "/accept-invitation") return acceptInvitation()
   renderNav()
   if (name === "sign-up") return signUp()
   if (name === "forgot") return forgot()

@@ -180,10 +180,11 @@ const sendDraft = async (d) => { const sent = await api("POST", `${draftPath(d)}
 const status = (d) => d.send_status === "scheduled" ? `scheduled for ${when(d.send_at)}` : d.send_status ?? "draft"
 
 export const drafts = async () => {
-  const data = await api("GET", "/v0/drafts")
+  // Both at once: the inbox choice of the form does not depend on the drafts.
+  const [data, choice] = await Promise.all([api("GET", "/v0/drafts"), inboxChoice("Inbox")])
   page("Drafts",
     h("h2", {}, "New draft"),
-    form("New draft", [...await inboxChoice("Inbox"), ...draftFields()], "Save draft", async (v) => {
+    form("New draft", [...choice, ...draftFields()], "Save draft", async (v) => {
       await api("POST", `/v0/inboxes/${enc(v.inbox_id)}/drafts`, draftBody(v, false))
       drafts()
     }),
