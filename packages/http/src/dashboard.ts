@@ -38,7 +38,7 @@ const TYPES: Record<string, string> = {
   css: "text/css; charset=utf-8"
 }
 
-const FILES = ["index.html", "app.js", "dom.js", "scope.js", "auth.js", "mail.js", "policy.js", "webhooks.js", "org.js", "charts.js", "app.css"] as const
+const FILES = ["index.html", "app.js", "dom.js", "scope.js", "auth.js", "mail.js", "pods.js", "policy.js", "webhooks.js", "org.js", "charts.js", "app.css"] as const
 
 // Beside this module in the sources (src/dashboard/) and beside the bundle in the built
 // package (dist/dashboard/, copied by packages/cli/build.ts).

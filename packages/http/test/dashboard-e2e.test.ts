@@ -154,7 +154,9 @@ describe("Dashboard in Chromium", () => {
     await row.click()
     await page.getByText("Shall we meet at noon?").waitFor()
     await page.getByRole("link", { name: "Reply", exact: true }).click()
-    await page.getByLabel("Message").fill("Noon works for me.")
+    // The thread's label controls name "message" too: fill the field of the Reply page once it is shown.
+    await page.getByRole("heading", { name: "Reply" }).waitFor()
+    await page.getByLabel("Message", { exact: true }).fill("Noon works for me.")
     await page.getByRole("button", { name: "Send" }).click()
     await page.getByText("Noon works for me.").waitFor()
     assert.strictEqual(await page.locator("article.message").count(), 2, "the reply joins the thread, after the original")
@@ -335,12 +337,11 @@ describe("Dashboard pages of the organization in Chromium", () => {
   it("an API key is created with its secret shown once, works, and stops working when revoked", async () => {
     const { context, page } = await owner("keys")
     await navigate(page, "API keys")
-    await page.getByLabel("Name").fill("deploy bot")
+    await page.getByLabel("Name", { exact: true }).fill("deploy bot")
     await page.getByRole("button", { name: "Create key" }).click()
     const secret = (await page.getByTestId("secret").textContent()) ?? ""
     assert.match(secret, /^am_/)
     await page.getByRole("button", { name: "Copy the api key" }).waitFor()
-    await shot(page, "api-keys")
     const asKey = () => fetch(`${url}/v0/inboxes`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.status)
     assert.strictEqual(await asKey(), 200)
     await page.reload()
@@ -469,8 +470,20 @@ const switchScope = async (page: Page, label: string) => {
 /** The page does not scroll sideways at phone width: its content fits (wide tables scroll inside themselves). */
 const fitsPhone = async (page: Page) => {
   await page.setViewportSize({ width: 375, height: 800 })
-  const [content, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
-  assert.isAtMost(content, viewport, "no sideways scroll at phone width")
+  const [content, viewport, widest] = await page.evaluate(() => {
+    // The text that reaches furthest right, to say what overflows when something does (a long
+    // word overflows its element without widening the element's own box).
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    const range = document.createRange()
+    let far = { right: 0, text: "" }
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      range.selectNodeContents(node)
+      const right = range.getBoundingClientRect().right
+      if (right > far.right) far = { right, text: node.textContent ?? "" }
+    }
+    return [document.documentElement.scrollWidth, window.innerWidth, far.text.slice(0, 80)] as const
+  })
+  assert.isAtMost(content, viewport, `no sideways scroll at phone width (${widest})`)
 }
 
 describe("Dashboard pages at a pod's or an inbox's scope in Chromium", () => {
@@ -478,8 +491,9 @@ describe("Dashboard pages at a pod's or an inbox's scope in Chromium", () => {
     const { context, page } = await owner("scoper")
     const address = await createInbox(page, `scoped${emails}`)
     await navigate(page, "Lists")
+    // The inboxes page has a picker too: wait for the lists page's own.
+    await page.getByTestId("list-scope").waitFor()
     const picker = page.getByLabel("Scope", { exact: true })
-    await picker.waitFor()
     // The options: the organization, the default pod, the inbox. Arrowing through them does not navigate; the button does.
     await picker.focus()
     await page.keyboard.press("ArrowDown")
@@ -563,6 +577,7 @@ describe("Dashboard pages at a pod's or an inbox's scope in Chromium", () => {
     const quiet = await createInbox(page, `quiet${emails}`)
     await deliver(busy, mail(busy, "Counted here", "One message."))
     await navigate(page, "Metrics")
+    await page.getByTestId("metrics-scope").waitFor()
     await switchScope(page, `inbox ${busy}`)
     await explained(page, page.getByTestId("metrics-scope").filter({ hasText: busy }))
     await page.getByRole("img", { name: /^message_count: latest 1,/ }).waitFor()
@@ -691,6 +706,202 @@ describe("Dashboard webhook headers, message labels and suppressions in Chromium
     const said = `${again.body["message"]}${again.body["fix"] ? ` — ${again.body["fix"]}` : ""}`
     await page.locator("#error").filter({ hasText: said }).waitFor()
     assert.strictEqual(await page.locator("#error").textContent(), said)
+    await context.close()
+  }, 60_000)
+})
+
+describe("Dashboard pods, pod-scoped API keys and narrowed webhooks in Chromium", () => {
+  it("a pod is created with a client_id, gets an inbox on its own inboxes page, and is refused deletion with pod_not_empty in the spec's words and its fix until the inbox is gone", async () => {
+    const { context, page } = await owner("pods")
+    await navigate(page, "Pods")
+    await page.getByLabel("Name", { exact: true }).fill("support")
+    await page.getByLabel(/^Client ID/).fill("crm-42")
+    // By keyboard: Enter in a field submits its form.
+    await page.getByLabel(/^Client ID/).press("Enter")
+    await explained(page, page.getByText("Pod support is ready."))
+    const row = page.getByRole("table", { name: "Pods" }).getByRole("row").filter({ hasText: "support" })
+    assert.include((await row.textContent()) ?? "", "crm-42")
+    await shot(page, "pods")
+    const listed = await asSession(page, "GET", "/v0/pods")
+    const pod = (listed.body["pods"] as Array<{ pod_id: string; name: string; client_id?: string }>).find((p) => p.name === "support")
+    assert.strictEqual(pod?.client_id, "crm-42")
+    await fitsPhone(page)
+    // Each pod leads to its own scoped pages.
+    await page.getByRole("link", { name: "Webhooks of pod support" }).click()
+    await explained(page, page.getByTestId("webhook-scope").filter({ hasText: "pod support" }))
+    assert.strictEqual(new URL(page.url()).hash, `#/pod/${pod?.pod_id}/webhooks`)
+    await navigate(page, "Pods")
+    await page.getByRole("link", { name: "Inboxes of pod support" }).click()
+    await explained(page, page.getByTestId("inbox-scope").filter({ hasText: "pod support" }))
+    await page.getByLabel("Username (optional)").fill(`inpod${emails}`)
+    await page.getByRole("button", { name: "Create inbox" }).click()
+    const link = page.getByRole("link", { name: new RegExp(`^inpod${emails}@`) })
+    await explained(page, link)
+    const address = (await link.textContent()) ?? ""
+    const inPod = await asSession(page, "GET", `/v0/pods/${pod?.pod_id}/inboxes`)
+    assert.deepStrictEqual(inPod.body["inboxes"].map((i: { email: string }) => i.email), [address])
+    // The organization's inboxes name each one's pod.
+    await switchScope(page, "the whole organization")
+    await explained(page, page.getByRole("row").filter({ hasText: address }).filter({ hasText: "pod support" }))
+    // Deleting the pod while it has an inbox: the API's 409 pod_not_empty, message and fix, in the banner and beside the table.
+    await navigate(page, "Pods")
+    await page.getByRole("button", { name: "Delete pod support" }).focus()
+    await page.keyboard.press("Enter")
+    const refused = await asSession(page, "DELETE", `/v0/pods/${pod?.pod_id}`)
+    assert.strictEqual(refused.status, 409)
+    assert.strictEqual(refused.body["code"], "pod_not_empty")
+    const words = `${refused.body["message"]} — ${refused.body["fix"]}`
+    await explained(page, page.locator("#error").filter({ hasText: words }))
+    assert.strictEqual(await page.locator(".problem[data-code=pod_not_empty]").textContent(), words)
+    // The fix is one link away: the pod's inboxes, where the inbox is deleted; then the pod goes.
+    await page.getByRole("link", { name: "Open the inboxes of pod support" }).click()
+    await page.getByRole("button", { name: `Delete ${address}` }).click()
+    await page.getByText("No inboxes yet.").waitFor()
+    await navigate(page, "Pods")
+    await page.getByRole("button", { name: "Delete pod support" }).click()
+    await explained(page, page.getByText("Pod support deleted."))
+    assert.strictEqual(await page.getByRole("button", { name: "Delete pod support" }).count(), 0)
+    assert.strictEqual((await asSession(page, "GET", `/v0/pods/${pod?.pod_id}`)).status, 404)
+    // The default pod is protected: 403 pod_protected in the API's words.
+    await page.getByRole("button", { name: "Delete pod default" }).click()
+    await page.locator(".problem[data-code=pod_protected]").waitFor()
+    assert.include((await page.locator("#error").textContent()) ?? "", "default pod cannot be deleted")
+    await context.close()
+  }, 60_000)
+
+  it("an API key limited to a pod is created with its scope and permissions, listed with them, and reaches only that pod; an unknown permission is refused in the API's words", async () => {
+    const { context, page } = await owner("podkeys")
+    const pod = await asSession(page, "POST", "/v0/pods", { name: "ops" })
+    const inside = await asSession(page, "POST", `/v0/pods/${pod.body["pod_id"]}/inboxes`, { username: `inside${emails}` })
+    await asSession(page, "POST", "/v0/inboxes", { username: `outside${emails}` })
+    await navigate(page, "API keys")
+    await page.getByLabel("Name", { exact: true }).fill("ops bot")
+    await page.getByLabel("Scope", { exact: true }).selectOption({ label: "pod ops" })
+    await page.getByLabel(/^Permissions/).fill("inbox_read, message_read")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const secret = (await page.getByTestId("secret").textContent()) ?? ""
+    assert.match(secret, /^am_/)
+    const row = page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: "ops bot" })
+    assert.include((await row.textContent()) ?? "", "pod ops")
+    await row.getByText("2 permissions").click()
+    await row.getByText("inbox_read, message_read").waitFor()
+    await shot(page, "api-keys")
+    await fitsPhone(page)
+    const keys = await asSession(page, "GET", "/v0/api-keys")
+    const key = (keys.body["api_keys"] as Array<Record<string, unknown>>).find((k) => k["name"] === "ops bot")
+    assert.strictEqual(key?.["scope"], "pod")
+    assert.strictEqual(key?.["pod_id"], pod.body["pod_id"])
+    assert.deepStrictEqual(key?.["permissions"], ["inbox_read", "message_read"])
+    // The key sees the pod's inbox only.
+    const seen = await fetch(`${url}/v0/inboxes`, { headers: { authorization: `Bearer ${secret}` } }).then((r) => r.json()) as { inboxes: Array<{ email: string }> }
+    assert.deepStrictEqual(seen.inboxes.map((i) => i.email), [inside.body["email"]])
+    // An inbox's key and the organization's: each listed with its scope.
+    await page.getByLabel("Name", { exact: true }).fill("inbox bot")
+    await page.getByLabel("Scope", { exact: true }).selectOption({ label: `inbox ${inside.body["email"]}` })
+    await page.getByRole("button", { name: "Create key" }).click()
+    await page.getByRole("row").filter({ hasText: "inbox bot" }).filter({ hasText: `inbox ${inside.body["email"]}` }).waitFor()
+    await page.getByLabel("Name", { exact: true }).fill("typo bot")
+    await page.getByLabel(/^Permissions/).fill("inbox_reed")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const refused = await asSession(page, "POST", "/v0/api-keys", { name: "typo bot", permissions: ["inbox_reed"] })
+    assert.strictEqual(refused.body["code"], "validation_error")
+    await explained(page, page.locator("#error").filter({ hasText: String(refused.body["message"]) }))
+    assert.include(String(refused.body["message"]), "inbox_reed")
+    await context.close()
+  }, 60_000)
+
+  it("a webhook narrowed to some inboxes and pods on creation, and changed on its page, shows them in its details; an inbox deleted meanwhile is not_found in the API's words", async () => {
+    const { context, page } = await owner("narrow")
+    await onPro(page)
+    const pod = await asSession(page, "POST", "/v0/pods", { name: "west" })
+    const first = await createInbox(page, `narrowa${emails}`)
+    const second = await createInbox(page, `narrowb${emails}`)
+    await navigate(page, "Webhooks")
+    const hook = `${receiverUrl}?narrow=1`
+    await page.getByLabel("URL").fill(hook)
+    await page.getByText("Narrow to some inboxes or pods (optional)").click()
+    await page.getByRole("group", { name: "Only these inboxes" }).getByLabel(first).check()
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    await explained(page, page.getByTestId("secret"))
+    await page.getByRole("row").filter({ hasText: hook }).filter({ hasText: `the whole organization, only those of inbox ${first}` }).waitFor()
+    const created = (await asSession(page, "GET", "/v0/webhooks")).body["webhooks"][0] as { webhook_id: string; inbox_ids?: Array<string>; pod_ids?: Array<string> }
+    const ids = await Promise.all([first, second].map(async (a) => (await asSession(page, "GET", `/v0/inboxes/${encodeURIComponent(a)}`)).body["inbox_id"] as string))
+    assert.deepStrictEqual(created.inbox_ids, [ids[0]])
+    assert.isUndefined(created.pod_ids)
+    // On its page: the other inbox and the pod instead, by keyboard (Space toggles a checkbox).
+    await page.getByRole("link", { name: hook }).click()
+    await explained(page, page.getByTestId("webhook-receives").filter({ hasText: `only those of inbox ${first}` }))
+    const inboxBoxes = page.getByRole("form", { name: "Edit webhook" }).getByRole("group", { name: "Only these inboxes" })
+    await inboxBoxes.getByLabel(first).focus()
+    await page.keyboard.press("Space")
+    await inboxBoxes.getByLabel(second).focus()
+    await page.keyboard.press("Space")
+    await page.getByRole("form", { name: "Edit webhook" }).getByRole("group", { name: "Only these pods" }).getByLabel("west").check()
+    await page.getByRole("button", { name: "Save changes" }).click()
+    await page.getByText("Webhook saved.").waitFor()
+    await explained(page, page.getByTestId("webhook-receives").filter({ hasText: `the whole organization, only those of inbox ${second} or pod west` }))
+    const changed = (await asSession(page, "GET", `/v0/webhooks/${created.webhook_id}`)).body
+    assert.deepStrictEqual(changed["inbox_ids"], [ids[1]])
+    assert.deepStrictEqual(changed["pod_ids"], [pod.body["pod_id"]])
+    await shot(page, "webhook-narrowed")
+    await fitsPhone(page)
+    // An inbox chosen here and deleted elsewhere meanwhile: the save shows the API's not_found in its words.
+    await inboxBoxes.getByLabel(first).check()
+    assert.strictEqual((await asSession(page, "DELETE", `/v0/inboxes/${ids[0]}`)).status, 204)
+    const again = await asSession(page, "PATCH", `/v0/webhooks/${created.webhook_id}`, { inbox_ids: [ids[0]] })
+    assert.strictEqual(again.body["code"], "not_found")
+    await page.getByRole("button", { name: "Save changes" }).click()
+    await explained(page, page.locator("#error").filter({ hasText: String(again.body["message"]) }))
+    // Clearing every choice gives the webhook its whole scope again.
+    await page.reload()
+    await inboxBoxes.getByLabel(second).uncheck()
+    await page.getByRole("form", { name: "Edit webhook" }).getByRole("group", { name: "Only these pods" }).getByLabel("west").uncheck()
+    await page.getByRole("button", { name: "Save changes" }).click()
+    await page.getByTestId("webhook-receives").filter({ hasText: /^Receives the events of the whole organization\.$/ }).waitFor()
+    // A pod's webhook is narrowed to that pod's inboxes only: no pods are offered.
+    await page.goto(`${url}/#/pod/${pod.body["pod_id"]}/webhooks`)
+    await page.getByText("Narrow to some inboxes or pods (optional)").click()
+    assert.strictEqual(await page.getByRole("group", { name: "Only these pods" }).count(), 0)
+    await page.getByRole("group", { name: "Only these inboxes" }).getByText("None yet.").waitFor()
+    await context.close()
+  }, 60_000)
+})
+
+/**
+ * Holds back the answer to requests matching `held` until a request to `path` has been made:
+ * if the page made that request only after the held one answered, it would never load. So a
+ * page that loads shows the two go out together, with no timing.
+ */
+const holdUntilAsked = async (page: Page, held: string, path: string) => {
+  const paths: Array<string> = []
+  let asked = () => {}
+  const askedOnce = new Promise<void>((resolve) => { asked = resolve })
+  page.on("request", (r) => {
+    const at = new URL(r.url()).pathname
+    paths.push(at)
+    if (at === path) asked()
+  })
+  await page.route(held, async (route) => { await askedOnce; await route.continue() })
+  return paths
+}
+
+describe("Dashboard page loads in Chromium", () => {
+  it("a page load asks GET /auth/me once, while its modules are still loading", async () => {
+    const { context } = await owner("firstload")
+    const page = await context.newPage()
+    const paths = await holdUntilAsked(page, "**/dashboard/app.js", "/auth/me")
+    await page.goto(`${url}/#/webhooks`)
+    await explained(page, page.getByTestId("webhook-scope"))
+    assert.deepStrictEqual(paths.filter((p) => p === "/auth/me"), ["/auth/me"], "the preloaded answer is the one the page takes")
+    await context.close()
+  }, 60_000)
+
+  it("the drafts page asks for its drafts and for the inboxes of its form at once", async () => {
+    const { context, page } = await owner("draftsload")
+    await createInbox(page, `draftsload${emails}`)
+    await holdUntilAsked(page, "**/v0/drafts", "/v0/inboxes")
+    await navigate(page, "Drafts")
+    await explained(page, page.getByText("No drafts."))
     await context.close()
   }, 60_000)
 })

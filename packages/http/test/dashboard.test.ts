@@ -23,7 +23,7 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       }
     }))
 
-  it.effect("the dashboard's scripts and stylesheet are served with their types, every module preloaded; an unknown file is 404 not_found", () =>
+  it.effect("the dashboard's scripts and stylesheet are served with their types, every module and GET /auth/me preloaded; an unknown file is 404 not_found", () =>
     Effect.gen(function*() {
       const app = yield* TestApp
       const js = yield* app.request("GET", "/dashboard/app.js")
@@ -44,8 +44,11 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
           pending.push(module.text)
         }
       }
-      const preloaded = [...(yield* app.request("GET", "/")).text.matchAll(/rel="modulepreload" href="\/dashboard\/([a-z]+\.js)"/g)].map((m) => m[1])
+      const html = (yield* app.request("GET", "/")).text
+      const preloaded = [...html.matchAll(/rel="modulepreload" href="\/dashboard\/([a-z]+\.js)"/g)].map((m) => m[1])
       assert.sameMembers(preloaded, [...modules])
+      // Who is signed in is asked beside the modules, in the mode and credentials of the page's fetch() (same origin).
+      assert.include(html, `<link rel="preload" href="/auth/me" as="fetch" crossorigin>`)
       assert.include((yield* app.request("GET", "/dashboard/auth.js")).text, "/auth/sign-in")
       const css = yield* app.request("GET", "/dashboard/app.css")
       assert.match(css.headers.get("content-type") ?? "", /^text\/css/)

@@ -1,17 +1,18 @@
 // The dashboard: a single-page client of /auth and /v0 with the session cookie. No framework
 // and no build: plain ES modules served from memory (dom.js: the DOM helper and the API call;
-// auth.js, mail.js, policy.js, webhooks.js, org.js: the pages; scope.js: the organization, pod
+// auth.js, mail.js, pods.js, policy.js, webhooks.js, org.js: the pages; scope.js: the organization, pod
 // or inbox a page shows; charts.js: SVG charts; qrcode.mjs: the vendored QR encoder), and hash
 // routes that pick the page. This module is the entry: navigation and routing.
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "/dashboard/auth.js"
 import { $, api, dropPrefetched, go, h, page, refreshMe, session } from "/dashboard/dom.js"
-import { closeSocket, compose, draft, drafts, inbox, inboxes, prefetchPage, thread } from "/dashboard/mail.js"
+import { closeSocket, compose, draft, drafts, inbox, prefetchPage, thread } from "/dashboard/mail.js"
 import { apiKeys, billing, domain, domains, metrics, overview } from "/dashboard/org.js"
+import { inboxes, pods } from "/dashboard/pods.js"
 import { lists, suppressions } from "/dashboard/policy.js"
 import { routeScope } from "/dashboard/scope.js"
 import { webhook, webhooks } from "/dashboard/webhooks.js"
 
-const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/compose", "Compose"], ["#/drafts", "Drafts"], ["#/lists", "Lists"], ["#/suppressions", "Suppressions"],
+const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/pods", "Pods"], ["#/compose", "Compose"], ["#/drafts", "Drafts"], ["#/lists", "Lists"], ["#/suppressions", "Suppressions"],
   ["#/webhooks", "Webhooks"], ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"], ["#/billing", "Billing"], ["#/members", "Members"], ["#/security", "Security"]]
 
 const renderNav = () => {
@@ -23,16 +24,18 @@ const renderNav = () => {
 const route = async () => {
   closeSocket()
   const path = location.pathname
-  if (path === "/verify-email") return verifyEmail()
-  if (path === "/reset-password") return resetPassword()
-  if (path === "/accept-invitation") return acceptInvitation()
   const [first, ...rest] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
   // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
   const { scope, name, args } = routeScope(first, rest)
+  // On the first load: the answer index.html preloaded, taken by every page (the pages of the
+  // mailed links too, so the preload is never left unused).
   if (session.me === null) {
     prefetchPage(name, args)
     await refreshMe()
   }
+  if (path === "/verify-email") return verifyEmail()
+  if (path === "/reset-password") return resetPassword()
+  if (path === "/accept-invitation") return acceptInvitation()
   renderNav()
   if (name === "sign-up") return signUp()
   if (name === "forgot") return forgot()
@@ -43,7 +46,8 @@ const route = async () => {
       h("button", { type: "button", onclick: () => api("POST", "/auth/resend-verification", { email: me.user.email }) }, "Send the link again"))
   }
   switch (name) {
-    case "inboxes": return inboxes()
+    case "inboxes": return inboxes(scope)
+    case "pods": return pods(args[0])
     case "inbox": return inbox(args[0])
     case "thread": return thread(args[0], args[1])
     case "compose": return compose(args[0], args[1], args[2])

@@ -45,7 +45,7 @@ export const resetPassword = () => page("Choose a new password",
   }))
 
 export const acceptInvitation = async () => {
-  if (!await refreshMe()) return page("Sign in to accept the invitation", h("p", {}, h("a", { href: `/#/sign-in` }, "Sign in"), " or ", h("a", { href: "/#/sign-up" }, "sign up"), ", then open the link again."))
+  if (!session.me) return page("Sign in to accept the invitation", h("p", {}, h("a", { href: `/#/sign-in` }, "Sign in"), " or ", h("a", { href: "/#/sign-up" }, "sign up"), ", then open the link again."))
   page("Accepting the invitation…")
   await api("POST", "/auth/invitations/accept", { token: tokenFromUrl() })
   page("You joined the organization", h("p", {}, h("a", { href: "/#/" }, "Continue")))

@@ -37,9 +37,18 @@ export const select = (label, name, options, value) => {
   }))]
 }
 
+/**
+ * The spec's error body in words: its message, each field issue when there are several (one
+ * is already in the message), then its fix.
+ */
+export const said = (body) => {
+  const issues = body.errors?.length > 1 ? ` (${body.errors.map((e) => `${(e.path ?? []).join(".")}: ${e.message}`).join("; ")})` : ""
+  return `${body.message ?? "Something went wrong."}${issues}${body.fix ? ` — ${body.fix}` : ""}`
+}
+
 export const showError = (body) => {
   $("error").className = ""
-  $("error").replaceChildren(body ? `${body.message ?? "Something went wrong."}${body.fix ? ` — ${body.fix}` : ""}` : "")
+  $("error").replaceChildren(body ? said(body) : "")
 }
 
 // GETs a page is about to make, started beside `GET /auth/me` on the first load rather than
@@ -71,6 +80,9 @@ export const api = async (method, path, body, { text = false } = {}) => {
   }
   return data
 }
+
+/** An API failure shown in the page too (the banner clears on the next call): the spec's message and fix. */
+export const problem = (err) => h("p", { className: "problem", "data-code": err.body?.code ?? "" }, said(err.body ?? { message: err.message }))
 
 export const formValues = (form) => Object.fromEntries(new FormData(form).entries())
 

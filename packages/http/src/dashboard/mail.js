@@ -1,4 +1,4 @@
-// The mail pages: inboxes, an inbox (threads, search, live updates over the WebSocket), a
+// The mail pages: an inbox (threads, search, live updates over the WebSocket), a
 // thread (messages oldest first, quoted history folded, attachments, raw, label editing),
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
 // only in a sandboxed frame without scripts, with its own CSP that blocks remote images
@@ -13,23 +13,6 @@ export const prefetchPage = (name, [inboxId, threadId]) => {
 
 let socket = null
 export const closeSocket = () => { socket?.close(); socket = null }
-
-export const inboxes = async () => {
-  const data = await api("GET", "/v0/inboxes")
-  page("Inboxes",
-    form("Create an inbox", [...field("Username (optional)", { name: "username" }), ...field("Display name (optional)", { name: "display_name" })], "Create inbox", async (v) => {
-      await api("POST", "/v0/inboxes", Object.fromEntries(Object.entries(v).filter(([, x]) => x)))
-      inboxes()
-    }),
-    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Address"), h("th", {}, "Status"), h("th", {}, "Actions"))),
-      h("tbody", {}, data.inboxes.map((inbox) => h("tr", {},
-        h("td", {}, h("a", { href: `#/inbox/${enc(inbox.inbox_id)}` }, inbox.email ?? inbox.inbox_id), inbox.display_name ? h("div", { className: "muted" }, inbox.display_name) : null),
-        h("td", {}, inbox.status ?? "active"),
-        h("td", {},
-          h("button", { type: "button", onclick: async () => { await api("PATCH", `/v0/inboxes/${enc(inbox.inbox_id)}`, { status: inbox.status === "paused" ? "active" : "paused" }); inboxes() } }, inbox.status === "paused" ? "Resume" : "Pause"),
-          h("button", { type: "button", onclick: async () => { if (confirm(`Delete ${inbox.inbox_id} and all its mail?`)) { await api("DELETE", `/v0/inboxes/${enc(inbox.inbox_id)}`); inboxes() } } }, "Delete"))))))
-  )
-}
 
 const labelChips = (labels) => (labels ?? []).map((l) => h("span", { className: "label" }, l))
 
@@ -197,10 +180,11 @@ const sendDraft = async (d) => { const sent = await api("POST", `${draftPath(d)}
 const status = (d) => d.send_status === "scheduled" ? `scheduled for ${when(d.send_at)}` : d.send_status ?? "draft"
 
 export const drafts = async () => {
-  const data = await api("GET", "/v0/drafts")
+  // Both at once: the inbox choice of the form does not depend on the drafts.
+  const [data, choice] = await Promise.all([api("GET", "/v0/drafts"), inboxChoice("Inbox")])
   page("Drafts",
     h("h2", {}, "New draft"),
-    form("New draft", [...await inboxChoice("Inbox"), ...draftFields()], "Save draft", async (v) => {
+    form("New draft", [...choice, ...draftFields()], "Save draft", async (v) => {
       await api("POST", `/v0/inboxes/${enc(v.inbox_id)}/drafts`, draftBody(v, false))
       drafts()
     }),

@@ -1,13 +1,11 @@
 // The organization's pages: overview (plan and usage), domains of the organization or a pod
-// (DNS records with their status, zone file, verify), API keys (secret shown once with a copy
-// button, revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a
-// pod or an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
+// (DNS records with their status, zone file, verify), API keys (for the organization, a pod
+// or an inbox, with an optional permission list; the secret shown once with a copy button;
+// revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a pod or
+// an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
 import { bars, sparkline } from "/dashboard/charts.js"
-import { $, api, button, enc, field, form, go, h, notice, page, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
-import { scopeApi, scopeHash, scopePicker } from "/dashboard/scope.js"
-
-/** An API failure shown in the page too (the banner clears on the next call): the spec's message and fix. */
-const inlineError = (err) => h("p", { className: "problem", "data-code": err.body?.code ?? "" }, `${err.body?.message ?? err.message}${err.body?.fix ? ` — ${err.body.fix}` : ""}`)
+import { $, api, button, enc, field, form, go, h, list, notice, page, problem, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
+import { ORGANIZATION, parseScope, scopeApi, scopeHash, scopeNames, scopeOptions, scopePicker } from "/dashboard/scope.js"
 
 export const overview = async (me) => {
   page("Overview", h("p", {}, "Signed in as ", me.user.email))
@@ -56,16 +54,24 @@ export const domain = async (scope, id) => {
 
 // ---------- API keys ----------
 
+/** The body's scope of a new key: none for the organization, else `pod_id` or `inbox_id` (spec: API keys). */
+const keyScope = (scope) => scope.kind === "pod" ? { pod_id: scope.id } : scope.kind === "inbox" ? { inbox_id: scope.id } : {}
+
 export const apiKeys = async (created) => {
-  const [data, boxes] = await Promise.all([api("GET", "/v0/api-keys"), api("GET", "/v0/inboxes")])
+  const [data, { names, nameOf }] = await Promise.all([api("GET", "/v0/api-keys"), scopeNames()])
   page("API keys",
     created ? secretOnce("API key", created.api_key) : null,
     form("Create an API key", [...field("Name", { name: "name", required: true }),
-      ...select("Scope", "inbox_id", [["", "Whole organization"], ...boxes.inboxes.map((i) => [i.inbox_id, `Inbox ${i.email ?? i.inbox_id}`])])], "Create key",
-    async (v) => { await apiKeys(await api("POST", "/v0/api-keys", v.inbox_id ? { name: v.name, inbox_id: v.inbox_id } : { name: v.name })) }),
+      h("label", { for: "key-scope" }, "Scope"), h("select", { id: "key-scope", name: "scope" }, scopeOptions(names, "organization")),
+      ...field("Permissions (optional: names separated by commas, such as inbox_read, message_read; empty gives every permission within the scope)", { name: "permissions" })], "Create key",
+    async (v) => {
+      const permissions = list(v.permissions)
+      await apiKeys(await api("POST", "/v0/api-keys", { name: v.name, ...keyScope(parseScope(v.scope)), ...(permissions.length ? { permissions } : {}) }))
+    }),
     data.api_keys.length === 0 ? h("p", { className: "muted" }, "No API keys.")
-      : table("API keys", ["Name", "Prefix", "Scope", "Created", "Actions"], data.api_keys.map((k) => [
-        k.name, h("code", {}, k.prefix), k.inbox_id ?? k.pod_id ?? k.scope, when(k.created_at),
+      : table("API keys", ["Name", "Prefix", "Scope", "Permissions", "Created", "Actions"], data.api_keys.map((k) => [
+        k.name, h("code", {}, k.prefix), nameOf(k.scope === "organization" ? ORGANIZATION : { kind: k.scope, id: k.scope === "inbox" ? k.inbox_id : k.pod_id }),
+        h("details", {}, h("summary", {}, `${k.permissions.length} permissions`), h("p", {}, k.permissions.join(", "))), when(k.created_at),
         button("Revoke", async () => { if (confirm(`Revoke ${k.name}? Programs using it stop at once.`)) { await api("DELETE", `/v0/api-keys/${enc(k.api_key_id)}`); await apiKeys() } }, { "aria-label": `Revoke ${k.name}` })])))
 }
 
@@ -76,7 +82,7 @@ export const billing = async () => {
   const result = h("div", { id: "billing-result", role: "status" })
   const attempt = (action) => async (...args) => {
     result.replaceChildren()
-    try { await action(...args) } catch (err) { result.replaceChildren(inlineError(err)); showError(err.body ?? { message: err.message }) }
+    try { await action(...args) } catch (err) { result.replaceChildren(problem(err)); showError(err.body ?? { message: err.message }) }
   }
   page("Billing",
     table("Plan", ["Plan", "Status", "Interval", "Period ends", "Cancels at period end"],
