@@ -344,7 +344,7 @@ const limitedLines = (rounds: ReadonlyArray<Round>, span: (xs: ReadonlyArray<num
   if (both.length === 0) return []
   return [
     "",
-    `With the request limits on (INBOX_RATE_LIMITS=on, shared by every process through PostgreSQL: one upsert into \`rate_counters\` per request; a second server of ours on the same database), in the same rounds: ${both.map((r) => n(r.limited.rps)).join(", ")} req/s with p99 ${both.map((r) => r.limited.p99).join(", ")} ms; req/s ratio to ours with limits off ${span(both.map((r) => r.limited.rps / r.ours.rps))}, to the reference ${span(both.map((r) => r.limited.rps / r.reference.rps))}.`
+    `With the request limits on (INBOX_RATE_LIMITS=on, shared by every process through PostgreSQL: one upsert into \`rate_counters\` reserves 1% of the limit; a second server of ours on the same database), in the same rounds: ${both.map((r) => n(r.limited.rps)).join(", ")} req/s with p99 ${both.map((r) => r.limited.p99).join(", ")} ms; req/s ratio to ours with limits off ${span(both.map((r) => r.limited.rps / r.ours.rps))}, to the reference ${span(both.map((r) => r.limited.rps / r.reference.rps))}.`
   ]
 }
 
