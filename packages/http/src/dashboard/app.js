@@ -69,6 +69,10 @@ const route = async () => {
 }
 
 // Move focus to the page's heading after each route, so keyboard and screen-reader users land on the new page.
-const show = () => route().then(() => $("main")?.focus({ preventScroll: true }), () => {}).finally(dropPrefetched)
+// `data-route` on <body> says which route is drawn, its data included (the page-load benchmark waits for it).
+const show = () => route().then(() => $("main")?.focus({ preventScroll: true }), () => {}).finally(() => {
+  dropPrefetched()
+  document.body.dataset.route = location.hash
+})
 addEventListener("hashchange", show)
 show()
