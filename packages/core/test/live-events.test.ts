@@ -59,3 +59,30 @@ it.effect("with a connection listening, a signalled event is read once and reach
     yield* settle
     assert.deepStrictEqual(reads, [["evt_2"]])
   }).pipe(Effect.scoped))
+
+it.effect("a listening connection is handed the frames its principal may see and its subscription wants; after it leaves, nothing is read", () =>
+  Effect.gen(function*() {
+    const { reads, live, signals } = yield* setUp
+    const frames: Array<string> = []
+    const principal = { organizationId: "org_1", scope: { type: "organization" as const } }
+    const subscription = { eventTypes: new Set(["message.received"]), inboxIds: new Set<string>(), podIds: new Set<string>() }
+    yield* settle
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* live.listen(principal, () => subscription, (frame) => frames.push(frame))
+      yield* signals.notify(EVENTS_CHANNEL, "evt_4")
+      yield* settle
+    }))
+    assert.deepStrictEqual(frames.map((f) => JSON.parse(f).event_id), ["evt_4"])
+    assert.deepStrictEqual(JSON.parse(frames[0]!).event_type, "message.received")
+    // Another organization's principal is handed nothing of org_1's events.
+    const other: Array<string> = []
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* live.listen({ organizationId: "org_2", scope: { type: "organization" as const } }, () => subscription, (frame) => other.push(frame))
+      yield* signals.notify(EVENTS_CHANNEL, "evt_5")
+      yield* settle
+    }))
+    assert.deepStrictEqual(other, [])
+    yield* signals.notify(EVENTS_CHANNEL, "evt_6")
+    yield* settle
+    assert.deepStrictEqual(reads, [["evt_4"], ["evt_5"]])
+  }).pipe(Effect.scoped))

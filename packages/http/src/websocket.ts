@@ -14,7 +14,7 @@
  * catches up through the events list after reconnecting.
  */
 import { type ApiError, holds, isApiError, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
-import { Effect, Latch, Layer, Queue, Stream } from "effect"
+import { Effect, Latch, Layer, Queue } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
 import { errorResponse } from "./respond.ts"
@@ -37,12 +37,9 @@ const handler = Effect.gen(function*() {
   let subscription: Subscription | undefined
   const outbox = yield* Queue.dropping<string>(WS_BUFFER)
   const overflow = yield* Latch.make()
-  yield* live.frames(principal, () => subscription).pipe(
-    Stream.runForEach((frame) =>
-      Effect.flatMap(Queue.offer(outbox, frame), (accepted) => accepted ? Effect.void : overflow.open)
-    ),
-    Effect.forkScoped
-  )
+  yield* live.listen(principal, () => subscription, (frame) => {
+    if (!Queue.offerUnsafe(outbox, frame)) overflow.openUnsafe()
+  })
   yield* Effect.gen(function*() {
     const frames = yield* Queue.takeBetween(outbox, 1, 100)
     yield* writer.writeAll(frames as [string, ...Array<string>])

@@ -3,16 +3,18 @@
  *
  * One fiber per process follows the `events` signal (NOTIFY after each commit on
  * PostgreSQL, so an event recorded by any process sharing the database arrives; in process
- * with PGlite), reads the named rows in one query per batch, and publishes them on an
- * in-process hub. Each connection subscribes to the hub and keeps the events its principal
- * may see (`canSee`: scope and opt-in permissions, as the list) and its subscription
- * wants. The signal carries ids, never payloads; a subscriber that was away catches up
- * through the events list.
+ * with PGlite), reads the named rows in one query per batch, serialises each event once,
+ * and hands it to every listening connection, which keeps the events its principal may see
+ * (`canSee`: scope and opt-in permissions, as the list) and its subscription wants. A
+ * connection listens with a plain callback, called in that one fiber: with 10,000
+ * connections, a fiber and a hub subscription of their own each cost about 40 KiB per
+ * connection and a fiber wake-up per connection and event. The signal carries ids, never
+ * payloads; a subscriber that was away catches up through the events list.
  *
  * The subscription rules live here, so every adapter applies them alike: `subscribe`
  * decodes a client frame and answers the `subscribed` echo or an `error` frame.
  */
-import { Context, Effect, Layer, PubSub, Queue, Schema, Stream } from "effect"
+import { Context, Effect, Layer, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { holds, type Principal } from "../access/Principal.ts"
 import { Signals } from "../db/Signals.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
@@ -66,10 +68,12 @@ export class LiveEvents extends Context.Service<LiveEvents, {
   /** Every event recorded from now on, on any process sharing the database. */
   readonly rows: Stream.Stream<EventRow>
   /**
-   * The event frames for one connection (filtered by `wants` against its current
-   * subscription): each envelope as JSON text, serialised once for every connection.
+   * Calls `deliver` with the event frames for one connection, until the scope closes: each
+   * envelope as JSON text, serialised once for every connection, filtered by `wants` against
+   * the connection's current subscription. `deliver` runs in the dispatching fiber, so it
+   * must return at once (hand the frame to the connection's own writer).
    */
-  frames(principal: Principal, current: () => Subscription | undefined): Stream.Stream<string>
+  listen(principal: Principal, current: () => Subscription | undefined, deliver: (frame: string) => void): Effect.Effect<void, never, Scope.Scope>
 }>()("inbox/LiveEvents") {
   static readonly layer = Layer.effect(LiveEvents, Effect.gen(function*() {
     const signals = yield* Signals
@@ -80,20 +84,24 @@ export class LiveEvents extends Context.Service<LiveEvents, {
     const hub = yield* Effect.acquireRelease(PubSub.unbounded<LiveEvent>(), PubSub.shutdown)
     const ids = yield* Queue.unbounded<string>()
     yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
-    // Streams running now. With none, a signalled batch is not read at all: an event nobody
-    // listens to costs no query (one more statement per delivery otherwise), and whoever
-    // subscribes later catches up through the events list, as after any absence.
-    let listeners = 0
+    // Who listens now: connections (callbacks) and `rows` streams. With none, a signalled
+    // batch is not read at all: an event nobody listens to costs no query (one more statement
+    // per delivery otherwise), and whoever subscribes later catches up through the events
+    // list, as after any absence.
+    const listeners = new Set<(event: LiveEvent) => void>()
+    let streams = 0
     const counted = <A>(stream: Stream.Stream<A>) =>
-      Stream.unwrap(Effect.acquireRelease(Effect.sync(() => listeners++), () => Effect.sync(() => listeners--)).pipe(Effect.as(stream)))
+      Stream.unwrap(Effect.acquireRelease(Effect.sync(() => streams++), () => Effect.sync(() => streams--)).pipe(Effect.as(stream)))
     // One read per batch of signalled ids, whatever the number of connections.
     yield* Effect.gen(function*() {
       const batch = yield* Queue.takeBetween(ids, 1, 500)
-      if (listeners === 0) return
+      if (listeners.size === 0 && streams === 0) return
       const rows = yield* events.byIds(batch)
       const order = new Map(batch.map((id, i) => [id, i]))
       for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) {
-        yield* PubSub.publish(hub, { row, frame: JSON.stringify(toEnvelope(row)) })
+        const event = { row, frame: JSON.stringify(toEnvelope(row)) }
+        for (const listener of listeners) listener(event)
+        if (streams > 0) yield* PubSub.publish(hub, event)
       }
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("reading live events failed", cause)),
@@ -142,14 +150,18 @@ export class LiveEvents extends Context.Service<LiveEvents, {
           return { subscription, reply }
         }),
       rows: counted(Stream.fromPubSub(hub).pipe(Stream.map((e) => e.row))),
-      frames: (principal, current) =>
-        counted(Stream.fromPubSub(hub).pipe(
-          Stream.filter((e) => {
-            const subscription = current()
-            return subscription !== undefined && wants(principal, subscription, e.row)
+      listen: (principal, current, deliver) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const listener = (event: LiveEvent) => {
+              const subscription = current()
+              if (subscription !== undefined && wants(principal, subscription, event.row)) deliver(event.frame)
+            }
+            listeners.add(listener)
+            return listener
           }),
-          Stream.map((e) => e.frame)
-        ))
+          (listener) => Effect.sync(() => listeners.delete(listener))
+        ).pipe(Effect.asVoid)
     })
   }))
 }
