@@ -41,7 +41,13 @@ import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "./
 
 /** Spec: a 2xx within 10 seconds counts as delivered. */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
-export const DELIVERY_CONCURRENCY = 64
+/**
+ * Attempts a process runs at once, all webhooks together. Most of an attempt's time is
+ * waiting (its statements, the group commits, the endpoint's slot), so more attempts in
+ * flight keep the endpoints' slots busy: 128 delivered 1,566/s to one endpoint where 64
+ * delivered 1,026/s (pnpm bench webhooks, PostgreSQL, quiet machine).
+ */
+export const DELIVERY_CONCURRENCY = 128
 export const ENDPOINT_CONCURRENCY = 8
 /** Bytes of a receiver's answer we read before closing: we only need its status. */
 const MAX_ANSWER_BYTES = 64 * 1024
