@@ -37,7 +37,7 @@ const LISTING_MESSAGES = Number(process.env["BENCH_LISTING_MESSAGES"] ?? "100000
 const PGLITE_MESSAGES = Number(process.env["BENCH_PGLITE_MESSAGES"] ?? "100000")
 /** How deep the deep page is: 25,000 messages, or half an inbox of a smaller seed. */
 const DEPTH = Math.min(25_000, Math.floor(LISTING_MESSAGES / INBOXES / 2))
-const PORT = Number(process.env["BENCH_MSG_PORT"] ?? "39301")
+const PORT = Number(process.env["BENCH_MSG_PORT"] ?? "29301")
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const SECRET = "bench-inbound-secret"
 const dbUrl = (name: string) => SERVER.replace(/\/[^/]*$/, `/${name}`)

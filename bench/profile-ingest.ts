@@ -18,7 +18,7 @@ const server = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0
 const name = "inbox_bench_profile_ingest"
 const url = server.replace(/\/[^/]*$/, `/${name}`)
 const dir = mkdtempSync(join(tmpdir(), "inbox-profile-ingest-"))
-const port = Number(process.env["BENCH_PORT"] ?? "39401")
+const port = Number(process.env["BENCH_PORT"] ?? "29401")
 
 const frames: Record<string, (f: { functionName: string; url: string }) => boolean> = {
   "@effect/sql-pg (driver, protocol)": (f) => f.url.includes("/@effect/sql-pg/") || f.url.includes("/postgres/"),

@@ -16,7 +16,7 @@ const which = process.argv[2] ?? "ours"
 const seconds = Number(process.argv[3] ?? "20")
 const server = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const name = process.env["BENCH_DATABASE"] ?? "inbox_bench"
-const port = Number(process.env["BENCH_PORT"] ?? "39101")
+const port = Number(process.env["BENCH_PORT"] ?? "29101")
 const url = server.replace(/\/[^/]*$/, `/${name}`)
 const dir = mkdtempSync(join(tmpdir(), "inbox-profile-"))
 const flags = ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=200"]

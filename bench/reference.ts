@@ -136,7 +136,7 @@ const server = createServer(async (req, res) => {
   }
 })
 
-server.listen(Number(process.env["REF_PORT"] ?? "39200"), "127.0.0.1", () => process.stdout.write("REFERENCE_READY\n"))
+server.listen(Number(process.env["REF_PORT"] ?? "29200"), "127.0.0.1", () => process.stdout.write("REFERENCE_READY\n"))
 
 process.on("SIGTERM", () => process.exit(0))
 process.on("SIGINT", () => process.exit(0))

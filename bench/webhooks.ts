@@ -32,7 +32,7 @@ const EVENTS = Number(process.env["BENCH_WEBHOOK_EVENTS"] ?? "10000")
 const RATE = Number(process.env["BENCH_WEBHOOK_RATE"] ?? "1000")
 const SECONDS = Number(process.env["BENCH_WEBHOOK_SECONDS"] ?? "5")
 const ROUNDS = Number(process.env["BENCH_WEBHOOK_ROUNDS"] ?? "3")
-const PORT = Number(process.env["BENCH_WEBHOOK_PORT"] ?? "39401")
+const PORT = Number(process.env["BENCH_WEBHOOK_PORT"] ?? "29401")
 export const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 /** Our per-endpoint concurrency (webhooks/Delivery.ts ENDPOINT_CONCURRENCY), given to the reference. */
 const CONCURRENCY = 8
