@@ -15,6 +15,22 @@ import { childEnv, freePort, runProcess, startProcess, waitFor } from "./process
 
 const CLI = fileURLToPath(new URL("../", import.meta.url))
 
+/**
+ * `npm install`, again when the registry answered wrongly. npm resolves the package's
+ * dependencies' own ranges from the registry, not from our lockfile, and the registry's
+ * metadata is not always consistent: a CI run here failed with `notarget` for a version
+ * the registry had served twenty minutes earlier and served again a minute later. A
+ * failure of ours (a missing file, a broken manifest) fails every attempt alike.
+ */
+const npmInstall = async (args: ReadonlyArray<string>, options: Parameters<typeof runProcess>[2]) => {
+  let installed = await runProcess("npm", ["install", ...args], options)
+  for (let retry = 0; retry < 2 && installed.code !== 0 && /ETARGET|notarget|ECONNRESET|ETIMEDOUT|EAI_AGAIN|E5\d\d|E429/.test(installed.stderr); retry++) {
+    await new Promise((r) => setTimeout(r, 5_000))
+    installed = await runProcess("npm", ["install", "--prefer-online", ...args], options)
+  }
+  return installed
+}
+
 describe("the packed inboxctl", { timeout: 900_000 }, () => {
   let dir = ""
   let bin = ""
@@ -29,7 +45,7 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     // An empty folder with a package.json of its own, so npm installs here and not in a parent.
     mkdirSync(app)
     writeFileSync(join(app, "package.json"), "{\"name\":\"app\",\"private\":true}\n")
-    const installed = await runProcess("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball ?? "")], { cwd: app, env: childEnv() })
+    const installed = await npmInstall(["--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball ?? "")], { cwd: app, env: childEnv() })
     assert.strictEqual(installed.code, 0, installed.stderr)
     bin = join(app, "node_modules", ".bin", "inboxctl")
   }, 900_000)
@@ -120,7 +136,7 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
 
     const prefix = join(dir, "image", "usr", "local")
     const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz")) ?? ""
-    const installed = await runProcess("npm", ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball)], { env: childEnv() })
+    const installed = await npmInstall(["-g", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", join(dir, tarball)], { env: childEnv() })
     assert.strictEqual(installed.code, 0, installed.stderr)
     const [command, ...args] = [...entrypoint, ...cmd]
     assert.strictEqual(command, "inboxctl")
