@@ -90,3 +90,4 @@ export { Metrics, MAX_BUCKETS, MAX_DAYS_BACK, MAX_RATE_EVENTS, RATE_TYPES, USAGE
 export * as MetricsOperations from "./metrics/operations.ts"
 export { Billing, BillingSummary, BillingUsage, GRACE_DAYS } from "./billing/Billing.ts"
 export * as BillingOperations from "./billing/operations.ts"
+export { noAutovacuum } from "./shared/sql.ts"

@@ -5,9 +5,9 @@
  * counters the writes themselves maintain.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Events } from "@inbox/core"
+import { Events, Metrics, noAutovacuum } from "@inbox/core"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
@@ -101,6 +101,29 @@ for (const storage of storages()) {
           const after = yield* read
           assert.strictEqual(after.usage.message_count, 3)
           assert.strictEqual(after.received, 3)
+        }))
+
+      it.effect("the server's fold empties the appended changes every second, and where no autovacuum runs it gives their space back", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`SELECT metric_add(${w.org.organizationId}, NULL, NULL, 'message.sent', ${new Date(T0)}, 1) FROM generate_series(1, 5000)`
+          const before = yield* w.get("/v0/metrics/events?event_types=message.sent")
+          yield* Effect.scoped(Effect.gen(function*() {
+            yield* Layer.build(Metrics.layerFold)
+            // The first fold runs as the layer starts; its statements take real time.
+            const vacuums = yield* noAutovacuum(sql)
+            yield* sql<{ n: number; bytes: string }>`SELECT count(*)::int AS n, pg_relation_size('metric_changes')::text AS bytes FROM metric_changes`.pipe(
+              Effect.flatMap((rows) => rows[0]!.n === 0 && (!vacuums || Number(rows[0]!.bytes) === 0) ? Effect.void : Effect.fail("not yet")),
+              Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 150 }),
+              TestClock.withLive,
+              Effect.orDie
+            )
+          }))
+          const left = yield* sql<{ n: number; bytes: string }>`SELECT count(*)::int AS n, pg_relation_size('metric_changes')::text AS bytes FROM metric_changes`
+          assert.strictEqual(left[0]!.n, 0)
+          assert.deepStrictEqual((yield* w.get("/v0/metrics/events?event_types=message.sent")).body, before.body)
+          if (yield* noAutovacuum(sql)) assert.strictEqual(Number(left[0]!.bytes), 0, "the emptied table was vacuumed")
         }))
 
       it.effect("a series of any period counts the same changes, read from minute, five-minute, hour or day counters, folded or not", () =>

@@ -32,7 +32,7 @@ import { labelsOf, TimeParam } from "../messages/Messages.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Line } from "../shared/fields.ts"
 import { IntegerParam } from "../shared/pagination.ts"
-import { decodeRows, Int8 } from "../shared/sql.ts"
+import { decodeRows, Int8, noAutovacuum } from "../shared/sql.ts"
 import { iso, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 
@@ -277,7 +277,16 @@ export class Metrics extends Context.Service<Metrics, {
    */
   static readonly layerFold = Layer.effectDiscard(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const foldOnce = sql<{ n: string | number }>`SELECT metric_fold(${FOLD_BATCH}) AS n`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.orDie)
+    // Without autovacuum (the embedded database has none; a server may run without it) the
+    // space of folded rows is never reused: the table would grow by every change ever made,
+    // and every metrics read scans it. Then the fold vacuums the table itself, which is
+    // cheap right after a fold has emptied it.
+    const vacuums = yield* noAutovacuum(sql)
+    const foldOnce = sql<{ n: string | number }>`SELECT metric_fold(${FOLD_BATCH}) AS n`.pipe(
+      Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+      Effect.tap((n): Effect.Effect<unknown, unknown> => n > 0 && vacuums ? sql`VACUUM metric_changes` : Effect.void),
+      Effect.orDie
+    )
     const foldAll: Effect.Effect<void> = Effect.flatMap(foldOnce, (n) => n === FOLD_BATCH ? foldAll : Effect.void)
     yield* foldAll.pipe(
       Effect.catchCause((cause) =>

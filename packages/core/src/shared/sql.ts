@@ -4,7 +4,7 @@
  * unique-constraint conflict so a service can turn it into its domain error.
  */
 import { Effect, Schema, SchemaGetter } from "effect"
-import type { SqlError } from "effect/sql"
+import type { SqlClient, SqlError } from "effect/sql"
 
 // Decoders are compiled once per row schema: building one per query showed up in profiles.
 const decoders = new WeakMap<Schema.Top, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, unknown, unknown>>()
@@ -33,3 +33,15 @@ export const Int8 = Schema.Union([Schema.Number, Schema.BigInt, Schema.String]).
     encode: SchemaGetter.transform((n: number) => n)
   })
 )
+
+/**
+ * Whether the database runs no autovacuum: PGlite has no background processes at all, and a
+ * server may be configured without it. Tables that churn (rows inserted and deleted all the
+ * time) then need a VACUUM from us, or their space is never reused.
+ */
+export const noAutovacuum = (sql: SqlClient.SqlClient) =>
+  sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum launcher'`.pipe(
+    Effect.map((rows) => (rows[0]?.n ?? 0) === 0),
+    Effect.orDie
+  )
+
