@@ -15,7 +15,7 @@
  *   --expose-gc), for the WebSocket benchmark's memory per connection.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { ApiKeys, Engine, Events, Jobs, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Events, Jobs, Maintenance, Metrics, Organizations } from "@inbox/core"
 import { LoggingLive, ServerLive } from "@inbox/http"
 import { Context, Effect, Exit, Layer, Queue, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -132,6 +132,8 @@ const control = Layer.effectDiscard(Effect.gen(function*() {
   }).pipe(Effect.forever, Effect.forkScoped)
 }))
 
+// The server's background work but the job worker (the benchmark starts and stops that one):
+// the metric fold and the maintenance of a database without autovacuum.
 NodeRuntime.runMain(Layer.launch(
-  Layer.mergeAll(ServerLive, setup, control).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
+  Layer.mergeAll(ServerLive, setup, control, Metrics.layerFold, Maintenance.layer).pipe(Layer.provide(Engine.layerConfig), Layer.provide(LoggingLive))
 ))

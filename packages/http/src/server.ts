@@ -2,8 +2,8 @@
  * The server process: the engine on live ports (INBOX_* settings) behind Node's HTTP
  * server (node.ts: timeouts, connection cap, Node's own refusals as JSON), and its
  * background work (the job worker, the blob sweeper, the metric fold, resending abandoned
- * sends). Storage is built first, so migrations have run before the first request is
- * answered and /health means ready.
+ * sends, VACUUM where the database runs no autovacuum). Storage is built first, so
+ * migrations have run before the first request is answered and /health means ready.
  *
  * Shutdown (SIGTERM, SIGINT) closes the layers in reverse: the listener stops accepting and
  * the requests under way finish (INBOX_SHUTDOWN_TIMEOUT), the job worker stops claiming and
@@ -11,7 +11,7 @@
  * after everything that writes to it.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Blobs, Engine, Jobs, Metrics, Retention, Sending, SmtpReceiver } from "@inbox/core"
+import { Blobs, Engine, Jobs, Maintenance, Metrics, Retention, Sending, SmtpReceiver } from "@inbox/core"
 import { Config, Console, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
@@ -55,6 +55,7 @@ export const BackgroundLive = Layer.mergeAll(
   Jobs.layerWorker,
   Blobs.layerSweeper,
   Metrics.layerFold,
+  Maintenance.layer,
   Retention.layerSchedule.pipe(Layer.provide(Retention.layerConfig)),
   SmtpReceiver.layerConfig
 )
