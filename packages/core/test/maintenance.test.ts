@@ -1,8 +1,8 @@
 /**
  * Database maintenance (db/Maintenance.ts) on PGlite and PostgreSQL: where no autovacuum runs
- * (always on PGlite), the server's layer vacuums and analyzes the busiest tables one interval
- * after it starts, and gives back the space of their dead rows; where autovacuum runs it
- * leaves them to it.
+ * (always on PGlite), the server's layer vacuums a busy table past autovacuum's own threshold
+ * one interval after it starts, and gives back the space of its dead rows; where autovacuum
+ * runs it leaves them to it.
  */
 import { assert, layer } from "@effect/vitest"
 import { Maintenance, noAutovacuum } from "@inbox/core"
@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 
 for (const storage of storages()) {
   layer(engineLayer(storage.layer), { timeout: "60 seconds" })(`database maintenance (${storage.name})`, (it) => {
-    it.effect("where no autovacuum runs, the busiest tables are vacuumed an interval after the start, and the space of deleted rows comes back", () =>
+    it.effect("where no autovacuum runs, a busy table whose dead rows pass autovacuum's threshold is vacuumed an interval after the start, and their space comes back", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const vacuums = yield* noAutovacuum(sql)
@@ -21,6 +21,14 @@ for (const storage of storages()) {
         yield* sql`INSERT INTO jobs (id, kind, payload, run_at, state, attempts, created_at, updated_at)
           SELECT 'job_m' || g, 'maintenance.test', '{}'::jsonb, now(), 'done', 1, now(), now() FROM generate_series(1, 5000) g`
         yield* sql`DELETE FROM jobs WHERE kind = 'maintenance.test'`
+        // The rule reads the table's statistics, which a backend reports a moment after its writes.
+        yield* sql<{ dead: number }>`SELECT pg_stat_force_next_flush(), n_dead_tup::int AS dead FROM pg_stat_user_tables
+            WHERE schemaname = current_schema() AND relname = 'jobs'`.pipe(
+          Effect.flatMap((rows) => (rows[0]?.dead ?? 0) >= 5000 ? Effect.void : Effect.fail("not yet")),
+          Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 250 }),
+          TestClock.withLive,
+          Effect.orDie
+        )
         const size = sql<{ bytes: string }>`SELECT pg_relation_size('jobs')::text AS bytes`.pipe(Effect.map((rows) => Number(rows[0]!.bytes)))
         const churned = yield* size
         assert.isAbove(churned, 0)
