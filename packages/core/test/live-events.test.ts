@@ -5,7 +5,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Signals } from "@inbox/core"
-import { Context, Effect, Fiber, Layer, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
 
 const rowOf = (id: string): EventRow => ({
@@ -48,11 +48,15 @@ it.effect("an event signalled while nobody listens is not read from the database
 it.effect("with a connection listening, a signalled event is read once and reaches it", () =>
   Effect.gen(function*() {
     const { reads, live, signals } = yield* setUp
-    const first = yield* live.rows.pipe(Stream.take(1), Stream.runCollect, Effect.forkScoped)
-    yield* settle
-    yield* signals.notify(EVENTS_CHANNEL, "evt_2")
-    const got = yield* Fiber.join(first)
-    assert.deepStrictEqual([...got].map((r) => r.id), ["evt_2"])
+    const got = yield* Deferred.make<string>()
+    const principal = { organizationId: "org_1", scope: { type: "organization" as const } }
+    const subscription = { eventTypes: new Set(["message.received"]), inboxIds: new Set<string>(), podIds: new Set<string>() }
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* live.listen(principal, () => subscription, (frame) => Deferred.doneUnsafe(got, Exit.succeed(frame)))
+      yield* settle
+      yield* signals.notify(EVENTS_CHANNEL, "evt_2")
+      assert.deepStrictEqual(JSON.parse(yield* Deferred.await(got)).event_id, "evt_2")
+    }))
     assert.deepStrictEqual(reads, [["evt_2"]])
     // The connection went away: later events are not read.
     yield* signals.notify(EVENTS_CHANNEL, "evt_3")

@@ -14,7 +14,7 @@
  * The subscription rules live here, so every adapter applies them alike: `subscribe`
  * decodes a client frame and answers the `subscribed` echo or an `error` frame.
  */
-import { Context, Effect, Layer, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
 import { holds, type Principal } from "../access/Principal.ts"
 import { Signals } from "../db/Signals.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
@@ -51,7 +51,7 @@ export const wants = (principal: Principal, subscription: Subscription, row: Eve
     (row.inbox_id !== null && subscription.inboxIds.has(row.inbox_id)) ||
     (row.pod_id !== null && subscription.podIds.has(row.pod_id)))
 
-/** A recorded event and its envelope's JSON text, as the hub carries it. */
+/** A recorded event and its envelope's JSON text, as listeners are handed it. */
 interface LiveEvent {
   readonly row: EventRow
   readonly frame: string
@@ -65,8 +65,6 @@ export class LiveEvents extends Context.Service<LiveEvents, {
    * (malformed frame, an opt-in type without its permission, an inbox or pod not visible).
    */
   subscribe(principal: Principal, frame: string): Effect.Effect<{ readonly subscription?: Subscription; readonly reply: ServerFrame }>
-  /** Every event recorded from now on, on any process sharing the database. */
-  readonly rows: Stream.Stream<EventRow>
   /**
    * Calls `deliver` with the event frames for one connection, until the scope closes: each
    * envelope as JSON text, serialised once for every connection, filtered by `wants` against
@@ -80,28 +78,22 @@ export class LiveEvents extends Context.Service<LiveEvents, {
     const events = yield* Events
     const inboxes = yield* Inboxes
     const pods = yield* Pods
-    // Each event is serialised once, when published, not once per connection.
-    const hub = yield* Effect.acquireRelease(PubSub.unbounded<LiveEvent>(), PubSub.shutdown)
     const ids = yield* Queue.unbounded<string>()
     yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
-    // Who listens now: connections (callbacks) and `rows` streams. With none, a signalled
-    // batch is not read at all: an event nobody listens to costs no query (one more statement
-    // per delivery otherwise), and whoever subscribes later catches up through the events
-    // list, as after any absence.
+    // The connections listening now. With none, a signalled batch is not read at all: an
+    // event nobody listens to costs no query (one more statement per delivery otherwise),
+    // and whoever subscribes later catches up through the events list, as after any absence.
     const listeners = new Set<(event: LiveEvent) => void>()
-    let streams = 0
-    const counted = <A>(stream: Stream.Stream<A>) =>
-      Stream.unwrap(Effect.acquireRelease(Effect.sync(() => streams++), () => Effect.sync(() => streams--)).pipe(Effect.as(stream)))
     // One read per batch of signalled ids, whatever the number of connections.
     yield* Effect.gen(function*() {
       const batch = yield* Queue.takeBetween(ids, 1, 500)
-      if (listeners.size === 0 && streams === 0) return
+      if (listeners.size === 0) return
       const rows = yield* events.byIds(batch)
       const order = new Map(batch.map((id, i) => [id, i]))
       for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) {
+        // Serialised once here, not once per connection.
         const event = { row, frame: JSON.stringify(toEnvelope(row)) }
         for (const listener of listeners) listener(event)
-        if (streams > 0) yield* PubSub.publish(hub, event)
       }
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("reading live events failed", cause)),
@@ -149,7 +141,6 @@ export class LiveEvents extends Context.Service<LiveEvents, {
           }
           return { subscription, reply }
         }),
-      rows: counted(Stream.fromPubSub(hub).pipe(Stream.map((e) => e.row))),
       listen: (principal, current, deliver) =>
         Effect.acquireRelease(
           Effect.sync(() => {

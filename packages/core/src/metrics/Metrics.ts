@@ -5,9 +5,9 @@
  * Nothing here scans messages or events. Every change that moves a metric appends one row
  * to `metric_changes` in its own transaction (triggers of migration 0007, 0020), and
  * `layerFold` folds those rows every FOLD_INTERVAL into the counters of `metric_counts`: an
- * all-time total per scope and metric, and sums per minute, five minutes, hour and day. Queries read the
- * view `metric_values` (the counters plus the changes not folded yet), so they count every
- * committed change exactly once, folded or not. A series reads the rows of the coarsest
+ * all-time total per scope and metric, and sums per minute, five minutes, hour and day.
+ * Queries read the view `metric_values` (the counters plus the changes not folded yet), so
+ * they count every committed change exactly once, folded or not. A series reads the rows of the coarsest
  * resolution that divides its period, so its cost depends on the window (1,000 buckets read
  * at most 5,000 rows per metric when the period is a multiple of five minutes, an hour or
  * a day; other periods read minute rows, up to 129,600 over 90 days) and on the last
