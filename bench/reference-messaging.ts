@@ -133,7 +133,8 @@ const THREADS = /^\/v0\/threads(?:\?|$)/
 const THREAD = /^\/v0\/threads\/([^/?]+)$/
 
 const inboundSecret = Buffer.from(process.env["REF_INBOUND_SECRET"] ?? "")
-const relay = process.env["REF_SMTP_URL"] === undefined ? undefined : nodemailer.createTransport(process.env["REF_SMTP_URL"])
+// Pooled, as the engine relays (a connection per message costs smtp-server's 100 ms greeting delay).
+const relay = process.env["REF_SMTP_URL"] === undefined ? undefined : nodemailer.createTransport(`${process.env["REF_SMTP_URL"]}?pool=true`)
 
 export const messagingRoute = async ({ pool, authenticate, send, error }: Context, req: IncomingMessage, res: ServerResponse) => {
   const url = new URL(req.url ?? "/", "http://reference")

@@ -32,6 +32,32 @@ mailTransportContract({
   refuse: (address) => Effect.sync(() => assert.include(refusing, address))
 })
 
+const relayOf = (url: (sink: string) => string) =>
+  Layer.unwrap(SmtpSink.useSync((sink) => MailTransport.layerSmtp(url(sink.url)))).pipe(Layer.provideMerge(SmtpSink.layer()))
+
+const sendThree = Effect.gen(function*() {
+  const transport = yield* MailTransport
+  for (let i = 0; i < 3; i++) {
+    yield* transport.send({ envelope: { from: "a@relay.example", to: ["b@relay.example"] }, raw: new TextEncoder().encode(`Subject: ${i}\r\n\r\nhi\r\n`) })
+  }
+  const sink = yield* SmtpSink
+  return { delivered: sink.received().length, connections: sink.connections() }
+})
+
+layer(relayOf((url) => url), { timeout: "60 seconds" })("SMTP relay connections", (it) => {
+  it.effect("messages relayed one after another share one pooled connection", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* sendThree, { delivered: 3, connections: 1 })
+    }))
+})
+
+layer(relayOf((url) => `${url}?pool=false`), { timeout: "60 seconds" })("SMTP relay without pooling", (it) => {
+  it.effect("a relay URL with pool=false opens a connection per message", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* sendThree, { delivered: 3, connections: 3 })
+    }))
+})
+
 const [firstStorage] = storages()
 if (firstStorage !== undefined) {
   const relayEngine = Layer.unwrap(SmtpSink.useSync((sink) =>

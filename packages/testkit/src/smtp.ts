@@ -16,15 +16,22 @@ export interface ReceivedSmtp {
 export class SmtpSink extends Context.Service<SmtpSink, {
   readonly url: string
   readonly received: () => ReadonlyArray<ReceivedSmtp>
+  /** SMTP connections opened to it so far (a pooled relay reuses one). */
+  readonly connections: () => number
 }>()("testkit/SmtpSink") {
   static readonly layer = (options: { readonly reject?: ReadonlyArray<string> } = {}) =>
     Layer.effect(SmtpSink, Effect.gen(function*() {
       const received: Array<ReceivedSmtp> = []
+      let connections = 0
       const refused = new Set((options.reject ?? []).map((a) => a.toLowerCase()))
       const server = new SMTPServer({
         authOptional: true,
         disabledCommands: ["STARTTLS", "AUTH"],
         logger: false,
+        onConnect(_session, callback) {
+          connections++
+          callback()
+        },
         onRcptTo(address, _session, callback) {
           if (refused.has(address.address.toLowerCase())) {
             const error = Object.assign(new Error("mailbox unavailable"), { responseCode: 550 })
@@ -51,6 +58,6 @@ export class SmtpSink extends Context.Service<SmtpSink, {
         }),
         () => Effect.callback<void>((resume) => server.close(() => resume(Effect.void)))
       )
-      return SmtpSink.of({ url: `smtp://127.0.0.1:${port}`, received: () => [...received] })
+      return SmtpSink.of({ url: `smtp://127.0.0.1:${port}`, received: () => [...received], connections: () => connections })
     }))
 }

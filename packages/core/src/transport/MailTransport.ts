@@ -24,13 +24,25 @@ export interface OutgoingMail {
   readonly subject?: string
 }
 
+/**
+ * The relay URL with connection pooling on unless the URL says otherwise (`?pool=false`):
+ * smtp-server, and many MTAs, hold every new connection 100 ms before their greeting to catch
+ * early talkers, so a connection per message spent 110 ms of each send on loopback (10 ms
+ * pooled) and capped a send slot at 9 messages a second.
+ */
+const pooled = (url: string) => {
+  const parsed = new URL(url)
+  if (!parsed.searchParams.has("pool")) parsed.searchParams.set("pool", "true")
+  return parsed.toString()
+}
+
 export class MailTransport extends Context.Service<MailTransport, {
   send(mail: OutgoingMail): Effect.Effect<void, MessageRejected>
 }>()("inbox/MailTransport") {
   static readonly layerSmtp = (url: string) =>
     Layer.effect(MailTransport, Effect.gen(function*() {
       const transporter = yield* Effect.acquireRelease(
-        Effect.sync(() => nodemailer.createTransport(url)),
+        Effect.sync(() => nodemailer.createTransport(pooled(url))),
         (t) => Effect.sync(() => t.close())
       )
       return MailTransport.of({
