@@ -53,7 +53,8 @@ export class Organizations extends Context.Service<Organizations, {
   /** Locks the organization row until the surrounding transaction ends; serialises plan-limit checks. */
   lock(id: string): Effect.Effect<OrganizationRow, NotFound>
   requireVerifiedEmail(id: string): Effect.Effect<void, EmailUnverified | NotFound>
-  requireCanSend(id: string): Effect.Effect<void, EmailUnverified | SendLocked | NotFound>
+  /** The organization, if it may send now (the send path reads its plan from it). */
+  requireCanSend(id: string): Effect.Effect<OrganizationRow, EmailUnverified | SendLocked | NotFound>
   /** Sets the plan in force; `until`: the end of a past_due subscription's grace period. Only Billing calls it. */
   setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription", until?: Date): Effect.Effect<void>
   /** Marks the owner email verified on every organization whose owner email is `email` (a dashboard account proved it). */
@@ -121,6 +122,7 @@ export class Organizations extends Context.Service<Organizations, {
           })
         }
         if (!org.email_verified) return yield* new EmailUnverified({ message: "The organization's owner email is not verified." })
+        return org
       }),
       setPlan: (id, plan, source, until) =>
         Effect.gen(function*() {

@@ -51,7 +51,7 @@ import { compose, type ComposeKind, type ParentMessage, type SendInput, validate
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import type { FullMessageRow } from "../messages/model.ts"
-import { Organizations, planOf } from "../organizations/Organizations.ts"
+import { type OrganizationRow, Organizations, planOf } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -145,7 +145,7 @@ export class Sending extends Context.Service<Sending, {
         )
 
     /** Step 7: checks the caps and stores the message as `sending`, in one transaction. */
-    const record = (inbox: InboxRow, row: Omit<Parameters<typeof store.insert>[0], "inbox">, key: KeyRef | undefined) =>
+    const record = (inbox: InboxRow, org: OrganizationRow, row: Omit<Parameters<typeof store.insert>[0], "inbox">, key: KeyRef | undefined) =>
       sql.withTransaction(Effect.gen(function*() {
         const at = yield* now
         // The inbox row lock serialises this inbox's sends, so the count below cannot go stale.
@@ -163,7 +163,6 @@ export class Sending extends Context.Service<Sending, {
             retryAfterSeconds
           })
         }
-        const org = yield* organizations.get(inbox.organization_id).pipe(Effect.orDie)
         // Today's counter row is the lock that serialises the organization's plan checks.
         const today = yield* sql<{ count: number }>`INSERT INTO send_counts (organization_id, day, count)
           VALUES (${org.id}, ${dayOf(at)}, 1) ON CONFLICT (organization_id, day) DO UPDATE SET count = send_counts.count + 1
@@ -195,12 +194,15 @@ export class Sending extends Context.Service<Sending, {
         if (key !== undefined) yield* idempotency.release(key)
       })).pipe(Effect.orDie)
 
-    /** Steps 8 and 9 for a recorded message. */
-    const handOver = (message: SendingRow, key: KeyRef | undefined) =>
+    /**
+     * Steps 8 and 9 for a recorded message. `fresh`: the bytes and sender of a message this
+     * process just recorded, so they are not read back; a resumed send reads them.
+     */
+    const handOver = (message: SendingRow, key: KeyRef | undefined, fresh?: { readonly raw: Uint8Array; readonly from: string }) =>
       Effect.gen(function*() {
-        const raw = yield* blobs.readAll(message.raw_sha256)
-        const inbox = yield* sql<{ email: string }>`SELECT email FROM inboxes WHERE id = ${message.inbox_id}`.pipe(Effect.orDie)
-        const from = inbox[0]?.email ?? ""
+        const raw = fresh?.raw ?? (yield* blobs.readAll(message.raw_sha256))
+        const from = fresh?.from ??
+          (yield* sql<{ email: string }>`SELECT email FROM inboxes WHERE id = ${message.inbox_id}`.pipe(Effect.orDie))[0]?.email ?? ""
         const local = yield* hostedAmong(message.recipient_addresses)
         const remote = message.recipient_addresses.filter((a) => !local.has(a.toLowerCase()))
         const handed = Effect.gen(function*() {
@@ -259,7 +261,7 @@ export class Sending extends Context.Service<Sending, {
         return yield* new TrackingDisabled({ message: "Open tracking is turned off on this server.", fix: "Leave track_opens unset." })
       }
 
-      yield* organizations.requireCanSend(inbox.organization_id).pipe(Effect.catchTag("NotFound", Effect.die))
+      const org = yield* organizations.requireCanSend(inbox.organization_id).pipe(Effect.catchTag("NotFound", Effect.die))
       if (inbox.status === "paused") {
         return yield* new InboxPaused({ message: `The inbox ${inbox.email} is paused.`, fix: "Set its status to active to send again." })
       }
@@ -313,7 +315,7 @@ export class Sending extends Context.Service<Sending, {
         )
         // The sent copy is read back like received mail, so both have the same full form.
         const readBack = yield* parser.parse(composed.raw).pipe(Effect.orDie)
-        const message = yield* record(inbox, {
+        const message = yield* record(inbox, org, {
           direction: "sent",
           state: "sending",
           rfc_message_id: composed.rfc_message_id,
@@ -352,7 +354,7 @@ export class Sending extends Context.Service<Sending, {
           raw_sha256: message.raw_sha256,
           recipient_addresses: composed.envelope.to,
           timestamp: message.timestamp
-        }, key)
+        }, key, { raw: composed.raw, from: inbox.email })
       }).pipe(
         // A refusal the client can fix frees the key for the corrected request.
         Effect.tapError(() => key === undefined ? Effect.void : idempotency.release(key))
