@@ -280,29 +280,33 @@ export class Drafts extends Context.Service<Drafts, {
      * lease ran out) is taken over.
      */
     const claim = (draftId: string, scheduled: { readonly token: string } | undefined) =>
-      sql.withTransaction(Effect.gen(function*() {
+      Effect.gen(function*() {
         const at = yield* now
-        const rows = yield* sql`SELECT * FROM drafts WHERE id = ${draftId} FOR UPDATE`.pipe(decodeRows(DraftRow))
-        const row = rows[0]
-        if (row === undefined) return { _tag: "Gone" } as Claimed
-        const live = row.send_status === "sending" && row.sending_until !== null && row.sending_until.getTime() > at.getTime()
-        if (live) return { _tag: "Busy", until: row.sending_until! } as Claimed
-        if (scheduled !== undefined) {
-          const due = row.schedule_token === scheduled.token && (row.send_status === "scheduled" || row.send_status === "sending") &&
-            row.send_at !== null && row.send_at.getTime() <= at.getTime()
-          if (!due) return { _tag: "Gone" } as Claimed
-        }
         const token = yield* ids.make("req")
         const until = new Date(at.getTime() + Duration.toMillis(DRAFT_SENDING_LEASE))
-        // A taken-over claim keeps the status the first sender saw.
-        const before = row.send_status === "sending" ? row.status_before : row.send_status
-        const updated = yield* sql`UPDATE drafts SET send_status = 'sending', sending_claim = ${token}, sending_until = ${until},
-            status_before = ${before} WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(DraftRow))
-        return { _tag: "Claimed", row: updated[0]!, claim: token } as Claimed
-      })).pipe(Effect.orDie)
+        // One statement: the row lock and the conditions, rechecked by PostgreSQL on the row
+        // a concurrent claimant left, decide alone (a second claimant finds it live). A
+        // taken-over claim keeps the status the first sender saw.
+        const claimed = yield* sql`UPDATE drafts SET send_status = 'sending', sending_claim = ${token}, sending_until = ${until},
+            status_before = CASE WHEN send_status = 'sending' THEN status_before ELSE send_status END
+          WHERE id = ${draftId}
+            AND (send_status IS DISTINCT FROM 'sending' OR sending_until IS NULL OR sending_until <= ${at})
+            ${scheduled === undefined ? sql`` : sql`AND schedule_token = ${scheduled.token}
+              AND send_status IN ('scheduled', 'sending') AND send_at <= ${at}`}
+          RETURNING *`.pipe(decodeRows(DraftRow))
+        if (claimed[0] !== undefined) return { _tag: "Claimed", row: claimed[0], claim: token } as Claimed
+        // Not claimed: gone, being sent, or (scheduled) no longer due under that schedule.
+        const rows = yield* sql<{ send_status: string | null; sending_until: Date | null }>`SELECT send_status, sending_until
+          FROM drafts WHERE id = ${draftId}`
+        const row = rows[0]
+        if (row === undefined) return { _tag: "Gone" } as Claimed
+        if (row.send_status === "sending") return { _tag: "Busy", until: row.sending_until ?? at } as Claimed
+        // On demand, the only refusal is a live claim: one that ended since is still "being sent".
+        return scheduled === undefined ? { _tag: "Busy", until: at } as Claimed : { _tag: "Gone" } as Claimed
+      }).pipe(Effect.orDie)
 
     /** Sends a claimed draft through Sending; consumes it on success. */
-    const sendClaimed = (row: DraftRow, claimToken: string) =>
+    const sendClaimed = (row: DraftRow, claimToken: string, byItsJob = false) =>
       Effect.gen(function*() {
         const kind = row.reply_to_message_id === null ? "send" : row.reply_all ? "reply_all" : "reply"
         const answer = yield* sending.send(systemPrincipal(row.organization_id), {
@@ -313,7 +317,9 @@ export class Drafts extends Context.Service<Drafts, {
           idempotencyKey: `draft_${row.id}`
         })
         yield* sql`DELETE FROM drafts WHERE id = ${row.id} AND sending_claim = ${claimToken}`.pipe(Effect.orDie)
-        if (row.schedule_token !== null) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
+        // Sent on demand: its schedule's job, if any, is not needed. Sent by that job: the job
+        // is running, and a key has one job at a time, so there is none to cancel.
+        if (row.schedule_token !== null && !byItsJob) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
         return answer
       })
 
@@ -356,7 +362,7 @@ export class Drafts extends Context.Service<Drafts, {
               WHERE id = ${claimed.row.id} AND sending_claim = ${claimed.claim}`.pipe(Effect.orDie)
             return yield* new JobFailed({ message: `${code}: ${message}`, retry: false })
           })
-        yield* sendClaimed(claimed.row, claimed.claim).pipe(
+        yield* sendClaimed(claimed.row, claimed.claim, true).pipe(
           Effect.catch((error: ApiError) => fail(wireOf(error).code, error.message)),
           Effect.catchDefect(() => fail("internal_error", "The send failed unexpectedly."))
         )
