@@ -15,7 +15,7 @@
  * holding the matching `label_*_read` permission (`visibleTypes`).
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { holds, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { Signals } from "../db/Signals.ts"
@@ -37,6 +37,12 @@ export interface NewEvent {
   readonly inboxId?: string
   readonly type: EventType
   readonly payload: Readonly<Record<string, unknown>>
+  /**
+   * The change that causes the event, as common table expressions (`name AS (UPDATE ...)`)
+   * run in the event's statement: one round trip fewer. The caller still holds the
+   * transaction that makes the webhook deliveries the event causes atomic with it.
+   */
+  readonly alongside?: Statement.Fragment
 }
 
 export const EventRow = Schema.Struct({
@@ -109,7 +115,7 @@ export class Events extends Context.Service<Events, {
         const at = yield* now
         const fanned = { id, organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at }
         // One statement inserts the event and answers the webhooks that want it.
-        const hooks = yield* sql<{ id: string }>`WITH recorded AS (
+        const hooks = yield* sql<{ id: string }>`WITH ${event.alongside === undefined ? sql`` : sql`${event.alongside},`} recorded AS (
             INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at)
             VALUES (${id}, ${event.organizationId}, ${event.podId ?? null}, ${event.inboxId ?? null}, ${event.type},
               ${JSON.stringify(event.payload)}::jsonb, ${at})

@@ -164,13 +164,14 @@ export class Sending extends Context.Service<Sending, {
           })
         }
         // Today's counter row is the lock that serialises the organization's plan checks.
-        const today = yield* sql<{ count: number }>`INSERT INTO send_counts (organization_id, day, count)
-          VALUES (${org.id}, ${dayOf(at)}, 1) ON CONFLICT (organization_id, day) DO UPDATE SET count = send_counts.count + 1
-          RETURNING count`
-        const month = yield* sql<{ n: number }>`SELECT coalesce(sum(count), 0)::int AS n FROM send_counts
-          WHERE organization_id = ${org.id} AND day >= ${monthStartOf(at)}`
-        yield* checkLimit(planOf(org, at), "sends_per_month", (month[0]?.n ?? 1) - 1)
-        yield* checkLimit(planOf(org, at), "sends_per_day", (today[0]?.count ?? 1) - 1)
+        // The month adds today's count as the upsert left it to the other days' rows.
+        const counts = yield* sql<{ today: number; month: number }>`WITH today AS (
+            INSERT INTO send_counts (organization_id, day, count) VALUES (${org.id}, ${dayOf(at)}, 1)
+            ON CONFLICT (organization_id, day) DO UPDATE SET count = send_counts.count + 1 RETURNING count)
+          SELECT (SELECT count FROM today)::int AS today, ((SELECT count FROM today) + (SELECT coalesce(sum(count), 0) FROM send_counts
+            WHERE organization_id = ${org.id} AND day >= ${monthStartOf(at)} AND day <> ${dayOf(at)}))::int AS month`
+        yield* checkLimit(planOf(org, at), "sends_per_month", (counts[0]?.month ?? 1) - 1)
+        yield* checkLimit(planOf(org, at), "sends_per_day", (counts[0]?.today ?? 1) - 1)
         const stored = yield* store.insert({ inbox, ...row })
         if (key !== undefined) yield* idempotency.recorded(key, { message_id: stored.message.id, thread_id: stored.message.thread_id })
         return stored.message
@@ -219,9 +220,11 @@ export class Sending extends Context.Service<Sending, {
         )
         const at = yield* now
         const answer = { message_id: message.id, thread_id: message.thread_id }
+        // The state and its event in one statement, in a transaction with what the event
+        // causes (webhook deliveries) and, with an Idempotency-Key, the key's answer.
         yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`UPDATE messages SET state = 'sent', updated_at = ${at} WHERE id = ${message.id}`
           yield* events.record({
+            alongside: sql`sent AS (UPDATE messages SET state = 'sent', updated_at = ${at} WHERE id = ${message.id})`,
             organizationId: message.organization_id,
             podId: message.pod_id,
             inboxId: message.inbox_id,
