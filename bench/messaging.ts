@@ -74,7 +74,7 @@ export const startServer = async (env: Record<string, string>, port: number, fla
   return { child, keys: value.keys, ...(value.seeded === undefined ? {} : { seeded: value.seeded }) }
 }
 
-const freshDatabase = async (name: string) => {
+export const freshDatabase = async (name: string) => {
   await adminSql(SERVER, `DROP DATABASE IF EXISTS ${name}`)
   await adminSql(SERVER, `CREATE DATABASE ${name}`)
   return dbUrl(name)
@@ -266,7 +266,7 @@ export const benchListing = async (): Promise<ReadonlyArray<Section>> => {
 // Ingest and send
 
 /** A server's tenant with inboxes made through the API: their ids and addresses. */
-const inboxesOf = async (base: string, key: string, count: number) => {
+export const inboxesOf = async (base: string, key: string, count: number) => {
   const made: Array<{ inbox_id: string; email: string }> = []
   for (let i = 0; i < count; i++) {
     const res = await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" })
@@ -351,7 +351,7 @@ export const benchIngest = async (): Promise<ReadonlyArray<Section>> => {
 }
 
 /** An SMTP server on loopback that takes every message and keeps only a count. */
-const smtpSink = async () => {
+export const smtpSink = async () => {
   let received = 0
   const server = new SMTPServer({
     authOptional: true,

@@ -5,11 +5,13 @@
  */
 import { benchColdstart, coldstartSection } from "./coldstart.ts"
 import { benchDashboard, dashboardSection } from "./dashboard.ts"
+import { benchDrafts, draftsSection } from "./drafts.ts"
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
 import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
+import { loadavg } from "node:os"
 import { benchDomains, benchSmtp, domainsSection, measuredLoad, smtpSection } from "./smtp.ts"
 import { benchWebhooks, benchWebSocket, webhooksSection, webSocketSection } from "./webhooks.ts"
 
@@ -45,6 +47,10 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
     const before = measuredLoad()
     const figure = await benchDomains()
     return domainsSection(figure, before, measuredLoad())
+  }],
+  ["drafts", "Drafts: scheduled send", async () => {
+    const before = loadavg().map((x) => x.toFixed(1)).join(" ")
+    return draftsSection(await benchDrafts(), before)
   }],
   ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())],
   ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
