@@ -37,6 +37,31 @@ for (const storage of storages()) {
         assert.deepStrictEqual(yield* Ref.get(ran), [{ n: 1 }, { n: 2 }])
       }))
 
+    it.effect("the worker's pass looks at the kinds with news (a signal named it, or its job ended), and at every kind once a poll interval", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const ran = yield* Ref.make(0)
+        yield* jobs.register({ kind: "t.news", policy: RETRY_POLICIES.once, concurrency: 4, run: () => Ref.update(ran, (n) => n + 1) })
+        // A pass of every kind first, so the next ones within the second look at news only.
+        yield* TestClock.adjust("1 second")
+        yield* jobs.runDue({ wait: true, onlyNews: true })
+        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0, "no signal named the kind")
+        yield* jobs.wakeUp("t.news")
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "a signal named it")
+        // Its job ended: the kind has news, and a job of it enqueued meanwhile is claimed.
+        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "its job ended")
+        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "its job ended again")
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0)
+        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0, "no news")
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "the poll interval passed")
+        assert.strictEqual(yield* Ref.get(ran), 4)
+      }))
+
     it.effect("a retryable failure waits the policy's delays (5 s, 30 s, 2 min, ...) and fails after 8 attempts", () =>
       Effect.gen(function*() {
         const jobs = yield* Jobs

@@ -77,8 +77,10 @@ export class Jobs extends Context.Service<Jobs, {
   /**
    * Claims the jobs due now (up to each kind's free capacity), starts them, and answers how
    * many it started. `wait` waits for them to finish (tests and the worker's drain).
+   * `onlyNews` (the worker): only the kinds with news since the last pass (a job of the kind
+   * ended, or a signal named it), and every kind once per JOB_POLL.
    */
-  runDue(options?: { readonly wait?: boolean }): Effect.Effect<number>
+  runDue(options?: { readonly wait?: boolean; readonly onlyNews?: boolean }): Effect.Effect<number>
   /**
    * Waits up to `deadline` for this process's running jobs, then releases the ones still
    * running to other processes; answers how many it released.
@@ -88,8 +90,11 @@ export class Jobs extends Context.Service<Jobs, {
   purgeSpent(before: Date, limit: number): Effect.Effect<number>
   /** When this process last looked for due jobs (the worker does every second or sooner); /ready reads it. */
   readonly lastPass: Effect.Effect<Date | undefined>
-  /** Ends a current or the next `awaitWork` (the worker calls it on a signal: a job was enqueued somewhere). */
-  readonly wakeUp: Effect.Effect<void>
+  /**
+   * Ends a current or the next `awaitWork` (the worker calls it on a signal: a job of `kind`
+   * was enqueued somewhere; no kind: any may have been).
+   */
+  wakeUp(kind?: string): Effect.Effect<void>
   /**
    * Waits until there may be work: a job of this process ended (a slot is free) or
    * `wakeUp` was called since the last `runDue` began, or the timeout passed.
@@ -109,6 +114,11 @@ export class Jobs extends Context.Service<Jobs, {
     // whose slots are all busy claims again as soon as one frees, not at the next poll, and
     // nothing that happens during a pass is missed.
     const work = yield* Latch.make()
+    // The kinds with news since the last pass. A pass that claimed for every kind whenever
+    // a job ended spent a claim statement per idle kind on each job (four per scheduled
+    // draft in a burst of them), finding nothing.
+    const news = new Set<string>()
+    let everyKindAt = 0
 
     const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
 
@@ -155,6 +165,7 @@ export class Jobs extends Context.Service<Jobs, {
           if (job.claim !== null) claims.delete(job.claim)
           const entry = handlers.get(job.kind)
           if (entry !== undefined) entry.running--
+          news.add(job.kind)
           work.openUnsafe()
         })),
         Effect.withSpan("Jobs.run", { attributes: { kind: job.kind } })
@@ -181,14 +192,18 @@ export class Jobs extends Context.Service<Jobs, {
         return rows
       })
 
-    const runDue = (options: { readonly wait?: boolean } = {}) =>
+    const runDue = (options: { readonly wait?: boolean; readonly onlyNews?: boolean } = {}) =>
       Effect.gen(function*() {
         lastPass = yield* now
         work.closeUnsafe()
+        const everyKind = options.onlyNews !== true || lastPass.getTime() - everyKindAt >= Duration.toMillis(JOB_POLL)
+        if (everyKind) everyKindAt = lastPass.getTime()
+        const looked = new Set(news)
+        news.clear()
         const started: Array<Fiber.Fiber<void>> = []
         for (const entry of handlers.values()) {
           const free = entry.handler.concurrency - entry.running
-          if (free <= 0) continue
+          if (free <= 0 || (!everyKind && !looked.has(entry.handler.kind))) continue
           const jobs = yield* claim(entry.handler.kind, free)
           for (const job of jobs) {
             entry.running++
@@ -242,7 +257,12 @@ export class Jobs extends Context.Service<Jobs, {
         }),
       runDue,
       lastPass: Effect.sync(() => lastPass),
-      wakeUp: work.open.pipe(Effect.asVoid),
+      wakeUp: (kind) =>
+        Effect.suspend(() => {
+          if (kind !== undefined && handlers.has(kind)) news.add(kind)
+          else everyKindAt = 0
+          return work.open.pipe(Effect.asVoid)
+        }),
       awaitWork: (timeout) => work.await.pipe(Effect.timeoutOption(timeout), Effect.asVoid),
       purgeSpent: (before, limit) =>
         sql<{ id: string }>`DELETE FROM jobs WHERE id IN (
@@ -281,9 +301,9 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.flatMap((released) => released > 0 ? Effect.logInfo(`released ${released} running jobs to other processes`) : Effect.void),
         Effect.catchCause((cause) => Effect.logWarning("draining the job worker failed", cause))
       ))
-    yield* signals.subscribe(WAKE).pipe(Stream.runForEach(() => jobs.wakeUp), Effect.forkScoped)
+    yield* signals.subscribe(WAKE).pipe(Stream.runForEach((kind) => jobs.wakeUp(kind)), Effect.forkScoped)
     yield* Effect.gen(function*() {
-      const started = yield* jobs.runDue()
+      const started = yield* jobs.runDue({ onlyNews: true })
       if (started > 0) return
       yield* jobs.awaitWork(JOB_POLL)
     }).pipe(
