@@ -176,6 +176,20 @@ for (const storage of storages()) {
           assert.strictEqual(otherRoute.body.code, "idempotency_key_reuse")
         }))
 
+      it.effect("Idempotency-Key: a key older than 24 hours is a new key; the same request sends again and a new body is no reuse", () =>
+        Effect.gen(function*() {
+          const { send } = yield* setUp()
+          const before = (yield* relayed).length
+          const first = yield* send({ to: "a@example.net", text: "monday" }, { "idempotency-key": "k-day" })
+          yield* TestClock.adjust("25 hours")
+          const later = yield* send({ to: "a@example.net", text: "tuesday" }, { "idempotency-key": "k-day" })
+          assert.strictEqual(later.status, 200, later.text)
+          assert.notStrictEqual(later.body.message_id, first.body.message_id)
+          const again = yield* send({ to: "a@example.net", text: "tuesday" }, { "idempotency-key": "k-day" })
+          assert.deepStrictEqual(again.body, later.body)
+          assert.strictEqual((yield* relayed).length, before + 2)
+        }))
+
       it.effect("reply-all goes to the sender and everyone on To and Cc except this inbox, once each", () =>
         Effect.gen(function*() {
           const { app, key, inbox } = yield* setUp()

@@ -75,13 +75,10 @@ export class Idempotency extends Context.Service<Idempotency, {
 
     const reuse = (message: string) => new IdempotencyKeyReuse({ message, fix: "Use a new Idempotency-Key for a different request." })
 
-    const attempt = (ref: KeyRef, route: string, requestHash: string) =>
+    const attempt = (ref: KeyRef, route: string, requestHash: string): Effect.Effect<Claim, IdempotencyKeyReuse | StillRunning> =>
       Effect.gen(function*() {
         const at = yield* now
         const lease = new Date(at.getTime() + Duration.toMillis(IDEMPOTENCY_LEASE))
-        // An expired key is gone for every purpose: delete it so the insert below can claim it.
-        yield* sql`DELETE FROM idempotency_keys WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}
-          AND created_at < ${new Date(at.getTime() - Duration.toMillis(IDEMPOTENCY_TTL))}`
         const claimed = yield* sql`INSERT INTO idempotency_keys (organization_id, key, route, request_hash, state, lease_until, created_at)
           VALUES (${ref.organizationId}, ${ref.key}, ${route}, ${requestHash}, 'pending', ${lease}, ${at})
           ON CONFLICT (organization_id, key) DO NOTHING RETURNING key`
@@ -90,6 +87,13 @@ export class Idempotency extends Context.Service<Idempotency, {
           WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}`.pipe(decodeRows(KeyRow))
         const row = rows[0]
         if (row === undefined) return yield* new StillRunning() // released meanwhile: try again
+        if (row.created_at.getTime() < at.getTime() - Duration.toMillis(IDEMPOTENCY_TTL)) {
+          // An expired key is gone for every purpose: delete it and claim it anew. Looked at
+          // only on a conflict, so a fresh key is one statement.
+          yield* sql`DELETE FROM idempotency_keys WHERE organization_id = ${ref.organizationId} AND key = ${ref.key}
+            AND created_at < ${new Date(at.getTime() - Duration.toMillis(IDEMPOTENCY_TTL))}`
+          return yield* attempt(ref, route, requestHash)
+        }
         if (row.route !== route) return yield* reuse("This Idempotency-Key was used on another route.")
         if (row.request_hash !== requestHash) return yield* reuse("This Idempotency-Key was used with another request body.")
         if (row.state === "done" && row.response !== null) return { _tag: "Done", answer: row.response } as Claim
