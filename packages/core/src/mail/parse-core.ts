@@ -57,10 +57,14 @@ export const parseRaw = (raw: Uint8Array, limits: ParseLimits = defaultLimits): 
   if (raw.byteLength > limits.maxRawBytes) {
     return Promise.resolve(failure("too_large", `Message of ${raw.byteLength} bytes is over the ${limits.maxRawBytes} byte limit`))
   }
-  const input = repairBoundaries(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), limits.maxHeaderBytes)
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+  const scan = scanMultipart(bytes)
+  const input = repairBoundaries(bytes, scan.at, limits.maxHeaderBytes)
+  // a repair rewrites Content-Type headers: ask the bytes that are parsed
+  const alternative = input === bytes ? scan.alternative : scanMultipart(input).alternative
   return Promise.resolve()
     .then(() => parseMime(input, parseOptions(limits)))
-    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits, hasAlternative(input)) }), (error: unknown) => classify(error))
+    .then((mail): ParseOutcome => ({ ok: true, result: toResult(mail, raw.byteLength, limits, alternative) }), (error: unknown) => classify(error))
     .then(undefined, (error: unknown) => failure("malformed", `Could not build the message model: ${describe(error)}`))
 }
 
@@ -188,6 +192,31 @@ export const parseMime = (input: Buffer, options: ReturnType<typeof parseOptions
   })
 
 /**
+ * Where "multipart/", "Multipart/" or "MULTIPART/" stands in the bytes (ascending), and
+ * whether the message has a multipart/alternative ("multipart/alternative" or
+ * "Multipart/Alternative" anywhere: its text and HTML then carry the same words; a miss
+ * only costs the shortcut in extractReply, never a wrong result). One search of the bytes
+ * per case of "ultipart/" rather than one per spelling: a message is mostly body, and
+ * each search reads all of it.
+ */
+const scanMultipart = (raw: Buffer): { readonly at: ReadonlyArray<number>; readonly alternative: boolean } => {
+  const at: Array<number> = []
+  let alternative = false
+  for (const needle of ["ultipart/", "ULTIPART/"]) {
+    const lower = needle === "ultipart/"
+    for (let i = raw.indexOf(needle, 1); i >= 0; i = raw.indexOf(needle, i + needle.length)) {
+      const lead = raw[i - 1]
+      if (lead !== 0x4d /* M */ && !(lower && lead === 0x6d /* m */)) continue
+      at.push(i - 1)
+      if (lower && !alternative) {
+        alternative = raw.toString("latin1", i + needle.length, i + needle.length + 11) === (lead === 0x6d ? "alternative" : "Alternative")
+      }
+    }
+  }
+  return { at: at.sort((x, y) => x - y), alternative }
+}
+
+/**
  * A multipart without a boundary parameter would lose its whole body; senders that forget
  * the parameter still write delimiter lines, so the first delimiter line under its header
  * that is no other part's boundary becomes its boundary, or, when there is none, the part
@@ -196,13 +225,12 @@ export const parseMime = (input: Buffer, options: ReturnType<typeof parseOptions
  */
 const MAX_REPAIRS = 50
 
-const repairBoundaries = (raw: Buffer, maxHeaderBytes: number): Buffer => {
+/** `multipart` is where scanMultipart found "multipart/" in `raw`. */
+const repairBoundaries = (raw: Buffer, multipart: ReadonlyArray<number>, maxHeaderBytes: number): Buffer => {
   const broken: Array<{ readonly start: number; readonly end: number; readonly value: string }> = []
-  for (const needle of ["multipart/", "Multipart/", "MULTIPART/"]) {
-    for (let at = raw.indexOf(needle); at >= 0; at = raw.indexOf(needle, at + needle.length)) {
-      const header = headerAround(raw, at, maxHeaderBytes)
-      if (header !== undefined && !/boundary\s*=/i.test(header.value)) broken.push(header)
-    }
+  for (const at of multipart) {
+    const header = headerAround(raw, at, maxHeaderBytes)
+    if (header !== undefined && !/boundary\s*=/i.test(header.value)) broken.push(header)
   }
   if (broken.length === 0) return raw
   broken.sort((x, y) => x.start - y.start)
@@ -271,11 +299,6 @@ const classify = (error: unknown): ParseOutcome => {
   }
   return failure("malformed", `Unreadable message: ${message}`)
 }
-
-/** Whether the message has a multipart/alternative: its text and HTML then carry the
- * same words (a miss only costs the shortcut in extractReply, never a wrong result). */
-const hasAlternative = (raw: Buffer): boolean =>
-  raw.indexOf("multipart/alternative") >= 0 || raw.indexOf("Multipart/Alternative") >= 0
 
 /** Builds the model from mailparser's output. Pure apart from reading `mail`. */
 export const toResult = (mail: MimeParts, size: number, limits: ParseLimits = defaultLimits, alternative = false): ParseResult => {

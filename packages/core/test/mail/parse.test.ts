@@ -164,6 +164,18 @@ describe("Mail.parse edge cases", () => {
       assert.deepStrictEqual(message.attachments, [])
     }))
 
+  it.effect("reads a multipart whose boundary parameter is missing however its type is capitalised", () =>
+    Effect.gen(function*() {
+      for (const type of ["multipart/mixed", "Multipart/Mixed", "MULTIPART/MIXED"]) {
+        const raw = Buffer.from([
+          "From: a@x.org", "Subject: caps", `Content-Type: ${type}`, "", "--sep", "Content-Type: text/plain", "", "first part",
+          "--sep", "Content-Type: text/plain", "", "second part", "--sep--", ""
+        ].join("\r\n"))
+        const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+        assert.strictEqual(message.text, "first part\nsecond part", type)
+      }
+    }))
+
   it.effect("fails with a typed MailParseError for a message over the size limit", () =>
     Effect.gen(function*() {
       const error = yield* parse(new Uint8Array(2048)).pipe(
