@@ -6,7 +6,6 @@ declare module "libmime" {
   // CommonJS: `module.exports = new Libmime()`, so the instance is the default import
   const libmime: {
     decodeWords(str: string): string
-    decodeHeader(line: string): { key: string; value: string }
     parseHeaderValue(str: string): { value: string; params: Record<string, string> }
     /** media type for a file name's extension; application/octet-stream when unknown */
     detectMimeType(filename: string): string

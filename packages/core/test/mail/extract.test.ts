@@ -5,7 +5,8 @@
  * corpus (extract.golden.test.ts) covers what real clients send.
  */
 import { describe, expect, it } from "vitest"
-import { extractReply } from "../../src/mail/extract.ts"
+import fc from "fast-check"
+import { extractReply, extractText, planText } from "../../src/mail/extract.ts"
 
 const text = (body: string): string | undefined => extractReply({ text: body }).text
 const html = (body: string): string | undefined => extractReply({ html: body }).html
@@ -233,4 +234,27 @@ describe("extractReply: liveness on hostile bodies", () => {
   for (const [shape, run] of hostile) {
     it(`${shape} finishes quickly`, () => within(2000, run))
   }
+})
+
+describe("extractReply: the shortcut for text bodies that can hold no history", () => {
+  // lines built from every text marker whole, respelled (a zero-width mark between its
+  // dashes or inside "above", other cases) and in pieces: a quote mark, both colons,
+  // dashes, words, and the whitespace normaliseLine collapses
+  const piece = fc.constantFrom(
+    "On 4 Mar 2024, Jane wrote:", "On Mon, 4 Mar 2024 Jane <jane@example.com> wrote", "wrote", ":", "：", ">", "-", "--",
+    "-----Original Message-----", "-\u200b-Forwarded message-\u200b-", "-\u2066-Original Message-\u2066-", "Original Message",
+    "Begin forwarded message:", "王伟 于2024年3月4日写道：", "From: jane@example.com", "Sent: Monday", "To: bob@example.com", "Subject: hi",
+    "Please type your reply above this line", "PLEASE TYPE YOUR REPLY ABOVE THIS LINE", "type your reply ab\u200bove this line",
+    "above", "this line", "\u200b", "\ufeff", "\u00a0", " ", "  ", "\t", "thanks", "x@example.com", "__________", "—", "Today's Topics"
+  )
+  const line = fc.array(piece, { maxLength: 4 }).map((pieces) => pieces.join(""))
+  it("gives what reading every line gives", () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), fc.constantFrom("\n", "\r\n", "\r"), fc.boolean(), (lines, end, reply) => {
+        const body = lines.join(end)
+        expect(extractText(body, reply)).toEqual(planText(body, reply))
+      }),
+      { numRuns: 30_000, seed: 12 }
+    )
+  })
 })

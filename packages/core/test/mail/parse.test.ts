@@ -164,6 +164,18 @@ describe("Mail.parse edge cases", () => {
       assert.deepStrictEqual(message.attachments, [])
     }))
 
+  it.effect("reads a multipart whose boundary parameter is missing however its type is capitalised", () =>
+    Effect.gen(function*() {
+      for (const type of ["multipart/mixed", "Multipart/Mixed", "MULTIPART/MIXED"]) {
+        const raw = Buffer.from([
+          "From: a@x.org", "Subject: caps", `Content-Type: ${type}`, "", "--sep", "Content-Type: text/plain", "", "first part",
+          "--sep", "Content-Type: text/plain", "", "second part", "--sep--", ""
+        ].join("\r\n"))
+        const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+        assert.strictEqual(message.text, "first part\nsecond part", type)
+      }
+    }))
+
   it.effect("fails with a typed MailParseError for a message over the size limit", () =>
     Effect.gen(function*() {
       const error = yield* parse(new Uint8Array(2048)).pipe(
@@ -181,6 +193,26 @@ describe("Mail.parse edge cases", () => {
       assert.strictEqual(message.headers["received"], "from a\nfrom b")
       assert.strictEqual(message.headers["to"], "x@y.org, z@y.org")
       assert.deepStrictEqual(message.to, ["x@y.org", "z@y.org"])
+    }))
+
+  it.effect("shows an inline attached message's sender, subject, date and recipients above its body, in text and HTML", () =>
+    Effect.gen(function*() {
+      const raw = Buffer.from([
+        "From: x@example.org", "Subject: fwd", 'Content-Type: multipart/mixed; boundary="b1"', "", "--b1",
+        "Content-Type: text/plain", "", "See below.", "--b1", "Content-Type: message/rfc822", "Content-Disposition: inline", "",
+        "From: =?utf-8?q?J=C3=B6rg?= <jorg@example.de>", "To: Ann <ann@example.org>", "Cc: Team: a@x.org, b@x.org;",
+        "Subject: =?utf-8?b?SGFsbG8gV8O2cmxk?=", "Date: Mon, 04 Mar 2024 12:00:02 +0000", "Content-Type: text/html", "",
+        "<p>Inner</p>", "--b1--", ""
+      ].join("\r\n"))
+      const { message } = yield* parse(raw).pipe(Effect.provide(MailParser.layerInline))
+      assert.strictEqual(
+        message.text,
+        'See below.\n\nFrom: "Jörg" <jorg@example.de>\nSubject: Hallo Wörld\nDate: Mon, 04 Mar 2024 12:00:02 GMT\nTo: "Ann" <ann@example.org>\nCc: "Team": a@x.org, b@x.org;\n\n'
+      )
+      assert.include(message.html ?? "", '<span class="mp_address_name">J&#xF6;rg</span> &lt;<a href="mailto:jorg@example.de" class="mp_address_email">jorg@example.de</a>&gt;')
+      assert.include(message.html ?? "", "<strong>Hallo W&#xF6;rld</strong>")
+      assert.include(message.html ?? "", '<span class="mp_address_name">Team: </span><span class="mp_address_group">')
+      assert.include(message.html ?? "", "<p>Inner</p>")
     }))
 
   it.effect("parses an empty message into a model with empty fields", () =>
