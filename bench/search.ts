@@ -31,7 +31,7 @@ const PGLITE_DIR = process.env["BENCH_PGLITE_DIR"] ?? "/tmp/inbox-bench-search-p
 /** The engine's default budget (SearchBudget): the bare reference chooses its way by the same rule. */
 const PROBE = 300
 const WALK = 30_000
-const HITS = 1_000
+const HITS = 500
 
 /** What the seed needs of a client: pg.Client and PGlite both answer this. */
 interface Queryable {
@@ -169,9 +169,10 @@ const bare = async (client: pg.Client, place: string, wider: string | undefined,
     }
     if (way === "match index") {
       const over = SEARCH_CANDIDATES * 2
-      const keep = async (kept: string, more: string) => (await client.query(`WITH ${kept}
-        (SELECT ${columns}, NULL::int AS scanned, NULL::int AS matched FROM k JOIN message_search s ON s.message_id = k.message_id
-          JOIN messages m ON m.id = k.message_id WHERE ${where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${SEARCH_CANDIDATES})
+      const keep = async (kept: string, more: string, carried = false) => (await client.query(`WITH ${kept}
+        (SELECT ${columns}, NULL::int AS scanned, NULL::int AS matched
+          FROM ${carried ? "k s" : "k JOIN message_search s ON s.message_id = k.message_id"}
+          JOIN messages m ON m.id = s.message_id WHERE ${where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${SEARCH_CANDIDATES})
         UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int, ${more} FROM k`)).rows
       let kept: Array<any> | undefined
       if (wider !== undefined && rows.length === 0) {
@@ -181,8 +182,10 @@ const bare = async (client: pg.Client, place: string, wider: string | undefined,
           "(SELECT count(*)::int FROM w)")
         if (rows.at(-1).matched < HITS) kept = rows
       }
-      kept ??= await keep(`k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp" FROM message_search s
-          WHERE ${place} AND s.search @@ ${q} OFFSET 0) s ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`, "NULL::int")
+      const carried = wider !== undefined
+      kept ??= await keep(`k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp"${carried ? ", s.thread_id, s.search" : ""}
+          FROM message_search s WHERE ${place} AND s.search @@ ${q} OFFSET 0) s ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`,
+        "NULL::int", carried)
       rows = kept.slice(0, -1)
       if (kept.at(-1).scanned >= over && rows.length < SEARCH_CANDIDATES) {
         rows = (await client.query(`SELECT ${columns} FROM (SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s

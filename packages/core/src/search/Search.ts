@@ -58,7 +58,7 @@ export interface SearchPlace {
  * so a test can make them small and see every way give the same answer.
  */
 export const SearchBudget = Context.Reference<{ readonly candidates: number; readonly probe: number; readonly walk: number; readonly hits: number }>("inbox/SearchBudget", {
-  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000, hits: 1_000 })
+  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000, hits: 500 })
 })
 
 interface CandidateRow {
@@ -112,9 +112,15 @@ export const highlight = (text: string, terms: ReadonlyArray<{ readonly word: st
     const f = foldForMatch(w)
     return terms.some((t) => (t.prefix ? f.startsWith(t.word) : f === t.word))
   }
-  const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)]
-  const first = words.find((m) => matches(m[0]))
-  const start = first === undefined ? 0 : Math.max(0, (first.index ?? 0) - 60)
+  // The first matching word, read lazily: a body of 20,000 characters is mostly after it.
+  let first: number | undefined
+  for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    if (matches(m[0])) {
+      first = m.index
+      break
+    }
+  }
+  const start = first === undefined ? 0 : Math.max(0, first - 60)
   const from = start === 0 ? 0 : (text.lastIndexOf(" ", start) + 1 || start)
   const piece = text.slice(from, from + HIGHLIGHT_CHARS).replace(/\s+/g, " ").trim()
   return piece.replace(/[\p{L}\p{N}]+/gu, (w) => (matches(w) ? `**${w}**` : w))
@@ -231,10 +237,12 @@ export class Search extends Context.Service<Search, {
       // sort of 6,000 matches was 22 of the statement's 36 ms; the kept rows' vectors are
       // read again by key for the rank.
       const over = need * 2
-      const keep = (kept: Statement.Fragment, more: Statement.Fragment) =>
+      // `k`: the kept matches, with their vectors (`carried`) or ids and times only.
+      const keep = (kept: Statement.Fragment, more: Statement.Fragment, carried = false) =>
         sql<CandidateRow & { scanned: number | null; matched: number | null }>`WITH ${kept}
-        (SELECT ${columns}, NULL::int AS scanned, NULL::int AS matched FROM k JOIN message_search s ON s.message_id = k.message_id
-          JOIN messages m ON m.id = k.message_id WHERE ${compiled.where}
+        (SELECT ${columns}, NULL::int AS scanned, NULL::int AS matched
+          FROM ${carried ? sql`k s` : sql`k JOIN message_search s ON s.message_id = k.message_id`}
+          JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
           ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
         UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int, ${more} FROM k`.pipe(Effect.orDie)
       const finish = (rows: ReadonlyArray<CandidateRow & { scanned: number | null }>) =>
@@ -246,7 +254,7 @@ export class Search extends Context.Service<Search, {
       if (wider !== undefined && found.length === 0) {
         // A place inside a wider one (an inbox in its organization) where the probe found
         // none: likely a rare word, so the wider place's matches by the GIN index alone, up
-        // to `hits`, then the place's among them. Left to itself, the planner also reads the
+        // to `hits` (each a heap visit: a wasted try costs about 2 ms at 500), then the place's among them. Left to itself, the planner also reads the
         // place's time index and intersects (it cannot tell a rare word from one in 0.5% of
         // rows), which read all 40,000 entries of a large inbox for a word it held once (15 ms
         // of 17). A word the probe did find is not rare enough for that to pay.
@@ -258,10 +266,15 @@ export class Search extends Context.Service<Search, {
         )
         if ((rows.at(-1)?.matched ?? 0) < budget.hits) return yield* finish(rows)
       }
+      // An inbox's or pod's own matches are few out of the heap (its rows joined with the
+      // GIN index's matches): they carry their vectors, which spares a lookup by key each.
+      const carried = wider !== undefined
       return yield* finish(yield* keep(
-        sql`k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp" FROM message_search s
-            WHERE ${place} AND ${compiled.matching} OFFSET 0) s ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`,
-        sql`NULL::int`
+        sql`k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp"${carried ? sql`, s.thread_id, s.search` : sql``}
+            FROM message_search s WHERE ${place} AND ${compiled.matching} OFFSET 0) s
+            ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`,
+        sql`NULL::int`,
+        carried
       ))
     })
 
