@@ -169,6 +169,32 @@ for (const storage of storages()) {
           assert.strictEqual((yield* get(moved.draft_id)).status, 404)
         }))
 
+      it.effect("an old schedule's job finding the draft held by a sender whose lease ran out does nothing and leaves no job behind", () =>
+        Effect.gen(function*() {
+          const { create, patch } = yield* setUp
+          const t0 = yield* Clock.currentTimeMillis
+          const made = (yield* create({ to: "o@example.net", text: "x", send_at: new Date(t0 + 60_000).toISOString() })).body
+          const sql = yield* SqlClient.SqlClient
+          const old = (yield* sql<{ token: string }>`SELECT schedule_token AS token FROM drafts WHERE id = ${made.draft_id}`)[0]!.token
+          yield* patch(made.draft_id, { send_at: new Date(t0 + 3_600_000).toISOString() })
+          // The old schedule's job, as one left queued by a race with the PATCH would be.
+          yield* Jobs.use((j) => j.enqueue({ kind: "draft.send", payload: { draft_id: made.draft_id, token: old }, key: `${made.draft_id}:${old}:left`, runAt: new Date(t0 + 60_000) }))
+          // A sender of the new schedule took it and died: its lease ended before the old time.
+          yield* sql`UPDATE drafts SET send_status = 'sending', sending_claim = 'dead', sending_until = ${new Date(t0 + 30_000)}
+            WHERE id = ${made.draft_id}`
+          const before = (yield* relayed).length
+          yield* TestClock.adjust("1 minute")
+          yield* runJobs
+          yield* runJobs
+          assert.strictEqual((yield* relayed).length, before)
+          const due = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs
+            WHERE kind = 'draft.send' AND key LIKE ${`${made.draft_id}:%`} AND state = 'queued' AND run_at <= ${new Date(t0 + 60_000)}`
+          assert.strictEqual(due[0]?.n, 0, "no job of the old schedule looks again")
+          // Out of the way of the tests after this one (the new schedule's job would take it over).
+          yield* sql`DELETE FROM jobs WHERE kind = 'draft.send' AND key LIKE ${`${made.draft_id}:%`}`
+          yield* sql`DELETE FROM drafts WHERE id = ${made.draft_id}`
+        }))
+
       it.effect("a scheduled draft of a paused inbox fails with inbox_paused at send_at, kept on the draft, and is not retried", () =>
         Effect.gen(function*() {
           const { app, key, inbox, create, get } = yield* setUp

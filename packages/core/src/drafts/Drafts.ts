@@ -300,7 +300,12 @@ export class Drafts extends Context.Service<Drafts, {
           FROM drafts WHERE id = ${draftId}`
         const row = rows[0]
         if (row === undefined) return { _tag: "Gone" } as Claimed
-        if (row.send_status === "sending") return { _tag: "Busy", until: row.sending_until ?? at } as Claimed
+        // A live claim is busy. A claim whose lease ran out would have been taken over, unless
+        // (scheduled) it belongs to another schedule: then this schedule is gone, and a job
+        // that looked again at that lease's end would find it so at once, again and again.
+        if (row.send_status === "sending" && row.sending_until !== null && row.sending_until.getTime() > at.getTime()) {
+          return { _tag: "Busy", until: row.sending_until } as Claimed
+        }
         // On demand, the only refusal is a live claim: one that ended since is still "being sent".
         return scheduled === undefined ? { _tag: "Busy", until: at } as Claimed : { _tag: "Gone" } as Claimed
       }).pipe(Effect.orDie)
