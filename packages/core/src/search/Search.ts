@@ -233,9 +233,9 @@ export class Search extends Context.Service<Search, {
       // finds the matches by the GIN index (or whatever it finds cheapest for all of them)
       // from message_search alone, then sorts them; only the newest few are looked up in
       // messages (hidden, labels). Should those lose too many, every match is looked up.
-      // The sort carries ids and times only: with each row's vector (about a kilobyte) the
-      // sort of 6,000 matches was 22 of the statement's 36 ms; the kept rows' vectors are
-      // read again by key for the rank.
+      // Across an organization the sort carries ids and times only: with each row's vector
+      // (about a kilobyte) the sort of 6,000 matches was 22 of the statement's 36 ms; the
+      // kept rows' vectors are read again by key for the rank.
       const over = need * 2
       // `k`: the kept matches, with their vectors (`carried`) or ids and times only.
       const keep = (kept: Statement.Fragment, more: Statement.Fragment, carried = false) =>
@@ -245,19 +245,20 @@ export class Search extends Context.Service<Search, {
           JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
           ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
         UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int, ${more} FROM k`.pipe(Effect.orDie)
-      const finish = (rows: ReadonlyArray<CandidateRow & { scanned: number | null }>) =>
-        (rows.at(-1)?.scanned ?? 0) < over || rows.length - 1 >= need ? Effect.succeed(rows.slice(0, -1)) : everyMatch
       const everyMatch = sql<CandidateRow>`SELECT ${columns} FROM (
           SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
           WHERE ${place} AND ${compiled.where} OFFSET 0) s
         ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
+      const finish = (rows: ReadonlyArray<CandidateRow & { scanned: number | null }>) =>
+        (rows.at(-1)?.scanned ?? 0) < over || rows.length - 1 >= need ? Effect.succeed(rows.slice(0, -1)) : everyMatch
       if (wider !== undefined && found.length === 0) {
         // A place inside a wider one (an inbox in its organization) where the probe found
         // none: likely a rare word, so the wider place's matches by the GIN index alone, up
-        // to `hits` (each a heap visit: a wasted try costs about 2 ms at 500), then the place's among them. Left to itself, the planner also reads the
-        // place's time index and intersects (it cannot tell a rare word from one in 0.5% of
-        // rows), which read all 40,000 entries of a large inbox for a word it held once (15 ms
-        // of 17). A word the probe did find is not rare enough for that to pay.
+        // to `hits` (each a heap visit: a wasted try costs about 2 ms at 500), then the
+        // place's among them. Left to itself, the planner also reads the place's time index
+        // and intersects (it cannot tell a rare word from one in 0.5% of rows), which read
+        // all 40,000 entries of a large inbox for a word it held once (15 ms of 17). A word
+        // the probe did find is not rare enough for that to pay.
         const rows = yield* keep(
           sql`w AS MATERIALIZED (SELECT s.message_id, s."timestamp", s.organization_id, s.pod_id, s.inbox_id FROM message_search s
               WHERE ${wider} AND ${compiled.matching} LIMIT ${budget.hits}),
