@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 
 for (const storage of storages()) {
   layer(engineLayer(storage.layer), { timeout: "60 seconds" })(`database maintenance (${storage.name})`, (it) => {
-    it.effect("where no autovacuum runs, a busy table whose dead rows pass autovacuum's threshold is vacuumed an interval after the start, and their space comes back", () =>
+    it.effect("where no autovacuum runs, a busy table whose dead rows pass autovacuum's threshold is vacuumed an interval after the start, and their space comes back where no other session still sees them", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const vacuums = yield* noAutovacuum(sql)
@@ -39,15 +39,20 @@ for (const storage of storages()) {
           // Nothing during the start: the first pass waits an interval.
           yield* TestClock.withLive(Effect.sleep("100 millis"))
           assert.strictEqual(yield* size, churned)
+          const vacuumed = sql<{ n: number }>`SELECT vacuum_count::int AS n FROM pg_stat_user_tables
+            WHERE schemaname = current_schema() AND relname = 'jobs'`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+          const before = yield* vacuumed
           yield* TestClock.adjust(Maintenance.MAINTENANCE_INTERVAL)
-          {
-            yield* size.pipe(
-              Effect.flatMap((bytes) => bytes < churned ? Effect.void : Effect.fail("not yet")),
-              Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 150 }),
-              TestClock.withLive,
-              Effect.orDie
-            )
-          }
+          yield* vacuumed.pipe(
+            Effect.flatMap((n) => n > before ? Effect.void : Effect.fail("not yet")),
+            Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 500 }),
+            TestClock.withLive,
+            Effect.orDie
+          )
+          // VACUUM gives the space back only of rows no open snapshot can still see. On PostgreSQL
+          // the other test files' transactions in the same database hold that horizon back at
+          // times, so the space is checked where this test's connection is the only one.
+          if (storage.name === "PGlite") assert.isBelow(yield* size, churned)
         }))
       }))
   })
