@@ -143,10 +143,20 @@ export const checkLabelChanges = (input: UpdateLabelsInput): Effect.Effect<{ rea
   return issues.length > 0 ? Effect.fail(validationError(issues)) : Effect.succeed({ add, remove })
 }
 
-/** The condition that hides messages with hidden labels the request did not ask for. */
-export const hiddenCondition = (sql: SqlClient.SqlClient, requested: ReadonlyArray<HiddenLabel>) => {
+/**
+ * The condition that hides messages with hidden labels the request did not ask for; `columns`
+ * names the flag and the labels where a statement reads them from other tables (search reads
+ * the flag from message_search, which carries it).
+ */
+export const hiddenCondition = (
+  sql: SqlClient.SqlClient,
+  requested: ReadonlyArray<HiddenLabel>,
+  columns: { readonly hidden: string; readonly labels: string } = { hidden: "hidden", labels: "labels" }
+) => {
   const notRequested = HIDDEN_LABELS.filter((l) => !requested.includes(l))
-  return requested.length === 0 ? sql`AND NOT hidden` : sql`AND NOT (labels && ${notRequested}::text[])`
+  return requested.length === 0
+    ? sql`AND NOT ${sql.literal(columns.hidden)}`
+    : sql`AND NOT (${sql.literal(columns.labels)} && ${notRequested}::text[])`
 }
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)

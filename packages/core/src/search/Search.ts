@@ -53,13 +53,18 @@ export interface SearchPlace {
 /**
  * How many matches are ranked (`candidates`), and how many of a place's newest rows a search
  * reads before it turns to the match index (see `candidates` in the layer): `probe` rows
- * first, then at most `walk`; and how many of the organization's matches the match index
- * gives an inbox's or pod's search before it asks for the place's own (`hits`). A Reference
- * so a test can make them small and see every way give the same answer.
+ * first, then at most `walk`. A Reference so a test can make them small and see every way
+ * give the same answer.
  */
-export const SearchBudget = Context.Reference<{ readonly candidates: number; readonly probe: number; readonly walk: number; readonly hits: number }>("inbox/SearchBudget", {
-  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000, hits: 500 })
+export const SearchBudget = Context.Reference<{ readonly candidates: number; readonly probe: number; readonly walk: number }>("inbox/SearchBudget", {
+  defaultValue: () => ({ candidates: SEARCH_CANDIDATES, probe: 300, walk: 30_000 })
 })
+
+/**
+ * The term of an inbox's or pod's vector (migration 0025) as a tsquery: it starts with a
+ * space, which no parsed word does, so only the place's own rows hold it.
+ */
+const placeTerm = (kind: "inbox" | "pod", id: string) => `'${` ${kind} ${id}`.replace(/['\\]/g, (c) => c + c)}'`
 
 interface CandidateRow {
   readonly id: string
@@ -70,7 +75,13 @@ interface CandidateRow {
 }
 
 interface Compiled {
+  /**
+   * The query's condition, on message_search `s` and, where `join` holds it, messages `m`:
+   * only a label or attachment test reads messages; the rest, hidden labels included, is
+   * answered by message_search alone.
+   */
   readonly where: Statement.Fragment
+  readonly join: Statement.Fragment
   /** A condition on message_search alone that every match meets (labels and attachments left out). */
   readonly matching: Statement.Fragment
   /** The query's top-level time bounds (before:, after:), which the time index can apply. */
@@ -108,9 +119,16 @@ const labelsAsked = (node: Node): Array<string> =>
 
 /** Marks the query's words in a piece of the text around the first match, with `**`. */
 export const highlight = (text: string, terms: ReadonlyArray<{ readonly word: string; readonly prefix: boolean }>): string => {
+  // Each distinct word is folded and compared once: a body repeats its words.
+  const seen = new Map<string, boolean>()
   const matches = (w: string) => {
-    const f = foldForMatch(w)
-    return terms.some((t) => (t.prefix ? f.startsWith(t.word) : f === t.word))
+    let hit = seen.get(w)
+    if (hit === undefined) {
+      const f = foldForMatch(w)
+      hit = terms.some((t) => (t.prefix ? f.startsWith(t.word) : f === t.word))
+      seen.set(w, hit)
+    }
+    return hit
   }
   // The first matching word, read lazily: a body of 20,000 characters is mostly after it.
   let first: number | undefined
@@ -184,9 +202,15 @@ export class Search extends Context.Service<Search, {
       const ranked = leaves.filter((l) => l.positive).map((l) => tsquery.get(l.leaf) ?? "").filter((t) => t !== "")
       // before: and after: that every match must meet also bound the walk down the time index.
       const range = (node._tag === "And" ? node.nodes : [node]).filter((n) => n._tag === "Before" || n._tag === "After")
+      const readsMessages = (n: Node): boolean =>
+        n._tag === "Label" || n._tag === "HasAttachment" || ((n._tag === "And" || n._tag === "Or") && n.nodes.some(readsMessages)) ||
+        (n._tag === "Not" && readsMessages(n.node))
+      const hidden = hiddenCondition(sql, requested, { hidden: "s.hidden", labels: "m.labels" })
       return {
-        where: sql`${condition(node)} ${hiddenCondition(sql, requested)}`,
-        matching: condition(node, true),
+        where: sql`${condition(node)} ${hidden}`,
+        join: readsMessages(node) ? sql`JOIN messages m ON m.id = s.message_id` : sql``,
+        // With no hidden label asked for (then neither is m.labels read), every match is unhidden.
+        matching: requested.length === 0 ? sql`${condition(node, true)} ${hidden}` : condition(node, true),
         range: range.length === 0 ? sql`` : sql`AND ${sql.and(range.map((n) => condition(n)))}`,
         rank: ranked.length === 0 ? sql`0` : sql`ts_rank(s.search, ${ranked.map((t) => `(${t})`).join(" | ")}::tsquery)`,
         terms: highlightTerms(node)
@@ -204,20 +228,18 @@ export class Search extends Context.Service<Search, {
      *     newest `walk` rows, the time index is read further, stopping at the last candidate.
      *     A common word fills its candidates after a few hundred rows, whatever its count.
      *  3. the match index: otherwise (a rare word, or the walk ran out of budget) the GIN
-     *     index gives every match, which for such a query are few; the newest are kept. In
-     *     an inbox or a pod whose probe found none, the organization's matches first
-     *     (`wider`), up to `hits`.
+     *     index gives every match, which for such a query are few; the newest are kept.
      * So no way reads more than about `walk` rows, or the matches of a query that has few.
      */
-    const candidates = Effect.fn("Search.candidates")(function*(place: Statement.Fragment, compiled: Compiled, wider?: Statement.Fragment) {
+    const candidates = Effect.fn("Search.candidates")(function*(place: Statement.Fragment, compiled: Compiled, term: string | undefined) {
       const budget = yield* SearchBudget
       const need = budget.candidates
-      const newest = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s WHERE ${place} ${compiled.range}
+      const newest = sql`SELECT s.message_id, s.thread_id, s."timestamp", s.hidden, s.search FROM message_search s WHERE ${place} ${compiled.range}
         ORDER BY s."timestamp" DESC, s.message_id DESC`
       const columns = sql`s.message_id AS id, s.thread_id, (extract(epoch FROM s."timestamp") * 1000000)::bigint::text AS at, ${compiled.rank}::float8 AS rank`
       const probed = yield* sql<CandidateRow & { scanned: number | null }>`
         WITH s AS MATERIALIZED (${newest} LIMIT ${budget.probe})
-        (SELECT ${columns}, NULL::int AS scanned FROM s JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
+        (SELECT ${columns}, NULL::int AS scanned FROM s ${compiled.join} WHERE ${compiled.where}
           ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
         UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int FROM s`.pipe(Effect.orDie)
       const scanned = probed.at(-1)?.scanned ?? 0
@@ -225,70 +247,48 @@ export class Search extends Context.Service<Search, {
       if (found.length >= need || scanned < budget.probe) return found
       // Matches are about found/scanned of the rows: a walk would read need / that share.
       if (found.length > 0 && (need * scanned) / found.length <= budget.walk) {
-        const walked = yield* sql<CandidateRow>`SELECT ${columns} FROM (${newest} LIMIT ${budget.walk}) s JOIN messages m ON m.id = s.message_id
+        const walked = yield* sql<CandidateRow>`SELECT ${columns} FROM (${newest} LIMIT ${budget.walk}) s ${compiled.join}
           WHERE ${compiled.where} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
         if (walked.length >= need) return walked
       }
       // The match index. OFFSET 0 keeps the time order out of the matching, so the planner
       // finds the matches by the GIN index (or whatever it finds cheapest for all of them)
-      // from message_search alone, then sorts them; only the newest few are looked up in
-      // messages (hidden, labels). Should those lose too many, every match is looked up.
-      // Across an organization the sort carries ids and times only: with each row's vector
-      // (about a kilobyte) the sort of 6,000 matches was 22 of the statement's 36 ms; the
-      // kept rows' vectors are read again by key for the rank.
+      // from message_search alone, then sorts them; only a label or attachment test looks
+      // the newest few up in messages. Should those lose too many, every match is looked up.
+      // An inbox's or pod's matches are found by the GIN index with the place's own term
+      // (`term`, migration 0025) beside the query's: few rows out of the heap, which carry
+      // their vectors and spare a lookup by key each. Across an organization the sort
+      // carries ids and times only: with each row's vector (about a kilobyte) the sort of
+      // 6,000 matches was 22 of the statement's 36 ms; the kept rows' vectors are read again
+      // by key for the rank.
       const over = need * 2
-      // `k`: the kept matches, with their vectors (`carried`) or ids and times only.
-      const keep = (kept: Statement.Fragment, more: Statement.Fragment, carried = false) =>
-        sql<CandidateRow & { scanned: number | null; matched: number | null }>`WITH ${kept}
-        (SELECT ${columns}, NULL::int AS scanned, NULL::int AS matched
+      const carried = term !== undefined
+      const kept = yield* sql<CandidateRow & { scanned: number | null }>`WITH
+        k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp"${carried ? sql`, s.thread_id, s.hidden, s.search` : sql``}
+            FROM message_search s WHERE ${place} ${carried ? sql`AND s.search @@ ${term}::tsquery` : sql``} AND ${compiled.matching} OFFSET 0) s
+          ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})
+        (SELECT ${columns}, NULL::int AS scanned
           FROM ${carried ? sql`k s` : sql`k JOIN message_search s ON s.message_id = k.message_id`}
-          JOIN messages m ON m.id = s.message_id WHERE ${compiled.where}
+          ${compiled.join} WHERE ${compiled.where}
           ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need})
-        UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int, ${more} FROM k`.pipe(Effect.orDie)
-      const everyMatch = sql<CandidateRow>`SELECT ${columns} FROM (
-          SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s JOIN messages m ON m.id = s.message_id
+        UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::int FROM k`.pipe(Effect.orDie)
+      if ((kept.at(-1)?.scanned ?? 0) < over || kept.length - 1 >= need) return kept.slice(0, -1)
+      return yield* sql<CandidateRow>`SELECT ${columns} FROM (
+          SELECT s.message_id, s.thread_id, s."timestamp", s.search FROM message_search s ${compiled.join}
           WHERE ${place} AND ${compiled.where} OFFSET 0) s
         ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${need}`.pipe(Effect.orDie)
-      const finish = (rows: ReadonlyArray<CandidateRow & { scanned: number | null }>) =>
-        (rows.at(-1)?.scanned ?? 0) < over || rows.length - 1 >= need ? Effect.succeed(rows.slice(0, -1)) : everyMatch
-      if (wider !== undefined && found.length === 0) {
-        // A place inside a wider one (an inbox in its organization) where the probe found
-        // none: likely a rare word, so the wider place's matches by the GIN index alone, up
-        // to `hits` (each a heap visit: a wasted try costs about 2 ms at 500), then the
-        // place's among them. Left to itself, the planner also reads the place's time index
-        // and intersects (it cannot tell a rare word from one in 0.5% of rows), which read
-        // all 40,000 entries of a large inbox for a word it held once (15 ms of 17). A word
-        // the probe did find is not rare enough for that to pay.
-        const rows = yield* keep(
-          sql`w AS MATERIALIZED (SELECT s.message_id, s."timestamp", s.organization_id, s.pod_id, s.inbox_id FROM message_search s
-              WHERE ${wider} AND ${compiled.matching} LIMIT ${budget.hits}),
-            k AS MATERIALIZED (SELECT s.message_id FROM w s WHERE ${place} ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`,
-          sql`(SELECT count(*)::int FROM w)`
-        )
-        if ((rows.at(-1)?.matched ?? 0) < budget.hits) return yield* finish(rows)
-      }
-      // An inbox's or pod's own matches are few out of the heap (its rows joined with the
-      // GIN index's matches): they carry their vectors, which spares a lookup by key each.
-      const carried = wider !== undefined
-      return yield* finish(yield* keep(
-        sql`k AS MATERIALIZED (SELECT * FROM (SELECT s.message_id, s."timestamp"${carried ? sql`, s.thread_id, s.search` : sql``}
-            FROM message_search s WHERE ${place} AND ${compiled.matching} OFFSET 0) s
-            ORDER BY s."timestamp" DESC, s.message_id DESC LIMIT ${over})`,
-        sql`NULL::int`,
-        carried
-      ))
     })
 
     /** The ranked ids (messages or threads) of one page, plus one more to tell if a page follows. */
     const rankedPage = Effect.fn("Search.rankedPage")(function*(
       place: Statement.Fragment,
-      wider: Statement.Fragment | undefined,
+      term: string | undefined,
       compiled: Compiled,
       key: "id" | "thread_id",
       offset: number,
       limit: number
     ) {
-      const rows = (yield* candidates(place, compiled, wider)).map((r) => ({ ...r, time: BigInt(r.at) }))
+      const rows = (yield* candidates(place, compiled, term)).map((r) => ({ ...r, time: BigInt(r.at) }))
       let ranked: Array<{ readonly id: string; rank: number; time: bigint }> = rows
       if (key === "thread_id") {
         // A thread ranks by its best match and dates from its newest.
@@ -321,7 +321,7 @@ export class Search extends Context.Service<Search, {
         const offset = yield* offsetOf(query.page_token)
         const limit = query.limit ?? DEFAULT_LIMIT
         const compiled = yield* compile(principal, query.q)
-        const ids = yield* rankedPage(sql`s.inbox_id = ${inbox.id} AND ${visible(principal)}`, sql`s.organization_id = ${inbox.organization_id}`, compiled, "id", offset, limit)
+        const ids = yield* rankedPage(sql`s.inbox_id = ${inbox.id} AND ${visible(principal)}`, placeTerm("inbox", inbox.id), compiled, "id", offset, limit)
         const pageIds = ids.slice(0, limit).map((r) => r.id)
         const rows = pageIds.length === 0 ? [] : yield* sql`SELECT ${summaryColumns}, left(coalesce(text, preview), 20000) AS body
           FROM messages WHERE inbox_id = ${inbox.id} AND id = ANY(${pageIds}::text[])`.pipe(decodeRows(BodyRow))
@@ -340,19 +340,20 @@ export class Search extends Context.Service<Search, {
         const offset = yield* offsetOf(query.page_token)
         const limit = query.limit ?? DEFAULT_LIMIT
         let where: Statement.Fragment = sql`${visible(principal)}`
-        let wider: Statement.Fragment | undefined = sql`s.organization_id = ${principal.organizationId}`
+        let term: string | undefined
         if (place.inboxId !== undefined) {
           const inbox = yield* inboxes.find(principal, place.inboxId)
           where = sql`s.inbox_id = ${inbox.id} AND ${where}`
+          term = placeTerm("inbox", inbox.id)
         } else if (place.podId !== undefined) {
           const pod = yield* pods.find(principal, place.podId)
           where = sql`s.pod_id = ${pod.id} AND ${where}`
+          term = placeTerm("pod", pod.id)
         } else {
           where = sql`s.organization_id = ${principal.organizationId} AND ${where}`
-          wider = undefined
         }
         const compiled = yield* compile(principal, query.q)
-        const ids = yield* rankedPage(where, wider, compiled, "thread_id", offset, limit)
+        const ids = yield* rankedPage(where, term, compiled, "thread_id", offset, limit)
         const pageIds = ids.slice(0, limit).map((r) => r.id)
         const rows = pageIds.length === 0 ? [] : yield* sql`SELECT * FROM threads s WHERE id = ANY(${pageIds}::text[]) AND ${visible(principal)}`.pipe(decodeRows(ThreadRow))
         const byId = new Map(rows.map((r) => [r.id, r]))
