@@ -32,7 +32,7 @@ import { webhookOutcome } from "../operating/metrics.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
-import { batched } from "../shared/batching.ts"
+import { batched, batchedWith } from "../shared/batching.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
@@ -56,6 +56,7 @@ const Row = Schema.Struct({
   id: Schema.String,
   status: Schema.String,
   webhook_id: Schema.String,
+  attempt: Schema.Number,
   url: Schema.String,
   secret: Schema.String,
   enabled: Schema.Boolean,
@@ -173,26 +174,37 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       return yield* new JobFailed({ message: outcome.error, retry: true })
     })
 
+  // One statement reads each delivery about to be attempted, its webhook and event, and
+  // marks it `sending` when it is to be attempted (the statement's snapshot decides both
+  // alike); attempts starting together share it (a backlog starts up to
+  // DELIVERY_CONCURRENCY at once): it was the one statement each attempt still made alone.
+  const begin = yield* batchedWith((attempts: ReadonlyArray<{ readonly id: string; readonly attempt: number }>) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const rows = yield* sql`WITH input AS (
+            SELECT * FROM unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.attempt)}::int[]) AS i (id, attempt)),
+          target AS (
+            SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers, i.attempt,
+              (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
+                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+                FROM events WHERE id = d.event_id) e) AS event
+            FROM input i JOIN webhook_deliveries d ON d.id = i.id JOIN webhooks w ON w.id = d.webhook_id),
+          sending AS (
+            UPDATE webhook_deliveries d SET status = 'sending', attempts = t.attempt, last_attempt_at = ${at}, updated_at = ${at}
+            FROM target t WHERE d.id = t.id AND t.enabled AND t.event IS NOT NULL AND t.status NOT IN ('delivered', 'failed'))
+          SELECT * FROM target`.pipe(decodeRows(Row), Effect.orDie)
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      return attempts.map((a) => ({ row: byId.get(a.id), at }))
+    })
+  )
+
   /** The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are plain. */
   const signingSecret = (webhookId: string, stored: string) => openStored(settings.secretKey, "webhook", webhookId, stored)
 
   const run = (job: Job) =>
     Effect.gen(function*() {
       const id = (job.payload as { delivery_id: string }).delivery_id
-      const at = yield* now
-      // One statement reads the delivery, its webhook and event, and marks it `sending` when
-      // it is to be attempted (the statement's snapshot decides both alike).
-      const rows = yield* sql`WITH target AS (
-            SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers,
-              (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
-                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-                FROM events WHERE id = d.event_id) e) AS event
-            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ${id}),
-          sending AS (
-            UPDATE webhook_deliveries SET status = 'sending', attempts = ${job.attempts}, last_attempt_at = ${at}, updated_at = ${at}
-            WHERE id IN (SELECT id FROM target WHERE enabled AND event IS NOT NULL AND status NOT IN ('delivered', 'failed')))
-          SELECT * FROM target`.pipe(decodeRows(Row))
-      const row = rows[0]
+      const { row, at } = yield* begin({ id, attempt: job.attempts })
       if (row === undefined || row.status === "delivered" || row.status === "failed") return
       if (!row.enabled || row.event === null) {
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = ${row.enabled ? "event_deleted" : "webhook_disabled"},
