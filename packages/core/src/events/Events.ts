@@ -121,9 +121,8 @@ export class Events extends Context.Service<Events, {
               ${JSON.stringify(event.payload)}::jsonb, ${at})
           ) ${fanOut.matching(fanned)}`.pipe(Effect.orDie)
         yield* fanOut.enqueue(fanned, hooks.map((h) => h.id))
-        // Across processes the database signals every inserted event itself (trigger
-        // events_signal, migration 0021), in the same round trip; in process, from here.
-        if (!signals.crossProcess) yield* signals.notify(EVENTS_CHANNEL, id)
+        // Sent once the transaction commits (db/Signals.ts says why not from a trigger).
+        yield* signals.notify(EVENTS_CHANNEL, id)
         return id
       }),
       list: Effect.fn("Events.list")(function*(principal, query, inbox) {
