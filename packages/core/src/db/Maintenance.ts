@@ -16,7 +16,14 @@ import { Cause, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows, Int8, noAutovacuum } from "../shared/sql.ts"
 
-export const MAINTENANCE_INTERVAL = "1 minute"
+/**
+ * Autovacuum wakes each database a minute apart, but its workers run beside the queries:
+ * here a VACUUM takes the embedded database's one connection. Smaller and more frequent
+ * passes stall it less each time, and a queue table that turns over 1,000 jobs a second
+ * (three row versions each) no longer piles up 180,000 dead rows between two passes. The
+ * look itself is one read of the statistics.
+ */
+export const MAINTENANCE_INTERVAL = "10 seconds"
 
 /** The tables vacuumed and analyzed, those that change most; `messages` and `events` for their statistics. */
 export const MAINTAINED_TABLES = ["jobs", "webhook_deliveries", "threads", "metric_counts", "blobs", "messages", "events"] as const
