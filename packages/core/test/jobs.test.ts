@@ -110,6 +110,21 @@ for (const storage of storages()) {
         assert.strictEqual(rows[0]?.n, 0)
       }))
 
+    it.effect("the row a job is about, written alongside it, is written with the job, and neither when the transaction rolls back", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE t_alongside (id text PRIMARY KEY)`
+        const enqueue = (id: string) =>
+          jobs.enqueue({ kind: "t.alongside", key: id, payload: { id }, alongside: sql`row AS (INSERT INTO t_alongside (id) VALUES (${id}))` })
+        yield* sql.withTransaction(enqueue("kept"))
+        const rolledBack = yield* sql.withTransaction(Effect.andThen(enqueue("dropped"), Effect.fail("abort"))).pipe(Effect.flip)
+        assert.strictEqual(rolledBack, "abort")
+        const rows = yield* sql<{ id: string; job: string | null }>`SELECT t.id, j.key AS job FROM t_alongside t
+          FULL JOIN (SELECT key FROM jobs WHERE kind = 't.alongside') j ON j.key = t.id`
+        assert.deepStrictEqual(rows.map((r) => ({ ...r })), [{ id: "kept", job: "kept" }])
+      }))
+
     it.effect("a key keeps one queued job per kind: enqueueing it again moves it; cancel removes it", () =>
       Effect.gen(function*() {
         const jobs = yield* Jobs

@@ -23,7 +23,7 @@
  *   claims them at once instead of waiting for their leases to run out.
  */
 import { Config, Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schema, Semaphore, Stream } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { Ids } from "../platform/Ids.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { batched } from "../shared/batching.ts"
@@ -48,6 +48,11 @@ export interface NewJob {
   readonly payload: unknown
   readonly runAt?: Date
   readonly key?: string
+  /**
+   * A named data-modifying CTE (`name AS (...)`) run in the job's INSERT statement, in the
+   * caller's transaction: the row the job is about, written in the same round trip.
+   */
+  readonly alongside?: Statement.Fragment
 }
 
 const JobRow = Schema.Struct({
@@ -235,10 +240,11 @@ export class Jobs extends Context.Service<Jobs, {
         const id = yield* ids.make("job")
         const runAt = job.runAt ?? at
         const payload = JSON.stringify(job.payload)
+        const alongside = job.alongside === undefined ? sql`` : sql`WITH ${job.alongside}`
         const rows = job.key === undefined
-          ? yield* sql<{ id: string }>`INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
+          ? yield* sql<{ id: string }>`${alongside} INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
               VALUES (${id}, ${job.kind}, NULL, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at}) RETURNING id`
-          : yield* sql<{ id: string }>`INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
+          : yield* sql<{ id: string }>`${alongside} INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
               VALUES (${id}, ${job.kind}, ${job.key}, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at})
               ON CONFLICT (kind, key) WHERE key IS NOT NULL AND state IN ('queued', 'running')
               DO UPDATE SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, updated_at = EXCLUDED.updated_at

@@ -47,9 +47,14 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
       enqueue: Effect.fn("WebhookFanOut.enqueue")(function*(event: FannedEvent, hookIds: ReadonlyArray<string>) {
         for (const hook of hookIds) {
           const id = yield* ids.make("dlv")
-          yield* sql`INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, status, attempts, created_at, updated_at)
-            VALUES (${id}, ${hook}, ${event.organizationId}, ${event.id}, ${event.type}, 'pending', 0, ${event.at}, ${event.at})`.pipe(Effect.orDie)
-          yield* jobs.enqueue({ kind: DELIVERY_JOB, payload: { delivery_id: id }, key: id })
+          // The delivery row and its job in one statement: a round trip fewer per event.
+          yield* jobs.enqueue({
+            kind: DELIVERY_JOB,
+            payload: { delivery_id: id },
+            key: id,
+            alongside: sql`delivery AS (INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, status, attempts, created_at, updated_at)
+              VALUES (${id}, ${hook}, ${event.organizationId}, ${event.id}, ${event.type}, 'pending', 0, ${event.at}, ${event.at}))`
+          })
         }
       })
     })
