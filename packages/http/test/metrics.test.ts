@@ -103,18 +103,21 @@ for (const storage of storages()) {
           assert.strictEqual(after.received, 3)
         }))
 
-      it.effect("the server's fold empties the appended changes every second, and where no autovacuum runs it gives their space back", () =>
+      it.effect("the server's fold empties the appended changes every second, and where no autovacuum runs it vacuums them, giving their space back where no other session still sees them", () =>
         Effect.gen(function*() {
           const w = yield* setUp
           const sql = yield* SqlClient.SqlClient
+          const vacuums = yield* noAutovacuum(sql)
+          const vacuumed = sql<{ n: number }>`SELECT vacuum_count::int AS n FROM pg_stat_user_tables
+            WHERE schemaname = current_schema() AND relname = 'metric_changes'`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+          const before = yield* vacuumed
           yield* sql`SELECT metric_add(${w.org.organizationId}, NULL, NULL, 'message.sent', ${new Date(T0)}, 1) FROM generate_series(1, 5000)`
-          const before = yield* w.get("/v0/metrics/events?event_types=message.sent")
+          const answer = yield* w.get("/v0/metrics/events?event_types=message.sent")
           yield* Effect.scoped(Effect.gen(function*() {
             yield* Layer.build(Metrics.layerFold)
             // The first fold runs as the layer starts; its statements take real time.
-            const vacuums = yield* noAutovacuum(sql)
-            yield* sql<{ n: number; bytes: string }>`SELECT count(*)::int AS n, pg_relation_size('metric_changes')::text AS bytes FROM metric_changes`.pipe(
-              Effect.flatMap((rows) => rows[0]!.n === 0 && (!vacuums || Number(rows[0]!.bytes) === 0) ? Effect.void : Effect.fail("not yet")),
+            yield* Effect.all([sql<{ n: number }>`SELECT count(*)::int AS n FROM metric_changes`, vacuumed]).pipe(
+              Effect.flatMap(([rows, n]) => rows[0]!.n === 0 && (!vacuums || n > before) ? Effect.void : Effect.fail("not yet")),
               // Up to 15 s of real time: a loaded 2-core machine once took more than 3 s.
               Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 750 }),
               TestClock.withLive,
@@ -123,8 +126,12 @@ for (const storage of storages()) {
           }))
           const left = yield* sql<{ n: number; bytes: string }>`SELECT count(*)::int AS n, pg_relation_size('metric_changes')::text AS bytes FROM metric_changes`
           assert.strictEqual(left[0]!.n, 0)
-          assert.deepStrictEqual((yield* w.get("/v0/metrics/events?event_types=message.sent")).body, before.body)
-          if (yield* noAutovacuum(sql)) assert.strictEqual(Number(left[0]!.bytes), 0, "the emptied table was vacuumed")
+          assert.deepStrictEqual((yield* w.get("/v0/metrics/events?event_types=message.sent")).body, answer.body)
+          if (vacuums) assert.isAbove(yield* vacuumed, before, "the emptied table was vacuumed")
+          // VACUUM gives back the space only of rows no open snapshot can still see: on
+          // PostgreSQL the other test files' transactions in the same database hold that
+          // back at times, so the space is checked where this test's connection is the only one.
+          if (storage.name === "PGlite") assert.strictEqual(Number(left[0]!.bytes), 0, "the emptied table gave its space back")
         }))
 
       it.effect("a series of any period counts the same changes, read from minute, five-minute, hour or day counters, folded or not", () =>
