@@ -197,12 +197,20 @@ const parse = (html: string): ElementNode => {
   }
   let tagFrom = 0
   let name = ""
-  let attribs: Record<string, string> = {}
-  let attrName = ""
+  // Only the four marking attributes are read (markupOf), so they are kept in locals: an
+  // object per start tag, a key added to it per attribute (a megamorphic store each), cost
+  // 2.5% of extractHtml on the reply corpus's 172 HTML bodies (31.4 against 32.2 µs a body,
+  // interleaved medians).
+  let id: string | undefined
+  let cls: string | undefined
+  let style: string | undefined
+  let type: string | undefined
+  /** which of the four the attribute being read is (MARKING_ATTRIBUTES), 0 for none */
+  let attr = 0
   let attrValue = ""
   const openTag = (end: number, selfClosing: boolean): void => {
     catchUp(tagFrom, end + 1)
-    startTag(b, element(name, tagFrom, end + 1, markupOf(name, attribs)), selfClosing)
+    startTag(b, element(name, tagFrom, end + 1, markupOf(name, id, cls, style, type)), selfClosing)
   }
   const tokenizer = new Tokenizer({ decodeEntities: false }, {
     ontext: (from, to) => {
@@ -212,19 +220,23 @@ const parse = (html: string): ElementNode => {
     onopentagname: (from, to) => {
       tagFrom = from - 1
       name = html.slice(from, to).toLowerCase()
-      attribs = {}
+      id = cls = style = type = undefined
     },
     onattribname: (from, to) => {
       // only the marking attributes are read: most of a body's attributes are styles
-      attrName = to - from <= 5 ? html.slice(from, to).toLowerCase() : ""
+      const length = to - from
+      attr = length === 2 || length === 4 || length === 5 ? MARKING_ATTRIBUTES.get(html.slice(from, to).toLowerCase()) ?? 0 : 0
       attrValue = ""
     },
     onattribdata: (from, to) => {
-      if (attrName !== "") attrValue += html.slice(from, to)
+      if (attr !== 0) attrValue += html.slice(from, to)
     },
     onattribend: () => {
       // the first of a repeated attribute counts
-      if (attrName !== "" && !(attrName in attribs)) attribs[attrName] = attrValue
+      if (attr === ID) id ??= attrValue
+      else if (attr === CLASS) cls ??= attrValue
+      else if (attr === STYLE) style ??= attrValue
+      else if (attr === TYPE) type ??= attrValue
     },
     onattribentity: () => {},
     ontextentity: () => {},
@@ -258,12 +270,23 @@ interface MarkupAttributes {
 
 const noMarkup: MarkupAttributes = { id: "", classes: [], style: "", type: "" }
 
+const ID = 1
+const CLASS = 2
+const STYLE = 3
+const TYPE = 4
+const MARKING_ATTRIBUTES: ReadonlyMap<string, number> = new Map([["id", ID], ["class", CLASS], ["style", STYLE], ["type", TYPE]])
+
 /** `id` and `class`, `style` of a div, `type` of a blockquote: no other element is
- * recognised by them. */
-const markupOf = (name: string, attribs: Readonly<Record<string, string>>): MarkupAttributes => {
-  const { id, class: cls } = attribs
-  const style = name === "div" ? attribs["style"] : undefined
-  const type = name === "blockquote" ? attribs["type"] : undefined
+ * recognised by them. Each is the tag's attribute value, undefined when it has none. */
+const markupOf = (
+  name: string,
+  id: string | undefined,
+  cls: string | undefined,
+  divStyle: string | undefined,
+  blockquoteType: string | undefined
+): MarkupAttributes => {
+  const style = name === "div" ? divStyle : undefined
+  const type = name === "blockquote" ? blockquoteType : undefined
   if (id === undefined && cls === undefined && style === undefined && type === undefined) return noMarkup
   return {
     id: id ?? "",
