@@ -381,9 +381,9 @@ const pushItem = (
   text: string,
   content: boolean,
   nodes: ReadonlyArray<Node>,
-  depth?: number
+  depth = 0
 ): void => {
-  r.items.push(depth === undefined ? { kind, text, content } : { kind, text, content, depth })
+  r.items.push({ kind, text, content, depth })
   r.itemNodes.push(nodes)
 }
 

@@ -96,15 +96,20 @@ export const extractText = (text: string, reply: boolean): { readonly text: stri
 export const planText = (text: string, reply: boolean): { readonly text: string; readonly history: boolean } => {
   const lines = text.split(/\r\n|\r|\n/)
   if (isDigest(lines)) return { text: keptLines(lines), history: false }
-  const items: Array<Item> = lines.map((line) => {
+  // pushed, not mapped: the HTML path pushes its items too, and an array from `map` may
+  // have another elements kind (holey), which the planner's optimised code then meets as
+  // a second hidden class and deoptimises on
+  const items: Array<Item> = []
+  for (const line of lines) {
     if (isQuotedLine(line)) {
       const markers = /^[\s>]+/.exec(line)?.[0] ?? ""
       const quoted = normaliseLine(line.slice(markers.length))
-      return { kind: "quote", text: quoted, content: quoted !== "", depth: quoteDepth(markers) }
+      items.push({ kind: "quote", text: quoted, content: quoted !== "", depth: quoteDepth(markers) })
+    } else {
+      const normalised = normaliseLine(line)
+      items.push({ kind: "line", text: normalised, content: normalised !== "" && !isRule(normalised), depth: 0 })
     }
-    const normalised = normaliseLine(line)
-    return { kind: "line", text: normalised, content: normalised !== "" && !isRule(normalised) }
-  })
+  }
   const plan = planReply(items, reply)
   const kept: Array<string> = []
   for (let k = 0; k < plan.cutAt; k++) {
