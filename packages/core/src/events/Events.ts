@@ -24,7 +24,7 @@ import { Ids } from "../platform/Ids.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
-import { WebhookFanOut } from "../webhooks/FanOut.ts"
+import { type FannedEvent, WebhookFanOut } from "../webhooks/FanOut.ts"
 import { EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
 export { EventEnvelope } from "./payloads.ts"
 
@@ -96,6 +96,8 @@ export const ListEventsQuery = Schema.Struct(PageQueryFields)
 export class Events extends Context.Service<Events, {
   /** Writes the event in the current transaction (if any), with its webhook deliveries; answers its id. */
   record(event: NewEvent): Effect.Effect<string>
+  /** Writes several events as `record` does, in one statement; answers their ids in order. */
+  recordMany(events: ReadonlyArray<Omit<NewEvent, "alongside">>): Effect.Effect<ReadonlyArray<string>>
   /** Events the principal may see, newest first; of one inbox (by id or address) when given. */
   /** `inbox`: the id of an inbox the caller already resolved in its scope. */
   list(principal: Principal, query: typeof ListEventsQuery.Type, inbox?: string): Effect.Effect<Page<EventEnvelope>, ValidationError>
@@ -109,22 +111,39 @@ export class Events extends Context.Service<Events, {
     const ids = yield* Ids
     const signals = yield* Signals
     const fanOut = yield* WebhookFanOut
-    return Events.of({
-      record: Effect.fn("Events.record")(function*(event: NewEvent) {
-        const id = yield* ids.make("evt")
-        const at = yield* now
-        const fanned = { id, organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at }
-        // One statement inserts the event and answers the webhooks that want it.
-        const hooks = yield* sql<{ id: string }>`WITH ${event.alongside === undefined ? sql`` : sql`${event.alongside},`} recorded AS (
-            INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at)
-            VALUES (${id}, ${event.organizationId}, ${event.podId ?? null}, ${event.inboxId ?? null}, ${event.type},
-              ${JSON.stringify(event.payload)}::jsonb, ${at})
-          ) ${fanOut.matching(fanned)}`.pipe(Effect.orDie)
-        yield* fanOut.enqueue(fanned, hooks.map((h) => h.id))
+
+    // One statement inserts the events (and the change they come with) and answers the
+    // webhooks that want each one; then their deliveries and the signals.
+    const write = Effect.fn("Events.record")(function*(events: ReadonlyArray<NewEvent>, alongside?: Statement.Fragment) {
+      const at = yield* now
+      const fanned: Array<FannedEvent> = []
+      for (const event of events) {
+        fanned.push({ id: yield* ids.make("evt"), organizationId: event.organizationId, podId: event.podId, inboxId: event.inboxId, type: event.type, at })
+      }
+      const rows = events.map((event, i) => ({
+        id: fanned[i]!.id,
+        organization_id: event.organizationId,
+        pod_id: event.podId ?? null,
+        inbox_id: event.inboxId ?? null,
+        event_type: event.type,
+        payload: JSON.stringify(event.payload),
+        created_at: at
+      }))
+      const hooks = yield* sql<{ event_id: string; id: string }>`WITH ${alongside === undefined ? sql`` : sql`${alongside},`} recorded AS (
+          INSERT INTO events ${sql.insert(rows as never)}
+        ) ${fanOut.matching(fanned)}`.pipe(Effect.orDie)
+      for (const event of fanned) {
+        const wanting = hooks.filter((h) => h.event_id === event.id)
+        if (wanting.length > 0) yield* fanOut.enqueue(event, wanting.map((h) => h.id))
         // Sent once the transaction commits (db/Signals.ts says why not from a trigger).
-        yield* signals.notify(EVENTS_CHANNEL, id)
-        return id
-      }),
+        yield* signals.notify(EVENTS_CHANNEL, event.id)
+      }
+      return fanned.map((e) => e.id)
+    })
+
+    return Events.of({
+      record: (event) => Effect.map(write([event], event.alongside), (written) => written[0]!),
+      recordMany: (events) => events.length === 0 ? Effect.succeed([]) : write(events),
       list: Effect.fn("Events.list")(function*(principal, query, inbox) {
         const page = yield* newestFirst(sql, query)
         const inboxFilter = inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox}`

@@ -19,7 +19,7 @@
  * - the event is `message.received`, or the opt-in `message.received.blocked`,
  *   `.unauthenticated` or `.spam` (in that order of precedence) for a labelled message.
  */
-import { Context, Effect, Layer, Metric, Schema } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
 import { messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { sha256Of } from "../blobs/Blobs.ts"
@@ -31,7 +31,7 @@ import type { EventType } from "../events/catalogue.ts"
 import { Lists } from "../lists/Lists.ts"
 import { MailParser } from "../mail/parse.ts"
 import type { ParseResult } from "../mail/model.ts"
-import { MessageStore } from "../messages/MessageStore.ts"
+import { MessageStore, type NewMessage } from "../messages/MessageStore.ts"
 import { type FullMessageRow, type ThreadRow, toMessage, toThreadSummary } from "../messages/model.ts"
 import { normaliseAddress } from "../shared/fields.ts"
 import { decodeRows } from "../shared/sql.ts"
@@ -127,6 +127,29 @@ export const reportEvent = (report: DeliveryReport | undefined): ProviderEvent |
 
 const InboxTarget = Schema.Struct({ id: Schema.String, organization_id: Schema.String, pod_id: Schema.String, email: Schema.String })
 
+
+/**
+ * Inbound mail's group commit: how many deliveries, and how many bytes of raw mail, one
+ * transaction may carry, and how many transactions a process runs at once (one builds
+ * its statements while the other waits for its commit).
+ */
+export const GROUP_COMMIT = { deliveries: 32, bytes: 16 * 1024 * 1024, writers: 2 } as const
+
+/** One parsed arrival, ready to be written into each of its inboxes. */
+interface Delivery {
+  readonly inboxes: ReadonlyArray<typeof InboxTarget.Type>
+  readonly fromAddress: string
+  readonly baseLabels: ReadonlyArray<string>
+  readonly message: Omit<NewMessage, "inbox" | "labels">
+  /** its raw size: a batch's bytes are bounded */
+  readonly weight: number
+}
+
+interface Waiting {
+  readonly job: Delivery
+  readonly done: Deferred.Deferred<ReadonlyArray<DeliveryResult["delivered"][number]>>
+}
+
 /** Address of a display-form sender (`Ann <ann@x.org>`), lower-case; the whole string when it has no brackets. */
 export const addressOf = (display: string): string => {
   const match = /<([^<>]+)>\s*$/.exec(display)
@@ -159,6 +182,87 @@ export class Inbound extends Context.Service<Inbound, {
             return Effect.fail(new BadRequest({ message: `The message cannot be read: ${e.message}` }))
         }
       }))
+
+    /**
+     * Deliveries of one transaction: for each addressed inbox, its receive lists' verdict,
+     * the message stored and threaded, and its event, in a fixed number of statements
+     * whatever the number of deliveries (Lists.verdictsMany, MessageStore.insertMany,
+     * Events.recordMany).
+     */
+    const commit = (jobs: ReadonlyArray<Delivery>) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const items = jobs.flatMap((job) => job.inboxes.map((inbox) => ({ job, inbox })))
+        const verdicts = yield* lists.verdictsMany(items.map(({ inbox, job }) => ({
+          scope: { organizationId: inbox.organization_id, podId: inbox.pod_id, inboxId: inbox.id },
+          direction: "receive" as const,
+          addresses: [job.fromAddress]
+        })))
+        const labels = items.map(({ job }, k) => verdicts[k]!.get(job.fromAddress) === "block" ? [...job.baseLabels, "blocked"] : job.baseLabels)
+        const stored = yield* store.insertMany(items.map(({ job, inbox }, k) => ({ ...job.message, inbox, labels: labels[k]! })))
+        yield* events.recordMany(items.flatMap(({ inbox }, k) =>
+          stored[k]!.duplicate ? [] : [{
+            organizationId: inbox.organization_id,
+            podId: inbox.pod_id,
+            inboxId: inbox.id,
+            type: eventTypeOf(labels[k]!),
+            payload: receivedPayload(stored[k]!.message, stored[k]!.thread)
+          }]
+        ))
+        let k = 0
+        return jobs.map((job) =>
+          job.inboxes.map((inbox) => {
+            const s = stored[k++]!
+            return { address: inbox.email, inbox_id: inbox.id, message_id: s.message.id, thread_id: s.message.thread_id, duplicate: s.duplicate }
+          })
+        )
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    // Group commit. Each request parses its message on its own; the writing is done by
+    // GROUP_COMMIT.writers fibers of this layer, each taking every delivery waiting (up to a
+    // batch's size and bytes) into one transaction: under load, one commit and a handful of
+    // statements carry many deliveries. Alone, a delivery waits for nobody. A request answers
+    // after its batch committed, so durability is unchanged. The writers are the layer's
+    // own fibers, not a request's: a caller inside a transaction of its own (a local send)
+    // never lends it to other deliveries.
+    const waiting = yield* Queue.unbounded<Waiting>()
+    // Uninterruptible: a batch taken is answered, whatever happens to the layer meanwhile.
+    const settle = (batch: ReadonlyArray<Waiting>) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        const outcome = yield* Effect.exit(commit(batch.map((w) => w.job)))
+        if (Exit.isSuccess(outcome) || batch.length === 1) {
+          for (let i = 0; i < batch.length; i++) yield* Deferred.done(batch[i]!.done, Exit.map(outcome, (all) => all[i]!))
+          return
+        }
+        // One delivery's failure must not fail the others: each again, alone.
+        for (const w of batch) yield* Deferred.done(w.done, Exit.map(yield* Effect.exit(commit([w.job])), (all) => all[0]!))
+      }))
+    const writer = Effect.gen(function*() {
+      const taken = yield* Queue.takeBetween(waiting, 1, GROUP_COMMIT.deliveries)
+      let batch: Array<Waiting> = []
+      let bytes = 0
+      for (const w of taken) {
+        if (batch.length > 0 && bytes + w.job.weight > GROUP_COMMIT.bytes) {
+          yield* settle(batch)
+          batch = []
+          bytes = 0
+        }
+        batch.push(w)
+        bytes += w.job.weight
+      }
+      yield* settle(batch)
+    }).pipe(Effect.forever)
+    for (let i = 0; i < GROUP_COMMIT.writers; i++) yield* Effect.forkScoped(writer)
+    // At shutdown, deliveries still waiting are answered (a 5xx: the forwarder retries).
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Queue.clear(waiting), (left) =>
+        Effect.forEach(left, (w) => Deferred.die(w.done, new Error("the server is shutting down")), { discard: true })).pipe(Effect.ignore)
+    )
+    const groupCommit = (job: Delivery) =>
+      Effect.gen(function*() {
+        const done = yield* Deferred.make<ReadonlyArray<DeliveryResult["delivered"][number]>>()
+        yield* Queue.offer(waiting, { job, done })
+        return yield* Deferred.await(done)
+      })
 
     const deliver = Effect.fn("Inbound.deliver")(function*(arrival: Arrival) {
       const addresses = [...new Set(arrival.to.map((a) => normaliseAddress(a)?.toLowerCase() ?? a.trim().toLowerCase()))]
@@ -195,52 +299,34 @@ export class Inbound extends Context.Service<Inbound, {
         sha256: sha256Of(a.content),
         bytes: a.content
       }))
-
-      const delivered = yield* sql.withTransaction(Effect.forEach([...hosted.values()], (inbox) =>
-        Effect.gen(function*() {
-          const verdict = yield* lists.verdicts({ organizationId: inbox.organization_id, podId: inbox.pod_id, inboxId: inbox.id }, "receive", [fromAddress])
-          const labels = verdict.get(fromAddress) === "block" ? [...baseLabels, "blocked"] : baseLabels
-          const stored = yield* store.insert({
-            inbox,
-            direction: "received",
-            state: "stored",
-            rfc_message_id: rfcMessageId,
-            ...(message.in_reply_to === undefined ? {} : { in_reply_to: message.in_reply_to }),
-            ...(message.references === undefined ? {} : { references: message.references }),
-            from: message.from,
-            from_address: fromAddress,
-            to: message.to,
-            ...(message.cc === undefined ? {} : { cc: message.cc }),
-            recipient_addresses: [...message.to, ...(message.cc ?? [])].map(addressOf),
-            subject: message.subject,
-            preview: message.preview,
-            size: message.size,
-            ...(message.text === undefined ? {} : { text: message.text }),
-            ...(message.html === undefined ? {} : { html: message.html }),
-            ...(message.extracted_text === undefined ? {} : { extracted_text: message.extracted_text }),
-            ...(message.extracted_html === undefined ? {} : { extracted_html: message.extracted_html }),
-            headers: message.headers,
-            attachments,
-            raw: { sha256: rawSha, bytes: arrival.raw },
-            labels
-          })
-          if (!stored.duplicate) {
-            yield* events.record({
-              organizationId: inbox.organization_id,
-              podId: inbox.pod_id,
-              inboxId: inbox.id,
-              type: eventTypeOf(labels),
-              payload: receivedPayload(stored.message, stored.thread)
-            })
-          }
-          return {
-            address: inbox.email,
-            inbox_id: inbox.id,
-            message_id: stored.message.id,
-            thread_id: stored.message.thread_id,
-            duplicate: stored.duplicate
-          }
-        }))).pipe(Effect.catchTag("SqlError", Effect.die))
+      const delivered = yield* groupCommit({
+        inboxes: [...hosted.values()],
+        fromAddress,
+        baseLabels,
+        weight: arrival.raw.byteLength,
+        message: {
+          direction: "received",
+          state: "stored",
+          rfc_message_id: rfcMessageId,
+          ...(message.in_reply_to === undefined ? {} : { in_reply_to: message.in_reply_to }),
+          ...(message.references === undefined ? {} : { references: message.references }),
+          from: message.from,
+          from_address: fromAddress,
+          to: message.to,
+          ...(message.cc === undefined ? {} : { cc: message.cc }),
+          recipient_addresses: [...message.to, ...(message.cc ?? [])].map(addressOf),
+          subject: message.subject,
+          preview: message.preview,
+          size: message.size,
+          ...(message.text === undefined ? {} : { text: message.text }),
+          ...(message.html === undefined ? {} : { html: message.html }),
+          ...(message.extracted_text === undefined ? {} : { extracted_text: message.extracted_text }),
+          ...(message.extracted_html === undefined ? {} : { extracted_html: message.extracted_html }),
+          headers: message.headers,
+          attachments,
+          raw: { sha256: rawSha, bytes: arrival.raw }
+        }
+      })
       yield* Metric.update(messagesReceived, delivered.filter((d) => !d.duplicate).length)
       return { delivered, skipped }
     })

@@ -166,13 +166,19 @@ const candidatesOf = (address: string): ReadonlyArray<string> => {
   return [normal, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join("."))]
 }
 
+export interface VerdictQuestion {
+  readonly scope: ListScope
+  readonly direction: ListDirection
+  readonly addresses: ReadonlyArray<string>
+}
+
 const NEAREST_FIRST = ["inbox", "pod", "organization"] as const
 
 // SQLSTATE 23503: the driver reports every constraint but a unique one as ConstraintError.
 const isForeignKeyViolation = (e: SqlError.SqlError): boolean =>
   e.reason._tag === "ConstraintError" && (e.reason.cause as { readonly code?: unknown } | undefined)?.code === "23503"
 
-const MatchRow = Schema.Struct({ scope: Schema.String, list_type: Schema.String, entry: Schema.NullOr(Schema.String) })
+const MatchRow = Schema.Struct({ question: Schema.Number, scope: Schema.String, list_type: Schema.String, entry: Schema.NullOr(Schema.String) })
 
 export class Lists extends Context.Service<Lists, {
   create(principal: Principal, list: ListRef, input: CreateListEntryInput): Effect.Effect<ListEntry, BadRequest | MissingPermission | NotFound | AlreadyExists>
@@ -185,6 +191,8 @@ export class Lists extends Context.Service<Lists, {
    * given address lower-cased; matching uses its normal form (IDNA domain in ASCII).
    */
   verdicts(scope: ListScope, direction: ListDirection, addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Verdict>>
+  /** `verdicts` for several questions (inbound mail's batch), in one query; answers in their order. */
+  verdictsMany(questions: ReadonlyArray<VerdictQuestion>): Effect.Effect<ReadonlyArray<ReadonlyMap<string, Verdict>>>
 }>()("inbox/Lists") {
   static readonly layer = Layer.effect(Lists, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -216,6 +224,48 @@ export class Lists extends Context.Service<Lists, {
         if (row === undefined) return yield* notFound(`The ${list.direction} ${list.listType} list entry`, entry)
         return row
       })
+
+    // One statement for every question: the entries matching any candidate at the three
+    // scopes (primary key lookups), and one row more ('any', 'allow') when any of the three
+    // allow lists is non-empty. That test probes each scope on its own through the page
+    // index: written as one `scope_id IN (...)`, PostgreSQL was seen to scan the whole table
+    // for it when one organization's allow list was large.
+    const verdictsMany = Effect.fn("Lists.verdicts")(function*(questions: ReadonlyArray<VerdictQuestion>) {
+      const asked = questions.map(({ addresses }) => {
+        const wanted = addresses.map((address) => ({ key: address.toLowerCase(), candidates: new Set(candidatesOf(address)) }))
+        return { wanted, all: [...new Set(wanted.flatMap((w) => [...w.candidates]))] }
+      })
+      const parts = questions.flatMap(({ scope, direction }, i) => {
+        const all = asked[i]!.all
+        if (all.length === 0) return []
+        return [sql`SELECT ${i}::int AS question, scope, list_type, entry FROM list_entries
+            WHERE organization_id = ${scope.organizationId}
+              AND scope_id IN ${sql.in([scope.inboxId, scope.podId, scope.organizationId])}
+              AND direction = ${direction} AND entry IN ${sql.in(all)}
+          UNION ALL
+          SELECT ${i}::int, 'any', 'allow', NULL WHERE EXISTS (
+            SELECT 1 FROM unnest(ARRAY[${scope.inboxId}, ${scope.podId}, ${scope.organizationId}]::text[]) AS s (scope_id)
+              WHERE EXISTS (SELECT 1 FROM list_entries e
+                WHERE e.scope_id = s.scope_id AND e.direction = ${direction} AND e.list_type = 'allow'))`]
+      })
+      const rows = parts.length === 0 ? [] : yield* sql`${sql.join(" UNION ALL ", false)(parts)}`.pipe(decodeRows(MatchRow))
+      return asked.map(({ wanted }, i) => {
+        const mine = rows.filter((r) => r.question === i)
+        const allowListed = mine.some((r) => r.entry === null)
+        const verdicts = new Map<string, Verdict>()
+        for (const w of wanted) {
+          const matches = mine.filter((r) => r.entry !== null && w.candidates.has(r.entry))
+          const nearest = NEAREST_FIRST.find((s) => matches.some((m) => m.scope === s))
+          verdicts.set(
+            w.key,
+            nearest === undefined
+              ? (allowListed ? "block" : "allow")
+              : matches.some((m) => m.scope === nearest && m.list_type === "block") ? "block" : "allow"
+          )
+        }
+        return verdicts as ReadonlyMap<string, Verdict>
+      })
+    }, Effect.orDie)
 
     return Lists.of({
       create: Effect.fn("Lists.create")(function*(principal, list, input) {
@@ -267,39 +317,8 @@ export class Lists extends Context.Service<Lists, {
         yield* sql`DELETE FROM list_entries WHERE scope_id = ${row.scope_id} AND direction = ${row.direction}
           AND entry = ${row.entry} AND list_type = ${row.list_type}`.pipe(Effect.orDie)
       }),
-      verdicts: Effect.fn("Lists.verdicts")(function*(scope, direction, addresses) {
-        const wanted = addresses.map((address) => ({ key: address.toLowerCase(), candidates: new Set(candidatesOf(address)) }))
-        const all = [...new Set(wanted.flatMap((w) => [...w.candidates]))]
-        if (all.length === 0) return new Map<string, Verdict>()
-        // One statement: the entries matching any candidate at the three scopes (primary key
-        // lookups), and one row more ('any', 'allow') when any of the three allow lists is
-        // non-empty. That test probes each scope on its own through the page index: written
-        // as one `scope_id IN (...)`, PostgreSQL was seen to scan the whole table for it when
-        // one organization's allow list was large.
-        const rows = yield* sql`
-          SELECT scope, list_type, entry FROM list_entries
-            WHERE organization_id = ${scope.organizationId}
-              AND scope_id IN ${sql.in([scope.inboxId, scope.podId, scope.organizationId])}
-              AND direction = ${direction} AND entry IN ${sql.in(all)}
-          UNION ALL
-          SELECT 'any', 'allow', NULL WHERE EXISTS (
-            SELECT 1 FROM unnest(ARRAY[${scope.inboxId}, ${scope.podId}, ${scope.organizationId}]::text[]) AS s (scope_id)
-              WHERE EXISTS (SELECT 1 FROM list_entries e
-                WHERE e.scope_id = s.scope_id AND e.direction = ${direction} AND e.list_type = 'allow'))`.pipe(decodeRows(MatchRow))
-        const allowListed = rows.some((r) => r.entry === null)
-        const verdicts = new Map<string, Verdict>()
-        for (const w of wanted) {
-          const matches = rows.filter((r) => r.entry !== null && w.candidates.has(r.entry))
-          const nearest = NEAREST_FIRST.find((s) => matches.some((m) => m.scope === s))
-          verdicts.set(
-            w.key,
-            nearest === undefined
-              ? (allowListed ? "block" : "allow")
-              : matches.some((m) => m.scope === nearest && m.list_type === "block") ? "block" : "allow"
-          )
-        }
-        return verdicts
-      })
+      verdicts: (scope, direction, addresses) => Effect.map(verdictsMany([{ scope, direction, addresses }]), (all) => all[0]!),
+      verdictsMany
     })
   }))
 }

@@ -6,21 +6,25 @@
  * Contract: every method must run inside the caller's transaction; the caller commits the
  * message, its thread, its event and its blobs together.
  *
- * `insert` (one message into one inbox):
- * 1. Takes transaction-scoped advisory locks on the message's own Message-ID (exclusive)
- *    and on every id it names as a parent (shared), per inbox, in a fixed order, so no
- *    deadlock. A reply and its parent arriving at once on two processes meet on the
- *    parent's lock: one commits first and the other sees it, so they end in one thread; two
- *    deliveries of the same message meet on its own lock, so the second sees the first and
- *    is a duplicate; replies to one parent do not wait for each other.
- * 2. A message already stored in the inbox (same direction and Message-ID) is a duplicate:
- *    nothing is written and the stored one is answered (a forwarder's retry).
- * 3. The thread is decided by the mail engine's `decideThread` over the rows it asks for
- *    (or given by the caller: a reply joins its parent's thread); threads a late parent
- *    ties together are merged into the chosen one.
- * 4. The thread row is created or extended and the message row inserted, in one statement
- *    (its trigger takes references on the blobs), then the bytes are stored (Blobs.ts
- *    explains why in that order).
+ * `insertMany` (messages into inboxes, in order; `insert` is a batch of one):
+ * 1. Takes transaction-scoped advisory locks on each message's own Message-ID (exclusive)
+ *    and on every id it names as a parent (shared), per inbox, in one statement in a fixed
+ *    order, so no deadlock. A reply and its parent arriving at once on two processes meet
+ *    on the parent's lock: one commits first and the other sees it, so they end in one
+ *    thread; two deliveries of the same message meet on its own lock, so the second sees
+ *    the first and is a duplicate; replies to one parent do not wait for each other.
+ * 2. A message already stored in the inbox (same direction and Message-ID), or written
+ *    earlier in the batch, is a duplicate: nothing is written and the stored one is answered
+ *    (a forwarder's retry).
+ * 3. The thread is decided by the mail engine's `decideThread` over the stored rows it asks
+ *    for and the batch's earlier messages (or given by the caller: a reply joins its
+ *    parent's thread). Threads a late parent ties together are merged into the chosen one;
+ *    a batch with such a message is written one message at a time instead (`insertOne`).
+ * 4. The threads joined are locked (in id order), every thread row is created or extended
+ *    and every message row inserted, in one statement (its trigger takes references on the
+ *    blobs), then the bytes are stored (Blobs.ts explains why in that order).
+ * The result is the same as inserting the messages one after another; on any failure the
+ * caller's transaction rolls back and nothing of the batch is kept.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
@@ -87,8 +91,121 @@ export interface Stored {
 }
 
 
+
+/** The identity and place a message gets when it is written. */
+interface Placement {
+  readonly id: string
+  readonly threadId: string
+  readonly at: Date
+  readonly parents: ReadonlyArray<string>
+  readonly labels: ReadonlyArray<string>
+  readonly attachments: ReadonlyArray<StoredAttachment>
+}
+
+/** The ids a message names as parents: In-Reply-To, then References, each once. */
+const parentsOf = (m: NewMessage): ReadonlyArray<string> =>
+  [...new Set([...(m.in_reply_to === undefined ? [] : [m.in_reply_to]), ...(m.references ?? [])])]
+
+/** The `messages` row of a new message, as both insert paths write it. */
+const messageRow = (m: NewMessage, p: Placement) => ({
+  id: p.id,
+  organization_id: m.inbox.organization_id,
+  pod_id: m.inbox.pod_id,
+  inbox_id: m.inbox.id,
+  thread_id: p.threadId,
+  direction: m.direction,
+  state: m.state,
+  rfc_message_id: m.rfc_message_id,
+  in_reply_to: m.in_reply_to ?? null,
+  references: m.references ?? null,
+  parents: p.parents,
+  labels: p.labels,
+  timestamp: p.at,
+  sender: m.from,
+  sender_address: m.from_address.toLowerCase(),
+  recipients: m.to,
+  cc: m.cc ?? null,
+  bcc: m.bcc ?? null,
+  recipient_addresses: [...new Set(m.recipient_addresses.map((a) => a.toLowerCase()))],
+  subject: m.subject,
+  preview: m.preview,
+  size: m.size,
+  text: m.text ?? null,
+  html: m.html ?? null,
+  extracted_text: m.extracted_text ?? null,
+  extracted_html: m.extracted_html ?? null,
+  headers: JSON.stringify(m.headers),
+  attachments: JSON.stringify(p.attachments),
+  raw_sha256: m.raw.sha256,
+  open_token: m.open_token ?? null,
+  created_at: p.at,
+  updated_at: p.at
+})
+
+/** What the thread rules know of a message (aggregate.ts). */
+const factsOf = (m: NewMessage, id: string, labels: ReadonlyArray<string>, timestamp: Date): MessageFacts => ({
+  id,
+  direction: m.direction,
+  timestamp,
+  sender: m.from,
+  recipients: m.to,
+  labels,
+  subject: m.subject,
+  preview: m.preview,
+  size: m.size
+})
+
+const threadColumns = (t: ThreadFacts) => ({
+  subject: t.subject,
+  preview: t.preview,
+  senders: t.senders,
+  recipients: t.recipients,
+  labels: t.labels,
+  last_message_id: t.last_message_id,
+  message_count: t.message_count,
+  size: t.size,
+  received_at: t.received_at,
+  sent_at: t.sent_at,
+  last_at: t.last_at,
+  hidden: t.hidden
+})
+
+/** The row of a thread a message starts. */
+const startedThread = (m: NewMessage, threadId: string, facts: MessageFacts): ThreadRow => ({
+  id: threadId,
+  organization_id: m.inbox.organization_id,
+  pod_id: m.inbox.pod_id,
+  inbox_id: m.inbox.id,
+  ...threadColumns(start(facts)),
+  created_at: facts.timestamp,
+  updated_at: facts.timestamp
+})
+
+/** A thread's row once a message joins it; the message is never older than the thread's newest. */
+const extendedThread = (current: ThreadRow, m: NewMessage, id: string, labels: ReadonlyArray<string>, clock: Date) => {
+  // A thread's messages keep their order even within one millisecond (or with clocks a
+  // little apart between processes): a new message is never older than the newest.
+  const at = clock.getTime() <= current.last_at.getTime() ? new Date(current.last_at.getTime() + 1) : clock
+  return { at, thread: { ...current, ...threadColumns(extend(current, factsOf(m, id, labels, at))), updated_at: at } satisfies ThreadRow }
+}
+
+/** A message written earlier in the same batch, as the thread rules of later ones see it. */
+interface Written {
+  readonly inbox_id: string
+  readonly rfc_message_id: string
+  readonly parents: ReadonlyArray<string>
+  readonly id: string
+  readonly thread_id: string
+}
+
+/** Oldest first, as the engine's rule wants ("joins the thread of its oldest reply"). */
+const oldestFirst = (a: { readonly timestamp: Date | string; readonly id: string }, b: { readonly timestamp: Date | string; readonly id: string }) =>
+  new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 export class MessageStore extends Context.Service<MessageStore, {
   insert(message: NewMessage): Effect.Effect<Stored>
+  /** Messages inserted as by `insert` one after another, in the same transaction, in fewer statements. */
+  insertMany(messages: ReadonlyArray<NewMessage>): Effect.Effect<ReadonlyArray<Stored>>
   /** The thread's summary recomputed from its messages; the thread is deleted when it has none. */
   refreshThread(threadId: string): Effect.Effect<ThreadRow | undefined>
   /** Locks the thread row until the transaction ends (label changes and deletes take it first). */
@@ -114,30 +231,24 @@ export class MessageStore extends Context.Service<MessageStore, {
     // its reply (or a second delivery of the same message) still take turns, while replies to
     // one parent (a thread everyone answers, a list's mail) no longer wait for each other.
     // Their threads are decided from stored parents and children only, never from siblings,
-    // and a thread they join is locked by its row. One statement, in the order of the hashes,
-    // whatever the mode: two transactions never wait for each other in a circle.
-    const lockIds = (inboxId: string, own: string, parents: ReadonlyArray<string>) => {
-      const keys = [own, ...parents].map((id) => `${inboxId} ${id}`)
-      const exclusive = keys.map((_, i) => i === 0)
+    // and a thread they join is locked by its row. One statement for every message of a
+    // batch, in the order of the hashes, whatever the mode: two transactions never wait for
+    // each other in a circle.
+    const lockIds = (ms: ReadonlyArray<NewMessage>) => {
+      const keys: Array<string> = []
+      const exclusive: Array<boolean> = []
+      for (const m of ms) {
+        keys.push(`${m.inbox.id} ${m.rfc_message_id}`)
+        exclusive.push(true)
+        for (const parent of parentsOf(m)) {
+          keys.push(`${m.inbox.id} ${parent}`)
+          exclusive.push(false)
+        }
+      }
       return sql`SELECT CASE WHEN own THEN pg_advisory_xact_lock(h)::text ELSE pg_advisory_xact_lock_shared(h)::text END
         FROM (SELECT hashtextextended(k, 0) AS h, bool_or(own) AS own FROM unnest(${keys}::text[], ${exclusive}::boolean[]) AS u (k, own)
           GROUP BY 1 ORDER BY 1) AS locks`
     }
-
-    const threadColumns = (t: ThreadFacts) => ({
-      subject: t.subject,
-      preview: t.preview,
-      senders: t.senders,
-      recipients: t.recipients,
-      labels: t.labels,
-      last_message_id: t.last_message_id,
-      message_count: t.message_count,
-      size: t.size,
-      received_at: t.received_at,
-      sent_at: t.sent_at,
-      last_at: t.last_at,
-      hidden: t.hidden
-    })
 
     const updateThread = (threadId: string, t: ThreadFacts, at: Date) =>
       sql`UPDATE threads SET subject = ${t.subject}, preview = ${t.preview}, senders = ${t.senders}::text[],
@@ -172,23 +283,39 @@ export class MessageStore extends Context.Service<MessageStore, {
      * it did (a bitmap over the whole inbox, 1.1 ms per delivery at 2,000 messages, growing
      * with the inbox).
      */
-    const related = (m: NewMessage, candidates: ReadonlyArray<string>) => {
+    const relatedOf = (m: NewMessage, item: number) => {
       const threading = m.thread_id === undefined
-      return sql<RelatedRow>`SELECT 'same' AS kind, id, thread_id, rfc_message_id, "timestamp" FROM messages
+      const candidates = parentsOf(m)
+      return sql`SELECT ${item}::int AS item, 'same' AS kind, id, thread_id, rfc_message_id, "timestamp" FROM messages
           WHERE inbox_id = ${m.inbox.id} AND direction = ${m.direction} AND rfc_message_id = ${m.rfc_message_id}
-        ${threading && candidates.length > 0 ? sql`UNION ALL SELECT 'parent', id, thread_id, rfc_message_id, "timestamp" FROM messages
+        ${threading && candidates.length > 0 ? sql`UNION ALL SELECT ${item}::int, 'parent', id, thread_id, rfc_message_id, "timestamp" FROM messages
           WHERE inbox_id = ${m.inbox.id} AND direction = ANY(ARRAY['received', 'sent']) AND rfc_message_id = ANY(${candidates}::text[])` : sql``}
-        ${threading ? sql`UNION ALL SELECT 'child', id, thread_id, rfc_message_id, "timestamp" FROM (
+        ${threading ? sql`UNION ALL SELECT ${item}::int, 'child', id, thread_id, rfc_message_id, "timestamp" FROM (
             SELECT id, thread_id, rfc_message_id, "timestamp", inbox_id FROM messages WHERE parents @> ARRAY[${m.rfc_message_id}]::text[] OFFSET 0
           ) AS naming WHERE inbox_id = ${m.inbox.id}` : sql``}`
     }
+    const related = (ms: ReadonlyArray<NewMessage>) =>
+      sql<RelatedRow & { readonly item: number }>`${sql.join(" UNION ALL ", false)(ms.map(relatedOf))}`
 
-    const decide = (m: NewMessage, rows: ReadonlyArray<RelatedRow>): ThreadDecision | { readonly _tag: "Given"; readonly thread_id: string } => {
+    /**
+     * The thread of a new message, from the stored messages around it and the messages
+     * written before it in the same batch (`earlier`, of any inbox: only its own count).
+     * Stored children come oldest first, then the batch's in their order: a batch's messages
+     * are newer than anything stored.
+     */
+    const decide = (
+      m: NewMessage,
+      rows: ReadonlyArray<RelatedRow>,
+      earlier: ReadonlyArray<Written> = []
+    ): ThreadDecision | { readonly _tag: "Given"; readonly thread_id: string } => {
       if (m.thread_id !== undefined) return { _tag: "Given" as const, thread_id: m.thread_id }
-      const known = rows.filter((r) => r.kind === "parent")
-      // Oldest reply first, as the engine's rule wants ("joins the thread of its oldest reply").
-      const children = rows.filter((r) => r.kind === "child")
-        .sort((a, b) => new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      const parents = parentsOf(m)
+      const near = earlier.filter((w) => w.inbox_id === m.inbox.id)
+      const known = [...rows.filter((r) => r.kind === "parent"), ...near.filter((w) => parents.includes(w.rfc_message_id))]
+      const children = [
+        ...rows.filter((r) => r.kind === "child").sort(oldestFirst),
+        ...near.filter((w) => w.parents.includes(m.rfc_message_id))
+      ]
       return decideThread(
         {
           subject: m.subject,
@@ -204,10 +331,23 @@ export class MessageStore extends Context.Service<MessageStore, {
       )
     }
 
-    const insert = Effect.fn("MessageStore.insert")(function*(m: NewMessage) {
-      const parents = [...new Set([...(m.in_reply_to === undefined ? [] : [m.in_reply_to]), ...(m.references ?? [])])]
-      yield* lockIds(m.inbox.id, m.rfc_message_id, parents)
-      const around = yield* related(m, parents)
+    const attachmentsOf = (m: NewMessage) =>
+      Effect.forEach(m.attachments, (a) => Effect.map(ids.make("att"), (attachment_id): StoredAttachment => ({ ...a.meta, attachment_id, sha256: a.sha256 })))
+
+    const blobsOf = (ms: ReadonlyArray<NewMessage>) => {
+      const all = new Map<string, { readonly sha256: string; readonly bytes: Uint8Array }>()
+      for (const m of ms) for (const b of [m.raw, ...m.attachments]) all.set(b.sha256, { sha256: b.sha256, bytes: b.bytes })
+      return [...all.values()]
+    }
+
+    /**
+     * One message at a time, a statement or more each: the way for a message whose arrival
+     * ties threads together (a late parent), which `insertMany` leaves to it.
+     */
+    const insertOne = Effect.fn("MessageStore.insertOne")(function*(m: NewMessage) {
+      const parents = parentsOf(m)
+      yield* lockIds([m])
+      const around = yield* related([m])
       const same = around.find((r) => r.kind === "same")
       if (same !== undefined) {
         const existing = yield* sql`SELECT * FROM messages WHERE id = ${same.id}`.pipe(decodeRows(FullMessageRow))
@@ -219,39 +359,17 @@ export class MessageStore extends Context.Service<MessageStore, {
 
       const clock = yield* now
       const id = yield* ids.make("msg")
-      const attachments: Array<StoredAttachment> = []
-      for (const a of m.attachments) attachments.push({ ...a.meta, attachment_id: yield* ids.make("att"), sha256: a.sha256 })
+      const attachments = yield* attachmentsOf(m)
       const labels = [...new Set(m.labels)]
-      const factsAt = (timestamp: Date): MessageFacts => ({
-        id,
-        direction: m.direction,
-        timestamp,
-        sender: m.from,
-        recipients: m.to,
-        labels,
-        subject: m.subject,
-        preview: m.preview,
-        size: m.size
-      })
-
       const decision = decide(m, around)
       let at = clock
       let threadId: string
       let thread: ThreadRow | undefined
-      // The thread's own write goes into the message's INSERT (a delivery's round trips are
-      // most of its cost); its row is known without reading it back.
+      // The thread's own write goes into the message's INSERT; its row is known without reading it back.
       let threadWrite: Statement.Fragment | undefined
       if (decision._tag === "New") {
         threadId = yield* ids.make("thr")
-        thread = {
-          id: threadId,
-          organization_id: m.inbox.organization_id,
-          pod_id: m.inbox.pod_id,
-          inbox_id: m.inbox.id,
-          ...threadColumns(start(factsAt(at))),
-          created_at: at,
-          updated_at: at
-        }
+        thread = startedThread(m, threadId, factsOf(m, id, labels, at))
         threadWrite = sql`INSERT INTO threads ${sql.insert(thread as never)}`
       } else {
         threadId = decision.thread_id
@@ -263,65 +381,153 @@ export class MessageStore extends Context.Service<MessageStore, {
         }
         const current = yield* sql`SELECT * FROM threads WHERE id = ${threadId} FOR UPDATE`.pipe(decodeRows(ThreadRow))
         if (current[0] === undefined) return yield* Effect.die(new Error(`thread ${threadId} vanished`))
-        // A thread's messages keep their order even within one millisecond (or with clocks
-        // a little apart between processes): a new message is never older than the newest.
-        if (at.getTime() <= current[0].last_at.getTime()) at = new Date(current[0].last_at.getTime() + 1)
+        const joined = extendedThread(current[0], m, id, labels, clock)
+        at = joined.at
         if (merged.length > 0) {
           thread = current[0]
         } else {
-          const t = extend(current[0], factsAt(at))
-          thread = { ...current[0], ...threadColumns(t), updated_at: at }
-          threadWrite = updateThread(threadId, t, at)
+          thread = joined.thread
+          threadWrite = updateThread(threadId, joined.thread, at)
         }
       }
 
       const [row] = yield* sql`${threadWrite === undefined ? sql`` : sql`WITH thread_write AS (${threadWrite})`}
-        INSERT INTO messages ${sql.insert({
-        id,
-        organization_id: m.inbox.organization_id,
-        pod_id: m.inbox.pod_id,
-        inbox_id: m.inbox.id,
-        thread_id: threadId,
-        direction: m.direction,
-        state: m.state,
-        rfc_message_id: m.rfc_message_id,
-        in_reply_to: m.in_reply_to ?? null,
-        references: m.references ?? null,
-        parents,
-        labels,
-        timestamp: at,
-        sender: m.from,
-        sender_address: m.from_address.toLowerCase(),
-        recipients: m.to,
-        cc: m.cc ?? null,
-        bcc: m.bcc ?? null,
-        recipient_addresses: [...new Set(m.recipient_addresses.map((a) => a.toLowerCase()))],
-        subject: m.subject,
-        preview: m.preview,
-        size: m.size,
-        text: m.text ?? null,
-        html: m.html ?? null,
-        extracted_text: m.extracted_text ?? null,
-        extracted_html: m.extracted_html ?? null,
-        headers: JSON.stringify(m.headers),
-        attachments: JSON.stringify(attachments),
-        raw_sha256: m.raw.sha256,
-        open_token: m.open_token ?? null,
-        created_at: at,
-        updated_at: at
-      } as never)} RETURNING *`.pipe(decodeRows(FullMessageRow))
+        INSERT INTO messages ${sql.insert(messageRow(m, { id, threadId, at, parents, labels, attachments }) as never)} RETURNING *`.pipe(decodeRows(FullMessageRow))
       if (row === undefined) return yield* Effect.die(new Error("insert returned no row"))
       if (decision._tag === "Join" && decision.merge_thread_ids.length > 0) thread = yield* refreshThread(threadId)
       if (thread === undefined) return yield* Effect.die(new Error(`thread ${threadId} vanished`))
 
-      yield* blobs.store([m.raw, ...m.attachments.map((a) => ({ sha256: a.sha256, bytes: a.bytes }))])
+      yield* blobs.store(blobsOf([m]))
       return { message: row, thread, duplicate: false } satisfies Stored
+    })
+
+    /**
+     * Messages of one transaction, in order, with the result of inserting them one after
+     * another, in a fixed number of statements whatever their number (inbound mail's group
+     * commit: at load, a statement's fixed cost is most of a delivery's): the locks of all,
+     * what is stored around all, the stored threads they join (locked, in id order), one
+     * statement that writes every thread and every message, and the bytes. A message
+     * already stored, or written earlier in the batch, is a duplicate; a message whose
+     * thread is decided by one written earlier in the batch finds it as if it were stored.
+     * When one of them ties threads together (a late parent), nothing has been written yet:
+     * the batch goes one message at a time (`insertOne`), as that rare case needs.
+     */
+    const insertMany = Effect.fn("MessageStore.insertMany")(function*(ms: ReadonlyArray<NewMessage>) {
+      if (ms.length === 0) return []
+      yield* lockIds(ms)
+      const around = yield* related(ms)
+      const rowsOf = Array.from(ms, () => [] as Array<RelatedRow>)
+      for (const r of around) rowsOf[r.item]!.push(r)
+
+      // First pass: what each message is (a duplicate, or a message of which thread).
+      type Plan =
+        | { readonly _tag: "Stored"; readonly id: string }
+        | { readonly _tag: "Earlier"; readonly index: number }
+        | { readonly _tag: "Write"; readonly m: NewMessage; readonly id: string; readonly threadId: string; readonly labels: ReadonlyArray<string>; readonly attachments: ReadonlyArray<StoredAttachment>; readonly isNew: boolean }
+      const plans: Array<Plan> = []
+      const written: Array<Written & { readonly index: number; readonly direction: string }> = []
+      for (let i = 0; i < ms.length; i++) {
+        const m = ms[i]!
+        const same = rowsOf[i]!.find((r) => r.kind === "same")
+        if (same !== undefined) {
+          plans.push({ _tag: "Stored", id: same.id })
+          continue
+        }
+        const twin = written.find((w) => w.inbox_id === m.inbox.id && w.direction === m.direction && w.rfc_message_id === m.rfc_message_id)
+        if (twin !== undefined) {
+          plans.push({ _tag: "Earlier", index: twin.index })
+          continue
+        }
+        const decision = decide(m, rowsOf[i]!, written)
+        if (decision._tag === "Join" && decision.merge_thread_ids.length > 0) {
+          return yield* Effect.forEach(ms, insertOne)
+        }
+        const id = yield* ids.make("msg")
+        const threadId = decision._tag === "New" ? yield* ids.make("thr") : decision.thread_id
+        plans.push({ _tag: "Write", m, id, threadId, labels: [...new Set(m.labels)], attachments: yield* attachmentsOf(m), isNew: decision._tag === "New" })
+        written.push({ index: i, inbox_id: m.inbox.id, direction: m.direction, rfc_message_id: m.rfc_message_id, parents: parentsOf(m), id, thread_id: threadId })
+      }
+
+      // The stored rows the batch needs: messages it duplicates, threads it joins (locked).
+      const storedIds = plans.flatMap((p) => p._tag === "Stored" ? [p.id] : [])
+      const duplicates = storedIds.length === 0
+        ? []
+        : yield* sql`SELECT * FROM messages WHERE id = ANY(${storedIds}::text[])`.pipe(decodeRows(FullMessageRow))
+      const fresh = new Set(plans.flatMap((p) => p._tag === "Write" && p.isNew ? [p.threadId] : []))
+      const wanted = [...new Set([
+        ...plans.flatMap((p) => p._tag === "Write" && !fresh.has(p.threadId) ? [p.threadId] : []),
+        ...duplicates.map((d) => d.thread_id)
+      ])]
+      const threads = new Map<string, ThreadRow>()
+      if (wanted.length > 0) {
+        const rows = yield* sql`SELECT * FROM threads WHERE id = ANY(${wanted}::text[]) ORDER BY id FOR UPDATE`.pipe(decodeRows(ThreadRow))
+        for (const t of rows) threads.set(t.id, t)
+      }
+
+      // Second pass: each thread's row after each message, in order.
+      const clock = yield* now
+      const touched = new Set<string>()
+      const after: Array<ThreadRow> = []
+      const messageRows: Array<ReturnType<typeof messageRow>> = []
+      for (const plan of plans) {
+        if (plan._tag !== "Write") {
+          const threadId = plan._tag === "Stored"
+            ? duplicates.find((d) => d.id === plan.id)?.thread_id
+            : after[plan.index]?.id
+          const thread = threadId === undefined ? undefined : threads.get(threadId)
+          if (thread === undefined) return yield* Effect.die(new Error(`the message duplicated at ${after.length} has no thread`))
+          after.push(thread)
+          continue
+        }
+        const current = threads.get(plan.threadId)
+        let at = clock
+        let thread: ThreadRow
+        if (plan.isNew) {
+          thread = startedThread(plan.m, plan.threadId, factsOf(plan.m, plan.id, plan.labels, clock))
+        } else {
+          if (current === undefined) return yield* Effect.die(new Error(`thread ${plan.threadId} vanished`))
+          ;({ at, thread } = extendedThread(current, plan.m, plan.id, plan.labels, clock))
+        }
+        threads.set(plan.threadId, thread)
+        touched.add(plan.threadId)
+        after.push(thread)
+        messageRows.push(messageRow(plan.m, { id: plan.id, threadId: plan.threadId, at, parents: parentsOf(plan.m), labels: plan.labels, attachments: plan.attachments }))
+      }
+
+      const inserted = new Map<string, FullMessageRow>()
+      if (messageRows.length > 0) {
+        const threadRows = [...touched].map((id) => threads.get(id)!)
+        // New threads are inserted, joined ones updated, by one upsert in the messages' statement.
+        const rows = yield* sql`WITH thread_write AS (
+            INSERT INTO threads ${sql.insert(threadRows as never)} ON CONFLICT (id) DO UPDATE SET
+              subject = EXCLUDED.subject, preview = EXCLUDED.preview, senders = EXCLUDED.senders,
+              recipients = EXCLUDED.recipients, labels = EXCLUDED.labels, last_message_id = EXCLUDED.last_message_id,
+              message_count = EXCLUDED.message_count, size = EXCLUDED.size, received_at = EXCLUDED.received_at,
+              sent_at = EXCLUDED.sent_at, last_at = EXCLUDED.last_at, hidden = EXCLUDED.hidden, updated_at = EXCLUDED.updated_at)
+          INSERT INTO messages ${sql.insert(messageRows as never)} RETURNING *`.pipe(decodeRows(FullMessageRow))
+        for (const row of rows) inserted.set(row.id, row)
+        yield* blobs.store(blobsOf(plans.flatMap((p) => p._tag === "Write" ? [p.m] : [])))
+      }
+
+      const results: Array<Stored> = []
+      for (let i = 0; i < plans.length; i++) {
+        const plan = plans[i]!
+        const message = plan._tag === "Write"
+          ? inserted.get(plan.id)
+          : plan._tag === "Stored"
+          ? duplicates.find((d) => d.id === plan.id)
+          : results[plan.index]?.message
+        if (message === undefined) return yield* Effect.die(new Error(`message ${i} of the batch was not written`))
+        results.push({ message, thread: after[i]!, duplicate: plan._tag !== "Write" })
+      }
+      return results
     }, (effect) => Effect.catchTag(effect, "SqlError", Effect.die))
 
     const lockThread = (threadId: string) => sql`SELECT 1 FROM threads WHERE id = ${threadId} FOR UPDATE`.pipe(Effect.asVoid, Effect.orDie)
 
     return MessageStore.of({
-      insert,
+      insert: (m) => Effect.map(insertMany([m]), (stored) => stored[0]!),
+      insertMany,
       refreshThread,
       lockThread,
       relabel: (inboxId, ids, add, remove) =>

@@ -25,8 +25,11 @@ export interface FannedEvent {
 }
 
 export class WebhookFanOut extends Context.Service<WebhookFanOut, {
-  /** A SELECT of the ids of the enabled webhooks that want the event (its types, its scope, its inboxes and pods). */
-  matching(event: FannedEvent): Statement.Fragment
+  /**
+   * A SELECT of `(event_id, id)`: for each event, the enabled webhooks that want it (its
+   * types, its scope, its inboxes and pods).
+   */
+  matching(events: ReadonlyArray<FannedEvent>): Statement.Fragment
   /** Writes one delivery and its job for each webhook `matching` chose, in the current transaction. */
   enqueue(event: FannedEvent, hookIds: ReadonlyArray<string>): Effect.Effect<void>
 }>()("inbox/WebhookFanOut") {
@@ -35,15 +38,15 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
     const ids = yield* Ids
     const jobs = yield* Jobs
     return WebhookFanOut.of({
-      matching: (event) => {
-        const pod = event.podId ?? null
-        const inbox = event.inboxId ?? null
-        return sql`SELECT id FROM webhooks
-          WHERE organization_id = ${event.organizationId} AND enabled AND ${event.type} = ANY(event_types)
-            AND (pod_id IS NULL OR pod_id = ${pod}) AND (inbox_id IS NULL OR inbox_id = ${inbox})
-            AND ((cardinality(inbox_ids) = 0 AND cardinality(pod_ids) = 0)
-              OR ${inbox}::text = ANY(inbox_ids) OR ${pod}::text = ANY(pod_ids))`
-      },
+      matching: (events) =>
+        sql`SELECT e.id AS event_id, w.id FROM unnest(
+            ${events.map((e) => e.id)}::text[], ${events.map((e) => e.organizationId)}::text[], ${events.map((e) => e.type)}::text[],
+            ${events.map((e) => e.podId ?? null)}::text[], ${events.map((e) => e.inboxId ?? null)}::text[]
+          ) AS e (id, organization_id, event_type, pod_id, inbox_id)
+          JOIN webhooks w ON w.organization_id = e.organization_id AND w.enabled AND e.event_type = ANY(w.event_types)
+            AND (w.pod_id IS NULL OR w.pod_id = e.pod_id) AND (w.inbox_id IS NULL OR w.inbox_id = e.inbox_id)
+            AND ((cardinality(w.inbox_ids) = 0 AND cardinality(w.pod_ids) = 0)
+              OR e.inbox_id = ANY(w.inbox_ids) OR e.pod_id = ANY(w.pod_ids))`,
       enqueue: Effect.fn("WebhookFanOut.enqueue")(function*(event: FannedEvent, hookIds: ReadonlyArray<string>) {
         for (const hook of hookIds) {
           const id = yield* ids.make("dlv")
