@@ -10,7 +10,7 @@
  *   body copies (with its own `event_id` and `created_at`);
  * - `{"cmd":"backlog","n":N}`: N envelopes made now, sent as fast as the concurrency
  *   allows; answers `DONE {"start": epoch ms}`;
- * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` the
+ * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` and its message's `timestamp` the
  *   moment it is made) and queued for the senders; answers `DONE {"start": epoch ms}`.
  */
 import { createHmac } from "node:crypto"
@@ -49,7 +49,10 @@ const post = (body: string, id: string) =>
 
 const envelope = () => {
   const id = `evt_ref${serial++}`
-  return { id, body: JSON.stringify({ ...template, event_id: id, created_at: new Date().toISOString() }) }
+  const now = new Date().toISOString()
+  // Its message's timestamp too: the receiver times an envelope from it (ours waits for a transaction after it).
+  const message = (template as { message?: Record<string, unknown> }).message
+  return { id, body: JSON.stringify({ ...template, event_id: id, created_at: now, ...(message === undefined ? {} : { message: { ...message, timestamp: now } }) }) }
 }
 
 /** Senders taking envelopes from `next` until it answers undefined. */
