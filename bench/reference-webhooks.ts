@@ -10,7 +10,7 @@
  *   body copies (with its own `event_id` and `created_at`);
  * - `{"cmd":"backlog","n":N}`: N envelopes made now, sent as fast as the concurrency
  *   allows; answers `DONE {"start": epoch ms}`;
- * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` and its message's `timestamp` the
+ * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` and its members' `timestamp` the
  *   moment it is made) and queued for the senders; answers `DONE {"start": epoch ms}`.
  */
 import { createHmac } from "node:crypto"
@@ -50,9 +50,13 @@ const post = (body: string, id: string) =>
 const envelope = () => {
   const id = `evt_ref${serial++}`
   const now = new Date().toISOString()
-  // Its message's timestamp too: the receiver times an envelope from it (ours waits for a transaction after it).
-  const message = (template as { message?: Record<string, unknown> }).message
-  return { id, body: JSON.stringify({ ...template, event_id: id, created_at: now, ...(message === undefined ? {} : { message: { ...message, timestamp: now } }) }) }
+  // Its message's and thread's timestamps too: the receiver times an envelope from the first
+  // `timestamp` in it (ours waits for a transaction after it), and jsonb puts `thread` first.
+  const stamped: Record<string, unknown> = { ...template, event_id: id, created_at: now }
+  for (const [key, value] of Object.entries(template)) {
+    if (typeof value === "object" && value !== null && "timestamp" in value) stamped[key] = { ...value, timestamp: now }
+  }
+  return { id, body: JSON.stringify(stamped) }
 }
 
 /** Senders taking envelopes from `next` until it answers undefined. */

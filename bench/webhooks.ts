@@ -111,8 +111,8 @@ const receiver = (port: number) => {
           badSignatures++
         }
       }
-      // From the moment the event was made (its message's timestamp, the first in the
-      // envelope), so the wait for its group commit counts too.
+      // From the moment the event was made (the first `timestamp` in the envelope: its
+      // thread's or its message's, made together), so the wait for its group commit counts too.
       const created = /"timestamp":"([^"]+)"/.exec(body)?.[1]
       if (created !== undefined) latencies.push(at - Date.parse(created))
       last = at

@@ -152,6 +152,13 @@ for (const storage of storages()) {
         yield* sql.unsafe(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN IF NEW.subject = 'poison' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`)
         yield* sql.unsafe(`CREATE TRIGGER refuse_poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_poison()`)
+        // Two webhooks: one wants every message.received of the organization, one only another inbox's.
+        const hook = (id: string, inboxIds: ReadonlyArray<string>) =>
+          sql`INSERT INTO webhooks (id, organization_id, url, secret, enabled, event_types, inbox_ids, pod_ids, headers, created_at, updated_at)
+            VALUES (${id}, ${a.organization_id}, 'https://hooks.example.com/x', 'whsec_x', true, ARRAY['message.received']::text[],
+              ${inboxIds}::text[], ARRAY[]::text[], '{}'::jsonb, now(), now())`
+        yield* hook(`wh_all_${storage.name}`, [])
+        yield* hook(`wh_other_${storage.name}`, ["inb_elsewhere"])
         const raws = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
           Effect.promise(() =>
             buildMail({
@@ -170,6 +177,11 @@ for (const storage of storages()) {
         assert.strictEqual(new Set(stored.map((s) => s.rfc_message_id)).size, 29)
         const events = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE inbox_id = ${a.id} AND event_type = 'message.received'`
         assert.strictEqual(events[0]!.n, 29, "one event per stored message")
+        // Each event's deliveries were written with it: one to the webhook that wants it, a job each.
+        const deliveries = yield* sql<{ webhook_id: string; n: number; jobs: number }>`SELECT d.webhook_id, count(*)::int AS n,
+            count(j.id)::int AS jobs FROM webhook_deliveries d LEFT JOIN jobs j ON j.key = d.id AND j.kind = 'webhook.delivery'
+          WHERE d.organization_id = ${a.organization_id} GROUP BY d.webhook_id`
+        assert.deepStrictEqual(deliveries.map((d) => ({ ...d })), [{ webhook_id: `wh_all_${storage.name}`, n: 29, jobs: 29 }])
         const answered = outcomes.flatMap((o) => Exit.isSuccess(o) ? o.value.delivered : [])
         assert.strictEqual(answered.filter((d) => !d.duplicate).length, 29)
         const threads = yield* sql<{ id: string; message_count: number }>`SELECT id, message_count FROM threads WHERE inbox_id = ${a.id}`

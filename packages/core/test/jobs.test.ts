@@ -139,6 +139,30 @@ for (const storage of storages()) {
         assert.isFalse(yield* jobs.cancel("t.keyed", "draft_1"))
       }))
 
+    it.effect("jobs enqueued together are written in one statement with their rows, each as if enqueued alone: a queued key is moved, ids answer in order", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE t_many (id text PRIMARY KEY)`
+        const queued = yield* jobs.enqueue({ kind: "t.many", key: "k1", payload: { v: 0 }, runAt: new Date(10_000_000) })
+        const ids = yield* sql.withTransaction(jobs.enqueueMany([
+          { kind: "t.many", payload: { v: "keyless" } },
+          { kind: "t.many", key: "k1", payload: { v: 1 }, runAt: new Date(20_000_000) },
+          { kind: "t.many", key: "k2", payload: { v: 2 } }
+        ], sql`rows AS (INSERT INTO t_many (id) VALUES ('a'), ('b'))`))
+        assert.strictEqual(ids.length, 3)
+        assert.strictEqual(ids[1], queued, "the queued key's job is the one moved")
+        const rows = yield* sql<{ id: string; key: string | null; payload: { v: unknown }; run_at: Date }>`SELECT id, key, payload, run_at FROM jobs WHERE kind = 't.many' ORDER BY key NULLS FIRST`
+        assert.deepStrictEqual(rows.map((r) => [r.key, r.payload.v]), [[null, "keyless"], ["k1", 1], ["k2", 2]])
+        assert.strictEqual(rows[1]!.run_at.getTime(), 20_000_000)
+        assert.deepStrictEqual(rows.map((r) => r.id), [ids[0], ids[1], ids[2]])
+        const written = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM t_many`
+        assert.strictEqual(written[0]!.n, 2)
+        const rolledBack = yield* sql.withTransaction(Effect.andThen(jobs.enqueueMany([{ kind: "t.many", key: "k3", payload: {} }]), Effect.fail("abort"))).pipe(Effect.flip)
+        assert.strictEqual(rolledBack, "abort")
+        assert.strictEqual((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE key = 'k3'`)[0]!.n, 0)
+      }))
+
     it.effect("a job whose worker died (its lease ran out) is claimed again", () =>
       Effect.gen(function*() {
         const jobs = yield* Jobs

@@ -132,12 +132,11 @@ export class Events extends Context.Service<Events, {
       const hooks = yield* sql<{ event_id: string; id: string }>`WITH ${alongside === undefined ? sql`` : sql`${alongside},`} recorded AS (
           INSERT INTO events ${sql.insert(rows as never)}
         ) ${fanOut.matching(fanned)}`.pipe(Effect.orDie)
-      for (const event of fanned) {
-        const wanting = hooks.filter((h) => h.event_id === event.id)
-        if (wanting.length > 0) yield* fanOut.enqueue(event, wanting.map((h) => h.id))
-        // Sent once the transaction commits (db/Signals.ts says why not from a trigger).
-        yield* signals.notify(EVENTS_CHANNEL, event.id)
+      if (hooks.length > 0) {
+        yield* fanOut.enqueue(fanned.map((event) => ({ event, hookIds: hooks.filter((h) => h.event_id === event.id).map((h) => h.id) })))
       }
+      // Sent once the transaction commits (db/Signals.ts says why not from a trigger).
+      for (const event of fanned) yield* signals.notify(EVENTS_CHANNEL, event.id)
       return fanned.map((e) => e.id)
     })
 

@@ -76,6 +76,8 @@ export interface Handler {
 
 export class Jobs extends Context.Service<Jobs, {
   enqueue(job: NewJob): Effect.Effect<string>
+  /** Jobs written in one statement, with `alongside` (one CTE for all); answers their ids in order. */
+  enqueueMany(jobs: ReadonlyArray<Omit<NewJob, "alongside">>, alongside?: Statement.Fragment): Effect.Effect<ReadonlyArray<string>>
   /** Removes a queued (not running) job by key; answers whether there was one. */
   cancel(kind: string, key: string): Effect.Effect<boolean>
   register(handler: Handler): Effect.Effect<void>
@@ -234,24 +236,41 @@ export class Jobs extends Context.Service<Jobs, {
       Effect.forkScoped
     )
 
+    // One statement for the jobs of a change (and the rows they are about, `alongside`),
+    // then one wake-up signal per kind, sent after the commit.
+    const enqueueMany = Effect.fn("Jobs.enqueue")(function*(batch: ReadonlyArray<NewJob>, alongside?: Statement.Fragment) {
+      const at = yield* now
+      const rows: Array<Record<string, unknown>> = []
+      for (const job of batch) {
+        rows.push({
+          id: yield* ids.make("job"),
+          kind: job.kind,
+          key: job.key ?? null,
+          payload: JSON.stringify(job.payload),
+          run_at: job.runAt ?? at,
+          state: "queued",
+          created_at: at,
+          updated_at: at
+        })
+      }
+      // Keyless jobs never conflict (the index is on keyed rows only).
+      const written = yield* sql<{ id: string; kind: string; key: string | null }>`${alongside === undefined ? sql`` : sql`WITH ${alongside}`}
+        INSERT INTO jobs ${sql.insert(rows as never)}
+        ON CONFLICT (kind, key) WHERE key IS NOT NULL AND state IN ('queued', 'running')
+        DO UPDATE SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, updated_at = EXCLUDED.updated_at
+        RETURNING id, kind, key`
+      for (const kind of new Set(batch.map((j) => j.kind))) yield* signals.notify(WAKE, kind)
+      // In the order given: a keyed job answers the row it replaced, if any.
+      return rows.map((row) =>
+        row["key"] === null
+          ? row["id"] as string
+          : written.find((w) => w.kind === row["kind"] && w.key === row["key"])?.id ?? row["id"] as string
+      )
+    }, Effect.orDie)
+
     return Jobs.of({
-      enqueue: Effect.fn("Jobs.enqueue")(function*(job: NewJob) {
-        const at = yield* now
-        const id = yield* ids.make("job")
-        const runAt = job.runAt ?? at
-        const payload = JSON.stringify(job.payload)
-        const alongside = job.alongside === undefined ? sql`` : sql`WITH ${job.alongside}`
-        const rows = job.key === undefined
-          ? yield* sql<{ id: string }>`${alongside} INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
-              VALUES (${id}, ${job.kind}, NULL, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at}) RETURNING id`
-          : yield* sql<{ id: string }>`${alongside} INSERT INTO jobs (id, kind, key, payload, run_at, state, created_at, updated_at)
-              VALUES (${id}, ${job.kind}, ${job.key}, ${payload}::jsonb, ${runAt}, 'queued', ${at}, ${at})
-              ON CONFLICT (kind, key) WHERE key IS NOT NULL AND state IN ('queued', 'running')
-              DO UPDATE SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, updated_at = EXCLUDED.updated_at
-              RETURNING id`
-        yield* signals.notify(WAKE, job.kind)
-        return rows[0]?.id ?? id
-      }, Effect.orDie),
+      enqueue: (job) => Effect.map(enqueueMany([job], job.alongside), (written) => written[0]!),
+      enqueueMany: (batch, alongside) => batch.length === 0 ? Effect.succeed([]) : enqueueMany(batch, alongside),
       cancel: (kind, key) =>
         sql`DELETE FROM jobs WHERE kind = ${kind} AND key = ${key} AND state = 'queued' RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),

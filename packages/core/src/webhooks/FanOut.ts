@@ -30,8 +30,8 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
    * types, its scope, its inboxes and pods).
    */
   matching(events: ReadonlyArray<FannedEvent>): Statement.Fragment
-  /** Writes one delivery and its job for each webhook `matching` chose, in the current transaction. */
-  enqueue(event: FannedEvent, hookIds: ReadonlyArray<string>): Effect.Effect<void>
+  /** Writes one delivery and its job for each webhook `matching` chose for each event, in the current transaction. */
+  enqueue(wanted: ReadonlyArray<{ readonly event: FannedEvent; readonly hookIds: ReadonlyArray<string> }>): Effect.Effect<void>
 }>()("inbox/WebhookFanOut") {
   static readonly layer = Layer.effect(WebhookFanOut, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -39,26 +39,40 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
     const jobs = yield* Jobs
     return WebhookFanOut.of({
       matching: (events) =>
-        sql`SELECT e.id AS event_id, w.id FROM unnest(
-            ${events.map((e) => e.id)}::text[], ${events.map((e) => e.organizationId)}::text[], ${events.map((e) => e.type)}::text[],
-            ${events.map((e) => e.podId ?? null)}::text[], ${events.map((e) => e.inboxId ?? null)}::text[]
-          ) AS e (id, organization_id, event_type, pod_id, inbox_id)
+        // An event without a pod or inbox travels as '' (the driver cannot type an array of nulls alone).
+        sql`SELECT e.id AS event_id, w.id FROM (
+            SELECT id, organization_id, event_type, NULLIF(pod, '') AS pod_id, NULLIF(inbox, '') AS inbox_id FROM unnest(
+              ${events.map((e) => e.id)}::text[], ${events.map((e) => e.organizationId)}::text[], ${events.map((e) => e.type)}::text[],
+              ${events.map((e) => e.podId ?? "")}::text[], ${events.map((e) => e.inboxId ?? "")}::text[]
+            ) AS u (id, organization_id, event_type, pod, inbox)
+          ) AS e
           JOIN webhooks w ON w.organization_id = e.organization_id AND w.enabled AND e.event_type = ANY(w.event_types)
             AND (w.pod_id IS NULL OR w.pod_id = e.pod_id) AND (w.inbox_id IS NULL OR w.inbox_id = e.inbox_id)
             AND ((cardinality(w.inbox_ids) = 0 AND cardinality(w.pod_ids) = 0)
               OR e.inbox_id = ANY(w.inbox_ids) OR e.pod_id = ANY(w.pod_ids))`,
-      enqueue: Effect.fn("WebhookFanOut.enqueue")(function*(event: FannedEvent, hookIds: ReadonlyArray<string>) {
-        for (const hook of hookIds) {
-          const id = yield* ids.make("dlv")
-          // The delivery row and its job in one statement: a round trip fewer per event.
-          yield* jobs.enqueue({
-            kind: DELIVERY_JOB,
-            payload: { delivery_id: id },
-            key: id,
-            alongside: sql`delivery AS (INSERT INTO webhook_deliveries (id, webhook_id, organization_id, event_id, event_type, status, attempts, created_at, updated_at)
-              VALUES (${id}, ${hook}, ${event.organizationId}, ${event.id}, ${event.type}, 'pending', 0, ${event.at}, ${event.at}))`
-          })
+      enqueue: Effect.fn("WebhookFanOut.enqueue")(function*(wanted: ReadonlyArray<{ readonly event: FannedEvent; readonly hookIds: ReadonlyArray<string> }>) {
+        const deliveries: Array<Record<string, unknown>> = []
+        for (const { event, hookIds } of wanted) {
+          for (const hook of hookIds) {
+            deliveries.push({
+              id: yield* ids.make("dlv"),
+              webhook_id: hook,
+              organization_id: event.organizationId,
+              event_id: event.id,
+              event_type: event.type,
+              status: "pending",
+              attempts: 0,
+              created_at: event.at,
+              updated_at: event.at
+            })
+          }
         }
+        if (deliveries.length === 0) return
+        // Every delivery row and its job in one statement: a round trip for all of a change's events.
+        yield* jobs.enqueueMany(
+          deliveries.map((d) => ({ kind: DELIVERY_JOB, payload: { delivery_id: d["id"] }, key: d["id"] as string })),
+          sql`delivery AS (INSERT INTO webhook_deliveries ${sql.insert(deliveries as never)})`
+        )
       })
     })
   }))
