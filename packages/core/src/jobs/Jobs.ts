@@ -28,6 +28,7 @@ import { Ids } from "../platform/Ids.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { batched } from "../shared/batching.ts"
 import { now } from "../shared/time.ts"
+import { tracedWith } from "../shared/span.ts"
 import { maxAttempts, type RetryPolicy } from "./policies.ts"
 import { Signals } from "../db/Signals.ts"
 
@@ -175,7 +176,7 @@ export class Jobs extends Context.Service<Jobs, {
           news.add(job.kind)
           work.openUnsafe()
         })),
-        Effect.withSpan("Jobs.run", { attributes: { kind: job.kind } })
+        tracedWith(() => ({ name: "Jobs.run", attributes: { kind: job.kind } }))
       )
 
     const claim = (kind: string, limit: number) =>

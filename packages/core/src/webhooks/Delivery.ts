@@ -32,6 +32,7 @@ import { webhookOutcome } from "../operating/metrics.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
+import { traced } from "../shared/span.ts"
 import { batched, batchedWith } from "../shared/batching.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
@@ -49,6 +50,9 @@ export const DELIVERY_TIMEOUT = Duration.seconds(10)
  */
 export const DELIVERY_CONCURRENCY = 128
 export const ENDPOINT_CONCURRENCY = 8
+
+/** Webhook secrets kept opened in a process (the oldest opened goes first). */
+const OPENED_SECRETS = 10_000
 /** Bytes of a receiver's answer we read before closing: we only need its status. */
 const MAX_ANSWER_BYTES = 64 * 1024
 
@@ -198,8 +202,21 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
     })
   )
 
-  /** The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are plain. */
-  const signingSecret = (webhookId: string, stored: string) => openStored(settings.secretKey, "webhook", webhookId, stored)
+  /**
+   * The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are
+   * plain. Opened once per webhook and stored value (a rotation changes the value), not per
+   * attempt: deriving the key and opening it was a few per cent of a delivery's CPU.
+   */
+  const opened = new Map<string, { readonly stored: string; readonly secret: string | undefined }>()
+  const signingSecret = (webhookId: string, stored: string) => {
+    const known = opened.get(webhookId)
+    if (known !== undefined && known.stored === stored) return Effect.succeed(known.secret)
+    return Effect.map(openStored(settings.secretKey, "webhook", webhookId, stored), (secret) => {
+      if (opened.size >= OPENED_SECRETS) opened.delete(opened.keys().next().value!)
+      opened.set(webhookId, { stored, secret })
+      return secret
+    })
+  }
 
   const run = (job: Job) =>
     Effect.gen(function*() {
@@ -236,7 +253,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
           )
         )
       yield* record(id, job, outcome)
-    }).pipe(Effect.withSpan("Webhooks.deliver"))
+    }).pipe(traced("Webhooks.deliver"))
 
   yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run })
 }))
