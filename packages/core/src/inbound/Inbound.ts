@@ -250,7 +250,11 @@ export class Inbound extends Context.Service<Inbound, {
         bytes += w.job.weight
       }
       yield* settle(batch)
-    }).pipe(Effect.forever)
+    }).pipe(
+      // A writer that stopped would leave every later delivery waiting: it logs and goes on.
+      Effect.catchCause((cause) => Effect.logError("inbound group commit: a writer's pass failed", cause)),
+      Effect.forever
+    )
     for (let i = 0; i < GROUP_COMMIT.writers; i++) yield* Effect.forkScoped(writer)
     // At shutdown, deliveries still waiting are answered (a 5xx: the forwarder retries).
     yield* Effect.addFinalizer(() =>
