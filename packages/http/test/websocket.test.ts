@@ -10,6 +10,7 @@ import { deliverMailOverHttp, LoopbackServer, loopbackServer, newOrganization, s
 import { AgentMailClient } from "agentmail"
 import { Effect } from "effect"
 import WebSocket from "ws"
+import { SLOW_CONSUMER_CLOSE } from "../src/websocket.ts"
 
 interface Client {
   readonly frames: Array<any>
@@ -148,6 +149,41 @@ for (const storage of storages()) {
           assert.strictEqual(event.message.subject, "ham")
           assert.lengthOf(mine.frames.filter((f) => f.type === "event"), 1)
           assert.lengthOf(theirs.frames.filter((f) => f.type === "event"), 0)
+        }).pipe(Effect.scoped))
+
+      it.effect("a slow consumer is bounded: past WS_BUFFER_BYTES unsent it is closed with code 4008, while a reading subscriber gets every event", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const slow = yield* connect(w.url, { key: w.key })
+          const reading = yield* connect(w.url, { key: w.key })
+          for (const c of [slow, reading]) {
+            c.send({ type: "subscribe", event_types: ["message.received"], inbox_ids: [w.inboxId] })
+            yield* c.next((f) => f.type === "subscribed")
+          }
+          let closeCode: number | undefined
+          slow.ws.on("close", (code) => {
+            closeCode = code
+          })
+          // The slow client stops reading: its kernel buffers fill, then the server's.
+          const tcp = (slow.ws as unknown as { _socket: import("node:net").Socket })._socket
+          tcp.pause()
+          // Frames of about 600 KB (the text twice: text and extracted_text), 24 MB in all:
+          // more than the kernel holds for a peer that does not read, plus WS_BUFFER_BYTES.
+          const events = 40
+          for (let i = 0; i < events; i++) {
+            const text = `${i} `.padEnd(300_000, "lorem ipsum dolor sit amet ")
+            const sent = yield* deliverMailOverHttp(w.url, w.email, { subject: `big ${i}`, text })
+            assert.strictEqual(sent.status, 200)
+          }
+          yield* waitFor(() => reading.frames.filter((f) => f.type === "event").length === events ? true : undefined, "every event at the reading client")
+          assert.isUndefined(closeCode)
+          tcp.resume()
+          yield* waitFor(() => closeCode, "the slow client's close")
+          assert.strictEqual(closeCode, SLOW_CONSUMER_CLOSE)
+          const got = slow.frames.filter((f) => f.type === "event").length
+          assert.isAbove(got, 0)
+          assert.isBelow(got, events)
+          assert.strictEqual(reading.ws.readyState, WebSocket.OPEN)
         }).pipe(Effect.scoped))
 
       it.effect("the official agentmail SDK's WebSocket client subscribes and receives an event", () =>

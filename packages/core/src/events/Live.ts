@@ -69,7 +69,7 @@ export class LiveEvents extends Context.Service<LiveEvents, {
    * Calls `deliver` with the event frames for one connection, until the scope closes: each
    * envelope as JSON text, serialised once for every connection, filtered by `wants` against
    * the connection's current subscription. `deliver` runs in the dispatching fiber, so it
-   * must return at once (hand the frame to the connection's own writer).
+   * must return at once (queue the frame on the connection, never wait for it to be sent).
    */
   listen(principal: Principal, current: () => Subscription | undefined, deliver: (frame: string) => void): Effect.Effect<void, never, Scope.Scope>
 }>()("inbox/LiveEvents") {
