@@ -9,6 +9,9 @@
  *   (each sees the whole bytes or none, never a torn copy). When it returns, the bytes are
  *   durable (they survive a crash of this process and, for files, of the machine). The
  *   caller guarantees the hash is the bytes'.
+ * - `putMany(blobs)` stores each as `put` does (a hash listed twice is stored once); when
+ *   it returns, all are durable. The PostgreSQL store writes them in one statement, in hash
+ *   order (two batches sharing hashes wait for each other in one order, never in a circle).
  * - `get(sha256)` streams the bytes in chunks (at most a few MiB each), never holding a
  *   whole large blob in memory; a hash that is not stored is a defect (reference counting
  *   makes that a bug), raised when the stream is run.
@@ -34,11 +37,21 @@ export interface PresignOptions {
   readonly filename?: string
 }
 
+export interface Blob {
+  readonly sha256: string
+  readonly bytes: Uint8Array
+}
+
+/** `putMany` for a store without a cheaper way: each blob put in turn. */
+export const putEach = (put: (sha256: string, bytes: Uint8Array) => Effect.Effect<void>) => (blobs: ReadonlyArray<Blob>) =>
+  Effect.forEach(blobs, (blob) => put(blob.sha256, blob.bytes), { discard: true })
+
 export type BlobStoreName = "files" | "postgres" | "s3" | "memory"
 
 export class BlobStore extends Context.Service<BlobStore, {
   readonly name: BlobStoreName
   put(sha256: string, bytes: Uint8Array): Effect.Effect<void>
+  putMany(blobs: ReadonlyArray<Blob>): Effect.Effect<void>
   get(sha256: string): Stream.Stream<Uint8Array>
   has(sha256: string): Effect.Effect<boolean>
   size(sha256: string): Effect.Effect<number | undefined>

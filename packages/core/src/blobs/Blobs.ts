@@ -106,7 +106,7 @@ export class Blobs extends Context.Service<Blobs, {
       }))
 
     return Blobs.of({
-      store: (blobs) => Effect.forEach(blobs, (b) => store.put(b.sha256, b.bytes), { discard: true }),
+      store: (blobs) => store.putMany(blobs),
       read: (sha256) => store.get(sha256),
       readAll,
       size: (sha256) => store.size(sha256),

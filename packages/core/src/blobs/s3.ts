@@ -26,7 +26,7 @@
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Clock, Effect, Layer, Stream } from "effect"
 import type { Readable } from "node:stream"
-import { BlobStore, checkSha256, notStored } from "./BlobStore.ts"
+import { BlobStore, checkSha256, notStored, putEach } from "./BlobStore.ts"
 import { contentDisposition, safeContentType } from "./download.ts"
 
 export interface S3Location {
@@ -128,17 +128,20 @@ export const layerS3 = (url: string | S3Location) =>
           Effect.orDie
         )
 
+    const put = Effect.fn("BlobStore.s3.put")(function*(sha256: string, bytes: Uint8Array) {
+      if ((yield* size(sha256)) !== undefined) return
+      yield* call((abortSignal) =>
+        client.send(
+          new PutObjectCommand({ Bucket, Key: keyOf(sha256), Body: bytes, ContentLength: bytes.byteLength, ContentType: "application/octet-stream" }),
+          { abortSignal }
+        )
+      ).pipe(Effect.orDie)
+    })
+
     return BlobStore.of({
       name: "s3",
-      put: Effect.fn("BlobStore.s3.put")(function*(sha256: string, bytes: Uint8Array) {
-        if ((yield* size(sha256)) !== undefined) return
-        yield* call((abortSignal) =>
-          client.send(
-            new PutObjectCommand({ Bucket, Key: keyOf(sha256), Body: bytes, ContentLength: bytes.byteLength, ContentType: "application/octet-stream" }),
-            { abortSignal }
-          )
-        ).pipe(Effect.orDie)
-      }),
+      put,
+      putMany: putEach(put),
       get: (sha256) =>
         Stream.unwrap(Effect.gen(function*() {
           const sha = yield* checkSha256(sha256)

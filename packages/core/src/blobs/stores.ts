@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { BlobStore, checkSha256, notStored } from "./BlobStore.ts"
+import { type Blob, BlobStore, checkSha256, notStored, putEach } from "./BlobStore.ts"
 
 /** Bytes are read back in pieces of this size, so a download never holds a whole blob. */
 export const READ_CHUNK_BYTES = 1024 * 1024
@@ -34,14 +34,21 @@ export const layerPostgres = Layer.effect(BlobStore, Effect.gen(function*() {
       Effect.map((rows) => rows[0] === undefined ? undefined : Number(rows[0].n)),
       Effect.orDie
     )
+  // One statement for a batch's blobs (inbound mail's group commit writes many at once). A
+  // concurrent put of the same hash waits on the unique index, then does nothing; rows go
+  // in hash order, so two puts sharing hashes never wait for each other in a circle.
+  const putMany = (blobs: ReadonlyArray<Blob>) =>
+    Effect.gen(function*() {
+      const unique = new Map<string, Uint8Array>()
+      for (const blob of blobs) unique.set(yield* checkSha256(blob.sha256), blob.bytes)
+      if (unique.size === 0) return
+      const rows = [...unique].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([sha256, data]) => ({ sha256, data }))
+      yield* sql`INSERT INTO blob_data ${sql.insert(rows as never)} ON CONFLICT (sha256) DO NOTHING`.pipe(Effect.orDie)
+    })
   return BlobStore.of({
     name: "postgres",
-    put: (sha256, bytes) =>
-      Effect.andThen(
-        checkSha256(sha256),
-        // A concurrent put of the same hash waits on the unique index, then does nothing.
-        sql`INSERT INTO blob_data (sha256, data) VALUES (${sha256}, ${bytes}) ON CONFLICT (sha256) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie)
-      ),
+    put: (sha256, bytes) => putMany([{ sha256, bytes }]),
+    putMany,
     get: (sha256) =>
       Stream.unwrap(Effect.gen(function*() {
         const total = yield* size(sha256)
@@ -104,20 +111,23 @@ export const layerFiles = (dir: string) =>
         )
       })
 
+    const put = Effect.fn("BlobStore.files.put")(function*(sha256: string, bytes: Uint8Array) {
+      const path = pathOf(yield* checkSha256(sha256))
+      const folder = dirname(path)
+      const created = yield* io(() => fs.mkdir(folder, { recursive: true }))
+      if (created !== undefined) {
+        yield* syncFolder(root)
+        yield* syncFolder(dirname(folder))
+      }
+      if (!(yield* exists(path))) yield* writeDurably(path, bytes)
+      // Also when another put renamed it: that put may not have synced the folder yet.
+      yield* syncFolder(folder)
+    }, Effect.orDie)
+
     return BlobStore.of({
       name: "files",
-      put: Effect.fn("BlobStore.files.put")(function*(sha256: string, bytes: Uint8Array) {
-        const path = pathOf(yield* checkSha256(sha256))
-        const folder = dirname(path)
-        const created = yield* io(() => fs.mkdir(folder, { recursive: true }))
-        if (created !== undefined) {
-          yield* syncFolder(root)
-          yield* syncFolder(dirname(folder))
-        }
-        if (!(yield* exists(path))) yield* writeDurably(path, bytes)
-        // Also when another put renamed it: that put may not have synced the folder yet.
-        yield* syncFolder(folder)
-      }, Effect.orDie),
+      put,
+      putMany: putEach(put),
       get: (sha256) =>
         Stream.unwrap(Effect.map(checkSha256(sha256), (sha) =>
           NodeStream.fromReadable<Uint8Array, unknown>({
@@ -145,10 +155,12 @@ export const layerFiles = (dir: string) =>
 export const layerMemory = Layer.effect(BlobStore, Effect.gen(function*() {
   const blobs = yield* Ref.make(new Map<string, Uint8Array>())
   const find = (sha256: string) => Effect.map(Ref.get(blobs), (all) => all.get(sha256))
+  const put = (sha256: string, bytes: Uint8Array) =>
+    Effect.andThen(checkSha256(sha256), Ref.update(blobs, (all) => all.has(sha256) ? all : new Map(all).set(sha256, bytes.slice())))
   return BlobStore.of({
     name: "memory",
-    put: (sha256, bytes) =>
-      Effect.andThen(checkSha256(sha256), Ref.update(blobs, (all) => all.has(sha256) ? all : new Map(all).set(sha256, bytes.slice()))),
+    put,
+    putMany: putEach(put),
     get: (sha256) =>
       Stream.unwrap(Effect.map(find(sha256), (bytes) => {
         if (bytes === undefined) return Stream.die(notStored(sha256))

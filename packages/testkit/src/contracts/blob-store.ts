@@ -114,6 +114,25 @@ export const blobStoreContract = <E, R>(impl: BlobStoreUnderTest<E, R>) =>
         assert.strictEqual(sha256Of((yield* collect(store.get(sha))).bytes), sha)
       }))
 
+    it.effect("putMany stores every blob of a list once, a hash listed twice or already stored included", () =>
+      Effect.gen(function*() {
+        const store = yield* BlobStore
+        const stored = distinctBytes(1000, "many-stored")
+        yield* store.put(sha256Of(stored), stored)
+        const fresh = [distinctBytes(10, "many-a"), distinctBytes(70_000, "many-b"), distinctBytes(0, "many-empty")]
+        const listed = [fresh[1]!, stored, fresh[0]!, fresh[1]!.slice(), fresh[2]!]
+        yield* store.putMany(listed.map((bytes) => ({ sha256: sha256Of(bytes), bytes })))
+        for (const bytes of [...fresh, stored]) {
+          const sha = sha256Of(bytes)
+          assert.strictEqual(yield* impl.copies(sha), 1)
+          assert.strictEqual(yield* store.size(sha), bytes.byteLength)
+          assert.isTrue(Buffer.from((yield* collect(store.get(sha))).bytes).equals(Buffer.from(bytes)))
+        }
+        yield* store.putMany([])
+        const exit = yield* Effect.exit(store.putMany([{ sha256: "../x", bytes: new Uint8Array([1]) }]))
+        assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause), String(exit))
+      }))
+
     it.effect("reading a hash that is not stored is a defect", () =>
       Effect.gen(function*() {
         const store = yield* BlobStore
