@@ -3,6 +3,7 @@
  * with the date and machine, to BENCHMARKS.md (one section per benchmark; sections written
  * by other scripts are kept).
  */
+import { benchCeiling, ceilingSection } from "./ceiling.ts"
 import { benchColdstart, coldstartSection } from "./coldstart.ts"
 import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchDrafts, draftsSection } from "./drafts.ts"
@@ -32,6 +33,7 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
       await benchIngest(),
       "msg/s"
     )],
+  ["ceiling", "Messaging: PostgreSQL's own ceiling for ingest", async () => ceilingSection(await benchCeiling())],
   ["send", "Messaging: send", async () =>
     messagingSection(
       "Sends through the whole send path (validation, lists, suppressions, caps, the message stored and threaded, the relay to an SMTP sink on loopback, the event) against node:http + nodemailer relaying to the same sink and storing nothing.",
