@@ -4,7 +4,7 @@
  * one database never run one job twice.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Database, Ids, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
+import { Database, Ids, JobDeferred, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
 import { postgresSchema, POSTGRES_ENV, storages } from "@inbox/testkit"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
@@ -98,6 +98,43 @@ for (const storage of storages()) {
         yield* jobs.runDue({ wait: true })
         assert.strictEqual((yield* stateOf(final))?.state, "failed")
         assert.strictEqual((yield* stateOf(defect))?.state, "queued")
+      }))
+
+    it.effect("a deferred job is queued again, due at its until, without counting an attempt; its slot goes to the next job", () =>
+      Effect.gen(function*() {
+        const jobs = yield* Jobs
+        const ran = yield* Ref.make<ReadonlyArray<string>>([])
+        const busy = yield* Ref.make(true)
+        yield* jobs.register({
+          kind: "t.defer",
+          policy: RETRY_POLICIES.once,
+          concurrency: 1,
+          run: (job) =>
+            Effect.gen(function*() {
+              const name = (job.payload as { name: string }).name
+              if (name === "waits" && (yield* Ref.get(busy))) {
+                return yield* new JobDeferred({ until: new Date((yield* Clock.currentTimeMillis) + 10_000) })
+              }
+              yield* Ref.update(ran, (r) => [...r, name])
+            })
+        })
+        const waits = yield* jobs.enqueue({ kind: "t.defer", payload: { name: "waits" } })
+        yield* TestClock.adjust("1 millis")
+        yield* jobs.enqueue({ kind: "t.defer", payload: { name: "next" } })
+        // One slot: the older job is claimed first and gives it back; the next pass takes the other.
+        yield* jobs.runDue({ wait: true })
+        assert.deepStrictEqual(yield* Ref.get(ran), [])
+        assert.deepStrictEqual([(yield* stateOf(waits))?.state, (yield* stateOf(waits))?.attempts], ["queued", 0])
+        yield* jobs.runDue({ wait: true })
+        assert.deepStrictEqual(yield* Ref.get(ran), ["next"])
+        yield* Ref.set(busy, false)
+        yield* TestClock.adjust("9 seconds")
+        yield* jobs.runDue({ wait: true })
+        assert.deepStrictEqual(yield* Ref.get(ran), ["next"], "not due before its until")
+        yield* TestClock.adjust("1 second")
+        yield* jobs.runDue({ wait: true })
+        assert.deepStrictEqual(yield* Ref.get(ran), ["next", "waits"])
+        assert.deepStrictEqual([(yield* stateOf(waits))?.state, (yield* stateOf(waits))?.attempts], ["done", 1])
       }))
 
     it.effect("a job enqueued in a transaction that rolls back does not exist", () =>

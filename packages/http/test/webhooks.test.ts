@@ -6,7 +6,7 @@
  * package, with the retry schedule driven by the TestClock.
  */
 import { assert, layer } from "@effect/vitest"
-import { DEFAULT_EVENT_TYPES, Jobs } from "@inbox/core"
+import { DEFAULT_EVENT_TYPES, DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, ENDPOINT_WAIT, Jobs } from "@inbox/core"
 import { deliverMail, engineLayer, newOrganization, type ReceivedRequest, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
 import { Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -323,6 +323,47 @@ for (const s of storage) {
         yield* runJobs
         const again = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.deliveries[0]
         assert.strictEqual(again.error, "connection_refused")
+      }).pipe(Effect.scoped))
+
+    it.effect("a slow endpoint never holds up others: attempts that wait a second for its turn give their jobs back, uncounted, and another webhook's delivery goes out", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const sql = yield* SqlClient.SqlClient
+        const jobs = yield* Jobs
+        const slow = yield* webhookReceiver(() => "hang")
+        const fast = yield* webhookReceiver()
+        const w = yield* setUp()
+        const slowHook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: slow.url, inbox_ids: [w.inboxId] } })).body
+        yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: fast.url, inbox_ids: [w.otherId] } })
+        // More deliveries to the hanging endpoint than a process attempts at once, all older
+        // than the other webhook's one: the runner claims the oldest first.
+        const backlog = DELIVERY_CONCURRENCY + 20
+        yield* Effect.forEach(Array.from({ length: backlog }, (_, i) => i), (i) => deliverMail(w.email, { subject: `slow ${i}` }), { concurrency: 8, discard: true })
+        yield* TestClock.adjust("1 millis")
+        yield* deliverMail(w.otherEmail, { subject: "fast" })
+        const settle = (check: () => boolean, what: string) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 250 && !check(); i++) {
+              yield* jobs.runDue()
+              yield* Effect.promise(() => new Promise((r) => setTimeout(r, 20)))
+            }
+            assert.isTrue(check(), what)
+          })
+        yield* settle(() => slow.received.length === ENDPOINT_CONCURRENCY, "the hanging endpoint has its turns")
+        assert.lengthOf(fast.received, 0)
+        yield* TestClock.adjust(ENDPOINT_WAIT)
+        yield* settle(() => fast.received.length === 1, "the other webhook's delivery went out")
+        assert.lengthOf(slow.received, ENDPOINT_CONCURRENCY, "no attempt beyond the endpoint's turns")
+        // The attempts given back left no trace: queued, not counted, their deliveries pending.
+        const rows = yield* sql<{ status: string; delivery_attempts: number; job_attempts: number; state: string }>`
+          SELECT d.status, d.attempts AS delivery_attempts, j.attempts AS job_attempts, j.state
+          FROM webhook_deliveries d JOIN jobs j ON j.kind = 'webhook.delivery' AND j.key = d.id
+          WHERE d.webhook_id = ${slowHook.webhook_id}`
+        assert.lengthOf(rows, backlog)
+        const givenBack = rows.filter((r) => r.state === "queued")
+        assert.isAtLeast(givenBack.length, DELIVERY_CONCURRENCY - ENDPOINT_CONCURRENCY)
+        for (const r of givenBack) assert.deepStrictEqual([r.status, r.delivery_attempts, r.job_attempts], ["pending", 0, 0])
+        yield* app.request("DELETE", `/v0/webhooks/${slowHook.webhook_id}`, { key: w.key })
       }).pipe(Effect.scoped))
 
     it.effect("a disabled webhook is not called", () =>

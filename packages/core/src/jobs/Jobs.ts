@@ -16,7 +16,10 @@
  *   (unless one stalls past its lease, which heartbeats prevent while it lives).
  * - A handler succeeds (done), or fails with `JobFailed`: with `retry` the job is queued
  *   again after its policy's next wait (policies.ts), until its attempts are spent (failed);
- *   without, it fails at once. A defect in a handler counts as a retryable failure.
+ *   without, it fails at once. A defect in a handler counts as a retryable failure. A
+ *   handler that could not start the work (what it needs is busy) gives the job back with
+ *   `JobDeferred`: queued again, due at `until`, the attempt not counted; its slot is free
+ *   for other jobs meanwhile.
  * - Kinds run with bounded concurrency (per kind), so a slow handler never holds up others.
  * - `drain` (the worker's shutdown) waits for the running jobs up to a deadline, then puts
  *   back those still running (queued, due now, the attempt not counted), so another process
@@ -56,6 +59,14 @@ export interface NewJob {
   readonly alongside?: Statement.Fragment
 }
 
+/**
+ * Not an attempt: the handler gives the job back before doing its work (what it needs is
+ * busy), to be claimed again from `until`, without counting an attempt.
+ */
+export class JobDeferred extends Schema.TaggedError<JobDeferred>()("JobDeferred", {
+  until: Schema.Date
+}) {}
+
 const JobRow = Schema.Struct({
   id: Schema.String,
   kind: Schema.String,
@@ -72,7 +83,7 @@ export interface Handler {
   readonly policy: RetryPolicy
   /** Jobs of this kind run at most this many at a time in one process. */
   readonly concurrency: number
-  readonly run: (job: Job) => Effect.Effect<void, JobFailed>
+  readonly run: (job: Job) => Effect.Effect<void, JobFailed | JobDeferred>
 }
 
 export class Jobs extends Context.Service<Jobs, {
@@ -141,11 +152,16 @@ export class Jobs extends Context.Service<Jobs, {
       }).pipe(Effect.orDie)
     )
 
-    const finish = (job: Job, policy: RetryPolicy, failure: JobFailed | undefined) =>
+    const finish = (job: Job, policy: RetryPolicy, failure: JobFailed | JobDeferred | undefined) =>
       Effect.gen(function*() {
         const at = yield* now
         if (failure === undefined) {
           return yield* markDone(job)
+        }
+        if (failure._tag === "JobDeferred") {
+          yield* sql`UPDATE jobs SET state = 'queued', run_at = ${failure.until}, attempts = GREATEST(attempts - 1, 0),
+            lease_until = NULL, claim = NULL, updated_at = ${at} WHERE id = ${job.id} AND claim = ${job.claim}`
+          return
         }
         const delay = policy.delays[job.attempts - 1]
         if (failure.retry && job.attempts < maxAttempts(policy) && delay !== undefined) {

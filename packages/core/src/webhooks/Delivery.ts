@@ -21,12 +21,19 @@
  * per-endpoint cap is per process on purpose: across processes it would need a database
  * lock or slot row held for the whole HTTP call (up to DELIVERY_TIMEOUT), a pooled
  * connection idle per attempt, so N processes may send up to N × ENDPOINT_CONCURRENCY.
+ *
+ * A slow endpoint never holds up the others. The runner claims due jobs oldest first,
+ * whatever their webhook, so an endpoint with a backlog fills the process's attempts; an
+ * attempt that waited ENDPOINT_WAIT for its endpoint's turn gives its job back
+ * (`JobDeferred`: due again ENDPOINT_WAIT later, not counted as an attempt, the delivery
+ * row as it was), and its slot goes to the next due job, of any webhook. A fast endpoint's
+ * turns come round in milliseconds, so its backlog keeps all the attempts it can use.
  */
-import { Duration, Effect, Layer, Metric, Schema, Semaphore } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Metric, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import { type Job, JobFailed, Jobs } from "../jobs/Jobs.ts"
+import { type Job, JobDeferred, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
 import { webhookOutcome } from "../operating/metrics.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -50,6 +57,12 @@ export const DELIVERY_TIMEOUT = Duration.seconds(10)
  */
 export const DELIVERY_CONCURRENCY = 128
 export const ENDPOINT_CONCURRENCY = 8
+/**
+ * How long an attempt waits for a turn at a busy endpoint before giving its job back. An
+ * endpoint answering in 200 ms serves the ENDPOINT_CONCURRENCY × 5 attempts ahead of a new
+ * one within it; one that hangs for DELIVERY_TIMEOUT no longer keeps attempts waiting.
+ */
+export const ENDPOINT_WAIT = Duration.seconds(1)
 
 /** Webhook secrets kept opened in a process (the oldest opened goes first). */
 const OPENED_SECRETS = 10_000
@@ -59,6 +72,9 @@ const MAX_ANSWER_BYTES = 64 * 1024
 const Row = Schema.Struct({
   id: Schema.String,
   status: Schema.String,
+  /** as the row was before this attempt marked it sending: a deferred attempt puts them back */
+  previous_attempts: Schema.Number,
+  previous_attempt_at: Schema.NullOr(Schema.Date),
   webhook_id: Schema.String,
   attempt: Schema.Number,
   url: Schema.String,
@@ -131,22 +147,60 @@ export const post = (target: CheckedUrl, headers: Record<string, string>, body: 
     req.end(body)
   })
 
+/**
+ * One endpoint's turns: at most ENDPOINT_CONCURRENCY POSTs at once, the rest waiting in
+ * order. A turn is handed straight to the next waiter when one ends.
+ */
+interface Gate {
+  busy: number
+  readonly waiting: Array<Deferred.Deferred<void>>
+}
+
+const leave = (gate: Gate) => {
+  const next = gate.waiting.shift()
+  if (next === undefined) gate.busy--
+  else Deferred.doneUnsafe(next, Exit.void)
+}
+
+/** A turn at the endpoint, or false when none came within ENDPOINT_WAIT. */
+const enter = (gate: Gate): Effect.Effect<boolean> =>
+  Effect.suspend(() => {
+    if (gate.busy < ENDPOINT_CONCURRENCY) {
+      gate.busy++
+      return Effect.succeed(true)
+    }
+    const turn = Deferred.makeUnsafe<void>()
+    gate.waiting.push(turn)
+    // Still in line: leave it. Not in line: a turn was handed over (perhaps as the wait ran
+    // out), and it is ours to use or to pass on.
+    const stillWaiting = () => {
+      const at = gate.waiting.indexOf(turn)
+      if (at >= 0) gate.waiting.splice(at, 1)
+      return at >= 0
+    }
+    return Deferred.await(turn).pipe(
+      Effect.timeoutOption(ENDPOINT_WAIT),
+      Effect.map((came) => Option.isSome(came) || !stillWaiting()),
+      Effect.onInterrupt(() => Effect.sync(() => stillWaiting() || leave(gate)))
+    )
+  })
+
 /** The job handler's work for one delivery; the layer registers it with Jobs. */
 export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const jobs = yield* Jobs
   const settings = yield* Settings
   const resolver = yield* HostResolver
-  const endpoints = new Map<string, Semaphore.Semaphore>()
+  const endpoints = new Map<string, Gate>()
   const policy = RETRY_POLICIES.webhook
 
-  const slot = (webhookId: string) => {
-    let s = endpoints.get(webhookId)
-    if (s === undefined) {
-      s = Semaphore.makeUnsafe(ENDPOINT_CONCURRENCY)
-      endpoints.set(webhookId, s)
+  const gateOf = (webhookId: string) => {
+    let gate = endpoints.get(webhookId)
+    if (gate === undefined) {
+      gate = { busy: 0, waiting: [] }
+      endpoints.set(webhookId, gate)
     }
-    return s
+    return gate
   }
 
   // Deliveries that succeeded are recorded together (a group commit); each attempt still
@@ -188,7 +242,8 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       const rows = yield* sql`WITH input AS (
             SELECT * FROM unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.attempt)}::int[]) AS i (id, attempt)),
           target AS (
-            SELECT d.id, d.status, d.webhook_id, w.url, w.secret, w.enabled, w.headers, i.attempt,
+            SELECT d.id, d.status, d.attempts AS previous_attempts, d.last_attempt_at AS previous_attempt_at,
+              d.webhook_id, w.url, w.secret, w.enabled, w.headers, i.attempt,
               (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
                 to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
                 FROM events WHERE id = d.event_id) e) AS event
@@ -245,13 +300,19 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         Effect.provideService(HostResolver, resolver),
         Effect.result
       )
-      const outcome: Attempt = checked._tag === "Failure"
-        ? { error: "invalid_url" }
-        : yield* slot(row.webhook_id).withPermits(1)(
-          post(checked.success, headers, body).pipe(
-            Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) })
-          )
-        )
+      if (checked._tag === "Failure") return yield* record(id, job, { error: "invalid_url" })
+      const gate = gateOf(row.webhook_id)
+      if (!(yield* enter(gate))) {
+        // No attempt was made: the row goes back to what this attempt found.
+        yield* sql`UPDATE webhook_deliveries SET status = ${row.status}, attempts = ${row.previous_attempts},
+            last_attempt_at = ${row.previous_attempt_at}, updated_at = ${at}
+          WHERE id = ${id} AND status = 'sending'`.pipe(Effect.orDie)
+        return yield* new JobDeferred({ until: new Date((yield* now).getTime() + Duration.toMillis(ENDPOINT_WAIT)) })
+      }
+      const outcome = yield* post(checked.success, headers, body).pipe(
+        Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }),
+        Effect.ensuring(Effect.sync(() => leave(gate)))
+      )
       yield* record(id, job, outcome)
     }).pipe(traced("Webhooks.deliver"))
 
