@@ -2,7 +2,8 @@
  * The built-in SMTP receiver, tested through real SMTP conversations (nodemailer on
  * loopback) with SPF, DKIM and DMARC answered by a real DNS server on loopback: plain and
  * STARTTLS delivery, refused recipients (never a relay), the size limit, a message signed by
- * a domain whose key DNS publishes (passes), a tampered one (unauthenticated).
+ * a domain whose key DNS publishes (passes), a tampered one (unauthenticated); and the
+ * per-IP limits (open connections, message rate) with the idle timeout that frees a slot.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { SmtpReceiver } from "@inbox/core"
@@ -157,6 +158,18 @@ for (const storage of storages()) {
   })
 }
 
+/** Waits until the server has closed the socket (a few seconds at most). */
+const waitClosed = (socket: ReturnType<typeof connect>) =>
+  Effect.callback<void>((resume) => {
+    if (socket.readableEnded || socket.destroyed) return resume(Effect.void)
+    const timer = setTimeout(() => resume(Effect.die(new Error("the server did not close the connection"))), 5_000)
+    socket.once("close", () => {
+      clearTimeout(timer)
+      resume(Effect.void)
+    })
+    socket.resume()
+  })
+
 /** The server's first reply line on a new connection. */
 const greeting = (port: number) =>
   Effect.acquireRelease(
@@ -168,17 +181,31 @@ const greeting = (port: number) =>
   )
 
 layer(
-  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2 }).pipe(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2, socketTimeoutMs: 1_000 }).pipe(
     Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
   ),
   { timeout: "120 seconds" }
 )("SMTP receiver limits", (it) => {
-  it.effect("a client IP over its open-connection limit is answered 421", () =>
+  it.effect("a client IP over its open-connection limit is answered 421, however often it tries", () =>
     Effect.gen(function*() {
       const port = (yield* SmtpReceiver).port
       assert.match((yield* greeting(port)).line, /^220 /)
       assert.match((yield* greeting(port)).line, /^220 /)
+      // A refused connection must not count as one that closed: the two above are still open.
+      for (let i = 0; i < 3; i++) {
+        const refused = yield* greeting(port)
+        assert.match(refused.line, /^421 /)
+        yield* waitClosed(refused.socket)
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("a silent client is disconnected after the socket timeout, and its slot is free again", () =>
+    Effect.gen(function*() {
+      const port = (yield* SmtpReceiver).port
+      const silent = [yield* greeting(port), yield* greeting(port)]
       assert.match((yield* greeting(port)).line, /^421 /)
+      for (const s of silent) yield* waitClosed(s.socket)
+      assert.match((yield* greeting(port)).line, /^220 /)
     }).pipe(Effect.scoped))
 
   it.effect("a client IP over its message rate is answered 451 at MAIL FROM, and may retry later", () =>

@@ -72,6 +72,10 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
       const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
       const connections = new Map<string, number>()
+      // The sessions counted in `connections`. smtp-server calls onClose for a connection
+      // refused at onConnect too: counted as one that closed, each refusal freed a slot the
+      // client still held, and a client that retried got past the limit.
+      const counted = new Set<string>()
       const rates = new Map<string, { at: number; tokens: number }>()
 
       const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
@@ -117,9 +121,11 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           const open = (connections.get(session.remoteAddress) ?? 0) + 1
           if (open > maxConnections) return callback(smtpError(421, "4.7.0 Too many connections from your address, try later"))
           connections.set(session.remoteAddress, open)
+          counted.add(session.id)
           callback()
         },
         onClose(session) {
+          if (!counted.delete(session.id)) return
           const open = (connections.get(session.remoteAddress) ?? 1) - 1
           if (open <= 0) connections.delete(session.remoteAddress)
           else connections.set(session.remoteAddress, open)
