@@ -124,7 +124,28 @@ for (const s of storage) {
           assert.deepStrictEqual(res.body.errors[0], { limit: "webhooks", current: 1, max: 1, plan: "free", upgrade_to: "pro" })
         }))
 
-      it.effect("inbox_ids and pod_ids take up to 10 entries each; more is 400 validation_error naming the field", () =>
+      it.effect("an opt-in event type needs its label_*_read permission, at creation and on PATCH (403 missing_permission), as for the events list", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const w = yield* setUp()
+        const keyWith = (permissions: ReadonlyArray<string>) =>
+          Effect.map(app.request("POST", "/v0/api-keys", { key: w.key, json: { name: permissions.join(" "), permissions } }), (r) => r.body.api_key as string)
+        const plain = yield* keyWith(["webhook_create", "webhook_read", "webhook_update"])
+        const spam = yield* keyWith(["webhook_create", "webhook_read", "webhook_update", "label_spam_read"])
+        const refused = yield* app.request("POST", "/v0/webhooks", { key: plain, json: { url: PUBLIC_URL, event_types: ["message.received", "message.received.spam"] } })
+        assert.strictEqual(refused.status, 403, refused.text)
+        assert.strictEqual(refused.body.code, "missing_permission")
+        assert.include(refused.body.message, "label_spam_read")
+        const made = yield* app.request("POST", "/v0/webhooks", { key: spam, json: { url: PUBLIC_URL, event_types: ["message.received.spam"] } })
+        assert.strictEqual(made.status, 200, made.text)
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: plain, json: { url: PUBLIC_URL } })).body
+        const patched = yield* app.request("PATCH", `/v0/webhooks/${hook.webhook_id}`, { key: plain, json: { event_types: ["message.received.blocked"] } })
+        assert.strictEqual(patched.status, 403, patched.text)
+        assert.include(patched.body.message, "label_blocked_read")
+        assert.deepStrictEqual((yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}`, { key: w.key })).body.event_types, [...DEFAULT_EVENT_TYPES])
+      }))
+
+    it.effect("inbox_ids and pod_ids take up to 10 entries each; more is 400 validation_error naming the field", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
           const w = yield* setUp()

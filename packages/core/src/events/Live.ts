@@ -21,7 +21,7 @@ import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Id } from "../shared/fields.ts"
 import { issuesOf } from "../shared/validation.ts"
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, OPT_IN_EVENT_TYPES, OPT_IN_PERMISSION } from "./catalogue.ts"
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, unreadableOptIn } from "./catalogue.ts"
 import { canSee, type EventRow, Events, EVENTS_CHANNEL, toEnvelope } from "./Events.ts"
 
 export const SubscribeFrame = Schema.Struct({
@@ -110,13 +110,9 @@ export class LiveEvents extends Context.Service<LiveEvents, {
             return { reply: errorFrame("ValidationError", issue === undefined ? "Invalid frame" : `${issue.path.join(".") || "frame"}: ${issue.message}`) }
           }
           const f = decoded.success
-          for (const type of f.event_types ?? []) {
-            if ((OPT_IN_EVENT_TYPES as ReadonlyArray<string>).includes(type)) {
-              const permission = OPT_IN_PERMISSION[type as typeof OPT_IN_EVENT_TYPES[number]]
-              if (!holds(principal, permission)) {
-                return { reply: errorFrame("ForbiddenError", `Subscribing to ${type} needs the "${permission}" permission.`) }
-              }
-            }
+          const refused = unreadableOptIn(principal, f.event_types ?? [])
+          if (refused !== undefined) {
+            return { reply: errorFrame("ForbiddenError", `Subscribing to ${refused.type} needs the "${refused.permission}" permission.`) }
           }
           const inboxIds: Array<string> = []
           for (const id of f.inbox_ids ?? []) {

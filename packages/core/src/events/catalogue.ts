@@ -5,6 +5,7 @@
  * `label_*_read` permission to see them.
  */
 import type { Permission } from "../access/permissions.ts"
+import { holds, type Principal } from "../access/Principal.ts"
 
 export const DEFAULT_EVENT_TYPES = [
   "message.received",
@@ -31,4 +32,19 @@ export const OPT_IN_PERMISSION: Readonly<Record<typeof OPT_IN_EVENT_TYPES[number
   "message.received.spam": "label_spam_read",
   "message.received.blocked": "label_blocked_read",
   "message.received.unauthenticated": "label_unauthenticated_read"
+}
+
+/**
+ * The first opt-in type of `types` whose permission the principal lacks, with that
+ * permission: subscribing to it (a webhook, a WebSocket) is refused as reading it would be.
+ */
+export const unreadableOptIn = (
+  principal: Principal,
+  types: ReadonlyArray<string>
+): { readonly type: string; readonly permission: Permission } | undefined => {
+  for (const type of types) {
+    const permission = OPT_IN_PERMISSION[type as typeof OPT_IN_EVENT_TYPES[number]]
+    if (permission !== undefined && !holds(principal, permission)) return { type, permission }
+  }
+  return undefined
 }
