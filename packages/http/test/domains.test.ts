@@ -252,6 +252,34 @@ for (const storage of storages()) {
           assert.lengthOf(yield* domainEvents(w.organizationId), 1)
         }))
 
+      it.effect("the check job keeps checking: a verified domain whose records disappear is FAILED at its next daily check", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp()
+          const zone = yield* LoopbackDns
+          const jobs = yield* Jobs
+          const name = uniqueName("daily")
+          const created = (yield* w.add(name)).body as DomainBody
+          yield* w.verify(name)
+          publish(zone, created)
+          const passes = function*(wait: "16 minutes" | "25 hours") {
+            yield* TestClock.adjust(wait)
+            // Other tests' domains are due too: run passes until none is left.
+            while ((yield* jobs.runDue({ wait: true })) > 0) {}
+          }
+          yield* passes("16 minutes")
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          yield* passes("25 hours")
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+          zone.remove(`_dmarc.${name}`)
+          yield* passes("25 hours")
+          const d = yield* w.get(name)
+          assert.strictEqual(d.status, "FAILED")
+          assert.strictEqual(d.reason, "dns_records_missing")
+          publish(zone, created)
+          yield* passes("16 minutes")
+          assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+        }))
+
       it.effect("a verified domain whose records disappear is reported FAILED, not silently kept", () =>
         Effect.gen(function*() {
           const w = yield* setUp()

@@ -35,7 +35,7 @@ import {
   type ValidationError
 } from "../errors/errors.ts"
 import { Events } from "../events/Events.ts"
-import { JobFailed, Jobs } from "../jobs/Jobs.ts"
+import { JobDeferred, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { RETRY_POLICIES } from "../jobs/policies.ts"
 import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -259,7 +259,7 @@ export class Domains extends Context.Service<Domains, {
      * and moved from the state it has then, so concurrent checks apply in turn and only the
      * one that makes it VERIFIED writes the event.
      */
-    const runCheck = (name: string) =>
+    const runCheck = (name: string, schedule = true) =>
       Effect.gen(function*() {
         const before = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains WHERE id = ${name}`.pipe(decodeRows(DomainRow))
         const first = before[0]
@@ -288,7 +288,7 @@ export class Domains extends Context.Service<Domains, {
           if (next.status === "FAILED" && row.status === "VERIFIED") {
             yield* Effect.logWarning(`domain ${name} failed verification: ${next.reason}`)
           }
-          yield* scheduleCheck(name, next.status, at)
+          if (schedule) yield* scheduleCheck(name, next.status, at)
           return next.status
         }))
       }).pipe(Effect.orDie)
@@ -316,9 +316,20 @@ export class Domains extends Context.Service<Domains, {
       kind: DOMAIN_CHECK_JOB,
       policy: RETRY_POLICIES.transient,
       concurrency: 4,
+      // The check job is the domain's schedule: it gives itself back, due at the next check,
+      // rather than enqueueing a successor under its own key, which a running job holds (the
+      // successor only moved the running job's time, and the schedule ended with it).
       run: (job) => {
         const name = (job.payload as { domain?: unknown }).domain
-        return typeof name === "string" ? Effect.asVoid(runCheck(name)) : Effect.fail(new JobFailed({ message: "no domain in payload", retry: false }))
+        if (typeof name !== "string") return Effect.fail(new JobFailed({ message: "no domain in payload", retry: false }))
+        return Effect.gen(function*() {
+          const status = yield* runCheck(name, false)
+          if (status === undefined) return
+          const at = yield* now
+          return yield* new JobDeferred({
+            until: new Date(at.getTime() + Duration.toMillis(status === "VERIFIED" ? RECHECK_VERIFIED : RECHECK_UNVERIFIED))
+          })
+        })
       }
     })
 

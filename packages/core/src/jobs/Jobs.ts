@@ -17,9 +17,11 @@
  * - A handler succeeds (done), or fails with `JobFailed`: with `retry` the job is queued
  *   again after its policy's next wait (policies.ts), until its attempts are spent (failed);
  *   without, it fails at once. A defect in a handler counts as a retryable failure. A
- *   handler that could not start the work (what it needs is busy) gives the job back with
- *   `JobDeferred`: queued again, due at `until`, the attempt not counted; its slot is free
- *   for other jobs meanwhile.
+ *   handler gives its job back with `JobDeferred`: queued again, due at `until`, the
+ *   attempt not counted, its slot free for other jobs meanwhile. For work that could not
+ *   start (what it needs is busy), and for recurring work, which so keeps one row and its
+ *   key (a job that enqueued its own successor under its key would only move its own time:
+ *   the key is unique among queued and running jobs).
  * - Kinds run with bounded concurrency (per kind), so a slow handler never holds up others.
  * - `drain` (the worker's shutdown) waits for the running jobs up to a deadline, then puts
  *   back those still running (queued, due now, the attempt not counted), so another process
@@ -60,8 +62,9 @@ export interface NewJob {
 }
 
 /**
- * Not an attempt: the handler gives the job back before doing its work (what it needs is
- * busy), to be claimed again from `until`, without counting an attempt.
+ * Not an attempt: the handler gives the job back, to be claimed again from `until`, without
+ * counting an attempt: it could not start the work (what it needs is busy), or the work
+ * recurs (the next run of a schedule).
  */
 export class JobDeferred extends Schema.TaggedError<JobDeferred>()("JobDeferred", {
   until: Schema.Date
