@@ -4,8 +4,8 @@
  * conversation (nodemailer on loopback) and names a message the inbox sent becomes the same
  * event as the provider's: a hard bounce suppresses the recipient and records
  * `message.bounced`, a soft one only records it, a complaint suppresses and records
- * `message.complained`; none is stored as mail. A report about a message we never sent is
- * ordinary mail.
+ * `message.complained`; none is stored as mail. A report about a message we never sent, or
+ * naming only addresses the message was not sent to, is ordinary mail.
  */
 import { assert, layer } from "@effect/vitest"
 import { SmtpReceiver } from "@inbox/core"
@@ -87,6 +87,18 @@ for (const storage of storages()) {
         assert.deepStrictEqual(complained.complaint.recipients, ["reader@remote.example"])
         assert.strictEqual((yield* w.suppressed).find((s) => s.address === "reader@remote.example")?.reason, "complaint")
         assert.lengthOf(yield* w.received, 0)
+      }))
+
+    it.effect("a report naming addresses the message was not sent to suppresses none of them: it is stored as ordinary mail", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        // Anyone who got the message knows its Message-ID; an unsigned report cannot speak for others.
+        yield* w.deliver(report("hard-bounce", w.inbox.email, w.rfc, "ceo@victim.example"))
+        yield* w.deliver(report("complaint", w.inbox.email, w.rfc, "cfo@victim.example"))
+        assert.lengthOf(yield* w.suppressed, 0)
+        const events = yield* w.events
+        assert.isUndefined(events.find((e) => e.event_type === "message.bounced" || e.event_type === "message.complained"))
+        assert.lengthOf(yield* w.received, 2)
       }))
 
     it.effect("a DSN for a message we never sent is stored as ordinary mail, and suppresses nobody", () =>

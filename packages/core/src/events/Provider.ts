@@ -7,7 +7,9 @@
  * - `bounced` records `message.bounced`, and a hard bounce suppresses the recipients;
  * - `complained` suppresses the recipients and records `message.complained`;
  * - `rejected` records `message.rejected`.
- * Suppressions carry `reason`, `source_message_id`, `inbox_id` and `thread_id`. An event
+ * Suppressions carry `reason`, `source_message_id`, `inbox_id` and `thread_id`. A report
+ * that arrived as mail (a DSN or ARF report: Inbound.ts) keeps only the recipients the
+ * message was sent to. An event
  * is applied once by its `webhook-id` (a provider's retry answers `duplicate`), in one
  * transaction with its events and suppressions; a Message-ID we never sent is accepted and
  * ignored (the provider would otherwise retry it forever).
@@ -40,7 +42,8 @@ const Sent = Schema.Struct({
   organization_id: Schema.String,
   pod_id: Schema.String,
   inbox_id: Schema.String,
-  thread_id: Schema.String
+  thread_id: Schema.String,
+  recipient_addresses: Schema.Array(Schema.String)
 })
 
 /** Message-IDs are stored with their angle brackets; providers send them with or without. */
@@ -65,7 +68,7 @@ export class ProviderEvents extends Context.Service<ProviderEvents, {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const at = yield* now
           const id = event.rfc_message_id.trim()
-          const rows = yield* sql`SELECT id, organization_id, pod_id, inbox_id, thread_id FROM messages
+          const rows = yield* sql`SELECT id, organization_id, pod_id, inbox_id, thread_id, recipient_addresses FROM messages
             WHERE direction = 'sent' AND rfc_message_id IN (${bracketed(id)}, ${id.replace(/^<|>$/g, "")})
             ${inboxIds === undefined ? sql`` : sql`AND inbox_id = ANY(${inboxIds}::text[])`}
             ORDER BY created_at LIMIT 1`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Sent))), Effect.orDie)
@@ -73,13 +76,19 @@ export class ProviderEvents extends Context.Service<ProviderEvents, {
           // Looked up first: an event about a message we never sent leaves no trace, so the
           // same report arriving again is ignored again (and, by mail, stored as mail again).
           if (message === undefined) return { status: "ignored" as const }
+          // A report that came as mail is unsigned: anyone who got the message knows its
+          // Message-ID. It speaks only for the addresses the message went to, so a forged one
+          // cannot suppress anyone else; with none of them left it is not a report of ours.
+          const sentTo = new Set(message.recipient_addresses.map((a) => a.toLowerCase()))
+          const recipients = event.recipients.map((r) => r.trim())
+            .filter((address) => inboxIds === undefined || sentTo.has(address.toLowerCase()))
+          if (recipients.length === 0) return { status: "ignored" as const }
           const fresh = yield* sql`INSERT INTO provider_events (webhook_id, received_at) VALUES (${webhookId}, ${at})
             ON CONFLICT (webhook_id) DO NOTHING RETURNING webhook_id`
           if (fresh.length === 0) return { status: "duplicate" as const }
           const given = event.timestamp === undefined ? undefined : new Date(event.timestamp)
           const timestamp = iso(given !== undefined && !Number.isNaN(given.getTime()) ? given : at)
           const ref = { inbox_id: message.inbox_id, thread_id: message.thread_id, message_id: message.id, timestamp }
-          const recipients = event.recipients.map((r) => r.trim())
           const suppress = (reason: "bounce" | "complaint") =>
             Effect.forEach(recipients, (address) =>
               suppressions.add(message.organization_id, {
