@@ -242,6 +242,24 @@ for (const storage of storages()) {
           }
         }))
 
+      it.effect("a sender that died no longer holds the draft: once its claim's lease ran out, PATCH and DELETE work again", () =>
+        Effect.gen(function*() {
+          const { create, patch, get, app, key, base } = yield* setUp
+          const at = new Date((yield* Clock.currentTimeMillis) + 3_600_000).toISOString()
+          const made = (yield* create({ to: "s@example.net", text: "x", send_at: at })).body
+          const sql = yield* SqlClient.SqlClient
+          // A claim taken by a process that crashed before the relay answered, its lease over.
+          yield* sql`UPDATE drafts SET send_status = 'sending', status_before = 'scheduled', sending_claim = 'dead',
+              sending_until = ${new Date((yield* Clock.currentTimeMillis) - 1_000)}
+            WHERE id = ${made.draft_id}`
+          const edited = yield* patch(made.draft_id, { text: "y" })
+          assert.strictEqual(edited.status, 200, edited.text)
+          assert.strictEqual(edited.body.send_status, "scheduled")
+          assert.strictEqual(edited.body.text, "y")
+          assert.strictEqual((yield* app.request("DELETE", `${base}/${made.draft_id}`, { key })).status, 204)
+          assert.strictEqual((yield* get(made.draft_id)).status, 404)
+        }))
+
       it.effect("DELETE removes the draft and its schedule", () =>
         Effect.gen(function*() {
           const { create, get, app, key, base } = yield* setUp

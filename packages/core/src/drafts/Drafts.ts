@@ -234,7 +234,18 @@ export class Drafts extends Context.Service<Drafts, {
     })
 
     const beingSent = (id: string) => new DraftSending({ message: `Draft ${id} is being sent.`, fix: "Wait for the send to finish; a sent draft is gone." })
-    const refuseWhileSending = (row: DraftRow) => row.send_status === "sending" ? Effect.fail(beingSent(row.id)) : Effect.void
+    /**
+     * A draft is being sent while a sender's claim on it is live. A claim whose lease ran out
+     * is a sender that died: the draft is the user's again, to edit or delete (else a crash
+     * mid-send left it refusing both for ever, and only sending it would free it), with the
+     * status it had before that claim.
+     */
+    const sendingNow = (row: DraftRow, at: Date) =>
+      row.send_status === "sending" && row.sending_until !== null && row.sending_until > at
+    const refuseWhileSending = (row: DraftRow) =>
+      Effect.flatMap(now, (at) => sendingNow(row, at) ? Effect.fail(beingSent(row.id)) : Effect.void)
+    const statusOf = (row: DraftRow) =>
+      row.send_status === "sending" ? row.status_before as DraftRow["send_status"] : row.send_status
 
     const update = Effect.fn("Drafts.update")(function*(principal: Principal, inboxId: string, draftId: string, input: UpdateDraftInput) {
       const inbox = yield* inboxes.find(principal, inboxId)
@@ -247,11 +258,12 @@ export class Drafts extends Context.Service<Drafts, {
         const reschedule = Object.hasOwn(input, "send_at")
         const sendAt = reschedule ? (input.send_at === null || input.send_at === undefined ? null : new Date(input.send_at)) : row.send_at
         const token = reschedule ? (sendAt === null ? null : yield* ids.make("req")) : row.schedule_token
-        const status = reschedule ? (sendAt === null ? null : "scheduled") : row.send_status
+        const status = reschedule ? (sendAt === null ? null : "scheduled") : statusOf(row)
         const replyTo = Object.hasOwn(input, "reply_to_message_id") ? input.reply_to_message_id ?? null : row.reply_to_message_id
         const replyAll = Object.hasOwn(input, "reply_all") ? input.reply_all === true : row.reply_all
         const rows = yield* sql`UPDATE drafts SET content = ${JSON.stringify(content)}::jsonb, send_at = ${sendAt},
             send_status = ${status}, schedule_token = ${token}, reply_to_message_id = ${replyTo}, reply_all = ${replyAll},
+            sending_claim = NULL, sending_until = NULL,
             failure_code = ${reschedule ? null : row.failure_code}, failure_message = ${reschedule ? null : row.failure_message},
             updated_at = ${at}
           WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(DraftRow))
