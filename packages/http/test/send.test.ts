@@ -253,14 +253,23 @@ for (const storage of storages()) {
           assert.strictEqual(suppressed.body.code, "recipient_suppressed")
         }))
 
-      it.effect("the per-inbox cap of 100 sends per rolling 24 hours is 429 rate_limited with Retry-After", () =>
+      it.effect("the per-inbox cap of 100 sends per rolling 24 hours is 429 rate_limited with Retry-After; deleting sent messages gives no send back", () =>
         Effect.gen(function*() {
-          const { send } = yield* setUp()
-          for (let i = 0; i < 100; i++) assert.strictEqual((yield* send({ to: "a@example.net", text: `n${i}` })).status, 200)
+          const { send, app, key, inbox } = yield* setUp()
+          const sent: Array<string> = []
+          for (let i = 0; i < 100; i++) {
+            const res = yield* send({ to: "a@example.net", text: `n${i}` })
+            assert.strictEqual(res.status, 200)
+            sent.push(res.body.message_id)
+          }
           const over = yield* send({ to: "a@example.net", text: "one too many" })
           assert.strictEqual(over.status, 429)
           assert.strictEqual(over.body.code, "rate_limited")
           assert.isAbove(Number(over.headers.get("retry-after")), 0)
+          for (const id of sent.slice(0, 3)) {
+            assert.strictEqual((yield* app.request("DELETE", `/v0/inboxes/${inbox.inbox_id}/messages/${id}`, { key })).status, 204)
+          }
+          assert.strictEqual((yield* send({ to: "a@example.net", text: "after deleting" })).status, 429)
           yield* TestClock.adjust("25 hours")
           assert.strictEqual((yield* send({ to: "a@example.net", text: "later" })).status, 200)
         }))

@@ -151,11 +151,14 @@ export class Sending extends Context.Service<Sending, {
         // The inbox row lock serialises this inbox's sends, so the count below cannot go stale.
         yield* sql`SELECT 1 FROM inboxes WHERE id = ${inbox.id} FOR UPDATE`
         const windowStart = new Date(at.getTime() - Duration.toMillis(INBOX_SEND_WINDOW))
-        const recent = yield* sql<{ timestamp: Date }>`SELECT "timestamp" FROM messages
-          WHERE inbox_id = ${inbox.id} AND direction = 'sent' AND "timestamp" > ${windowStart}
-          ORDER BY "timestamp" DESC LIMIT ${INBOX_SEND_CAP}`
+        // Sends are counted in their own rows (migration 0029), not as the sent messages still
+        // stored: deleting those must not give sends back. Rows older than the window go here.
+        const recent = yield* sql<{ at: Date }>`WITH expired AS (
+            DELETE FROM inbox_sends WHERE inbox_id = ${inbox.id} AND at <= ${windowStart})
+          SELECT at FROM inbox_sends WHERE inbox_id = ${inbox.id} AND at > ${windowStart}
+          ORDER BY at DESC LIMIT ${INBOX_SEND_CAP}`
         if (recent.length >= INBOX_SEND_CAP) {
-          const oldest = recent[recent.length - 1]?.timestamp ?? at
+          const oldest = recent[recent.length - 1]?.at ?? at
           const retryAfterSeconds = Math.max(1, Math.ceil((oldest.getTime() + Duration.toMillis(INBOX_SEND_WINDOW) - at.getTime()) / 1000))
           return yield* new RateLimited({
             message: `This inbox sent ${INBOX_SEND_CAP} messages in the last 24 hours.`,
@@ -173,6 +176,7 @@ export class Sending extends Context.Service<Sending, {
         yield* checkLimit(planOf(org, at), "sends_per_month", (counts[0]?.month ?? 1) - 1)
         yield* checkLimit(planOf(org, at), "sends_per_day", (counts[0]?.today ?? 1) - 1)
         const stored = yield* store.insert({ inbox, ...row })
+        yield* sql`INSERT INTO inbox_sends (inbox_id, message_id, at) VALUES (${inbox.id}, ${stored.message.id}, ${at})`
         if (key !== undefined) yield* idempotency.recorded(key, { message_id: stored.message.id, thread_id: stored.message.thread_id })
         return stored.message
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -182,6 +186,7 @@ export class Sending extends Context.Service<Sending, {
       sql.withTransaction(Effect.gen(function*() {
         yield* store.lockThread(message.thread_id)
         yield* sql`DELETE FROM messages WHERE id = ${message.id}`
+        yield* sql`DELETE FROM inbox_sends WHERE message_id = ${message.id}`
         yield* store.refreshThread(message.thread_id)
         yield* sql`UPDATE send_counts SET count = greatest(count - 1, 0)
           WHERE organization_id = ${message.organization_id} AND day = ${dayOf(message.timestamp)}`
