@@ -1,8 +1,9 @@
 /**
  * The Signals contract of the cross-process layer (db/Signals.ts, PostgreSQL): a signal
  * sent inside a transaction is delivered once it has committed and never when it rolls
- * back; outside one, at once. (The in-process layer of PGlite delivers at once, which its
- * single connection makes harmless: its contract does not include this.)
+ * back; outside one, at once; and a listener whose connection is cut listens again. (The
+ * in-process layer of PGlite delivers at once, which its single connection makes harmless:
+ * its contract does not include this.)
  */
 import { assert, layer } from "@effect/vitest"
 import { Signals } from "@inbox/core"
@@ -43,5 +44,33 @@ if (url !== undefined && url !== "") {
         assert.strictEqual(yield* next, "after")
         assert.isUndefined(yield* nothingWithin(300))
       }))
+
+    it.effect("a listener whose connection is cut listens again: signals sent after it still arrive", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const signals = yield* Signals
+        const received = yield* Queue.unbounded<string>()
+        yield* signals.subscribe("t.relisten").pipe(Stream.runForEach((m) => Queue.offer(received, m)), Effect.forkScoped)
+        const within = (millis: number) =>
+          Effect.map(Queue.take(received).pipe(Effect.timeoutOption(`${millis} millis`), TestClock.withLive), Option.getOrUndefined)
+        yield* signals.notify("t.relisten", "before")
+        assert.strictEqual(yield* within(5_000), "before")
+        // The listening connection is this process's one in LISTEN (this file holds no other layer).
+        const mine = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+          WHERE application_name = ${`inbox-${process.pid}`} AND query LIKE 'LISTEN%'`
+        const [listener] = yield* mine
+        assert.isDefined(listener)
+        yield* sql`SELECT pg_terminate_backend(${listener!.pid})`
+        // Sent until one arrives: listening again takes a moment, and what is sent before is lost.
+        let heard: string | undefined
+        for (let i = 0; i < 50 && heard === undefined; i++) {
+          yield* signals.notify("t.relisten", `after ${i}`)
+          heard = yield* within(200)
+        }
+        assert.isDefined(heard, "a signal sent after the cut arrived")
+        const now = yield* mine
+        assert.lengthOf(now, 1)
+        assert.notStrictEqual(now[0]?.pid, listener!.pid)
+      }).pipe(Effect.scoped))
   })
 }

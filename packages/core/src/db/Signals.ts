@@ -16,12 +16,14 @@
  * receiver's query waits for the sender's transaction to end, so seeing the signal early is
  * harmless).
  */
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, PubSub, Queue, Stream } from "effect"
-import { SqlClient } from "effect/sql"
+import { PgClient, type PgConnection } from "@effect/sql-pg"
+import { Context, Duration, Effect, Layer, PubSub, Queue, Stream } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import { batched } from "../shared/batching.ts"
 
 const CHANNEL = "inbox_signals"
+/** How soon a listener whose connection was cut listens again (and again, until it can). */
+export const LISTEN_RETRY = Duration.seconds(1)
 
 export interface Signal {
   readonly channel: string
@@ -48,7 +50,9 @@ export class Signals extends Context.Service<Signals, {
     const pg = yield* PgClient.PgClient
     const hub = yield* Effect.acquireRelease(PubSub.unbounded<Signal>(), PubSub.shutdown)
     // One listening connection for every channel: the message carries the channel name.
-    const queue = yield* pg.listen(CHANNEL).pipe(Effect.orDie)
+    // The first LISTEN is confirmed before the layer is ready, so no signal sent after it
+    // is missed.
+    const first = yield* pg.listen(CHANNEL).pipe(Effect.orDie)
     // Sent after the commit, on a connection of its own, and not by the transaction: from
     // its PreCommit to the end of its commit (the WAL flush included) a transaction that
     // sent a NOTIFY holds a lock of the whole database, so such commits run one at a time.
@@ -58,13 +62,26 @@ export class Signals extends Context.Service<Signals, {
     // not wait for it.
     const send = yield* batched((messages: ReadonlyArray<string>) =>
       sql`SELECT pg_notify(${CHANNEL}, m) FROM unnest(${messages}::text[]) AS u (m)`.pipe(Effect.asVoid, Effect.orDie))
-    yield* Effect.forever(Effect.gen(function*() {
-      const notification = yield* Queue.take(queue)
-      const payload = notification.payload
-      const split = payload.indexOf(" ")
-      if (split > 0) yield* PubSub.publish(hub, { channel: payload.slice(0, split), message: payload.slice(split + 1) })
-    })).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped", cause)),
+    const pump = (queue: Queue.Dequeue<PgConnection.Notification, SqlError.SqlError>) =>
+      Effect.forever(Effect.gen(function*() {
+        const notification = yield* Queue.take(queue)
+        const payload = notification.payload
+        const split = payload.indexOf(" ")
+        if (split > 0) yield* PubSub.publish(hub, { channel: payload.slice(0, split), message: payload.slice(split + 1) })
+      }))
+    // The listening connection can be cut (a server restart, an idle-session kill, the
+    // network): listening stopped then, for good, and with it every live event of this
+    // process. Now it listens again on a new connection, every LISTEN_RETRY until it can;
+    // what was signalled in between is caught up by the receivers' polling, or missed (the
+    // contract's best effort: a WebSocket client catches up through the events list).
+    const relisten = Effect.scoped(Effect.flatMap(pg.listen(CHANNEL), pump)).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped; listening again", cause)),
+      Effect.andThen(Effect.sleep(LISTEN_RETRY)),
+      Effect.forever
+    )
+    yield* pump(first).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped; listening again", cause)),
+      Effect.andThen(relisten),
       Effect.forkScoped
     )
     return Signals.of({
