@@ -181,7 +181,7 @@ const greeting = (port: number) =>
   )
 
 layer(
-  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2, socketTimeoutMs: 1_000 }).pipe(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2, socketTimeoutMs: 1_000, maxSessionMs: 2_500 }).pipe(
     Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
   ),
   { timeout: "120 seconds" }
@@ -205,6 +205,26 @@ layer(
       const silent = [yield* greeting(port), yield* greeting(port)]
       assert.match((yield* greeting(port)).line, /^421 /)
       for (const s of silent) yield* waitClosed(s.socket)
+      assert.match((yield* greeting(port)).line, /^220 /)
+    }).pipe(Effect.scoped))
+
+  it.effect("a slow client that is never silent is closed at the session's lifetime with 421, and its slot is free again", () =>
+    Effect.gen(function*() {
+      const port = (yield* SmtpReceiver).port
+      const chatty = [yield* greeting(port), yield* greeting(port)]
+      const lines: Array<string> = []
+      for (const c of chatty) c.socket.on("data", (d: Buffer) => lines.push(d.toString("utf8")))
+      // A NOOP every 300 ms: well within the 1 s idle timeout, for longer than the 2.5 s lifetime.
+      const noops = setInterval(() => {
+        for (const c of chatty) if (!c.socket.destroyed) c.socket.write("NOOP\r\n")
+      }, 300)
+      try {
+        assert.match((yield* greeting(port)).line, /^421 /)
+        for (const c of chatty) yield* waitClosed(c.socket)
+      } finally {
+        clearInterval(noops)
+      }
+      assert.isTrue(lines.some((l) => /^421 4\.4\.2 /m.test(l)), lines.join(""))
       assert.match((yield* greeting(port)).line, /^220 /)
     }).pipe(Effect.scoped))
 

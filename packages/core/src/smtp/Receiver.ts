@@ -5,8 +5,8 @@
  * Rules (README, "SMTP receiver"):
  * - RCPT is accepted only for hosted inbox addresses (550 5.1.1 otherwise): never a relay;
  * - SIZE is advertised and enforced with the mail engine's limit (552 5.3.4);
- * - per-IP limits on open connections (421) and messages per minute (451 4.7.1), and socket
- *   timeouts, so one client cannot hold the slots;
+ * - per-IP limits on open connections (421) and messages per minute (451 4.7.1), an idle
+ *   timeout and a lifetime per connection (421 4.4.2), so one client cannot hold the slots;
  * - each message is checked with mailauth (SPF for the connecting IP and MAIL FROM, DKIM,
  *   DMARC with alignment, ARC) through the Dns port's cached resolver; the verdicts feed
  *   the same labelling rules as the forwarder's `x-auth-*` headers, and the
@@ -36,6 +36,8 @@ export interface ReceiverOptions {
   readonly messagesPerMinutePerIp?: number
   /** Idle time allowed on a connection before it is closed. */
   readonly socketTimeoutMs?: number
+  /** Longest a connection may last, busy or not, before it is closed with 421. */
+  readonly maxSessionMs?: number
   /** Largest message; default the mail engine's limit (50 MiB). */
   readonly maxBytes?: number
 }
@@ -43,7 +45,8 @@ export interface ReceiverOptions {
 export const SMTP_DEFAULTS = {
   maxConnectionsPerIp: 20,
   messagesPerMinutePerIp: 6000,
-  socketTimeoutMs: 60_000
+  socketTimeoutMs: 60_000,
+  maxSessionMs: 10 * 60_000
 } as const
 
 const RESULTS: ReadonlySet<string> = new Set(["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"])
@@ -76,6 +79,18 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       // refused at onConnect too: counted as one that closed, each refusal freed a slot the
       // client still held, and a client that retried got past the limit.
       const counted = new Set<string>()
+      // The idle timeout is reset by any bytes, so a client that sends a NOOP now and then
+      // (or its message a byte at a time) would hold its slot for ever: each connection also
+      // has a lifetime. smtp-server's own timers are Node's, so this one is too.
+      const maxSession = options.maxSessionMs ?? SMTP_DEFAULTS.maxSessionMs
+      const lifetimes = new Map<string, ReturnType<typeof setTimeout>>()
+      const endSession = (id: string) => {
+        for (const connection of (server as unknown as { connections: Set<{ id: string; send: (code: number, text: string) => void; close: () => void }> }).connections) {
+          if (connection.id !== id) continue
+          connection.send(421, `4.4.2 ${settings.mailHost} Session too long, closing; reconnect to go on`)
+          connection.close()
+        }
+      }
       const rates = new Map<string, { at: number; tokens: number }>()
 
       const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
@@ -122,9 +137,14 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           if (open > maxConnections) return callback(smtpError(421, "4.7.0 Too many connections from your address, try later"))
           connections.set(session.remoteAddress, open)
           counted.add(session.id)
+          const timer = setTimeout(() => endSession(session.id), maxSession)
+          timer.unref()
+          lifetimes.set(session.id, timer)
           callback()
         },
         onClose(session) {
+          clearTimeout(lifetimes.get(session.id))
+          lifetimes.delete(session.id)
           if (!counted.delete(session.id)) return
           const open = (connections.get(session.remoteAddress) ?? 1) - 1
           if (open <= 0) connections.delete(session.remoteAddress)
