@@ -296,11 +296,6 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
       const body = JSON.stringify(toEnvelope(event))
       const headers = signedHeaders(row.headers, secret, event.id, at, body)
-      const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
-        Effect.provideService(HostResolver, resolver),
-        Effect.result
-      )
-      if (checked._tag === "Failure") return yield* record(id, job, { error: "invalid_url" })
       const gate = gateOf(row.webhook_id)
       if (!(yield* enter(gate))) {
         // No attempt was made: the row goes back to what this attempt found.
@@ -309,7 +304,16 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
           WHERE id = ${id} AND status = 'sending'`.pipe(Effect.orDie)
         return yield* new JobDeferred({ until: new Date((yield* now).getTime() + Duration.toMillis(ENDPOINT_WAIT)) })
       }
-      const outcome = yield* post(checked.success, headers, body).pipe(
+      // The address is resolved and checked within the turn and the time limit: a webhook
+      // whose name server never answers holds one of its own turns for DELIVERY_TIMEOUT at
+      // most, not an attempt of the process for as long as the system resolver waits.
+      const outcome = yield* Effect.gen(function*() {
+        const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
+          Effect.provideService(HostResolver, resolver),
+          Effect.result
+        )
+        return checked._tag === "Failure" ? { error: "invalid_url" } : yield* post(checked.success, headers, body)
+      }).pipe(
         Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }),
         Effect.ensuring(Effect.sync(() => leave(gate)))
       )
