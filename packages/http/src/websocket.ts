@@ -18,7 +18,7 @@
  * reconnecting. The close frame queues behind what waits, so a client that reads again
  * sees it; `ws` drops a peer that never does after its close timeout.
  */
-import { type ApiError, holds, isApiError, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
+import { type ApiError, holds, isApiError, KeyCache, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
@@ -29,6 +29,8 @@ import { checkWebSocketCsrf } from "./session.ts"
 /** Bytes of frames one connection may leave unsent before it is closed as a slow consumer. */
 export const WS_BUFFER_BYTES = 4 * 1024 * 1024
 export const SLOW_CONSUMER_CLOSE = 4008
+/** The connection's key was revoked, changed or deleted (its inbox or pod too). */
+export const KEY_ENDED_CLOSE = 4001
 
 /**
  * The bytes the connection's TCP socket holds unsent, where the server is Node's (the
@@ -52,6 +54,12 @@ const handler = Effect.gen(function*() {
   let subscription: Subscription | undefined
   const unsent = unsentBytes(request)
   let closing = false
+  // A key revoked while its connection is open ends the connection, as it ends its requests.
+  yield* (yield* KeyCache).watch(principal, () => {
+    if (closing) return
+    closing = true
+    Effect.runSyncExit(writer.write(new Socket.CloseEvent(KEY_ENDED_CLOSE, "the API key was revoked or changed")))
+  })
   // Writing to an open socket returns at once (it only queues bytes), as `deliver` must.
   yield* live.listen(principal, () => subscription, (frame) => {
     if (closing) return

@@ -10,7 +10,7 @@ import { deliverMailOverHttp, LoopbackServer, loopbackServer, newOrganization, s
 import { AgentMailClient } from "agentmail"
 import { Effect } from "effect"
 import WebSocket from "ws"
-import { SLOW_CONSUMER_CLOSE } from "../src/websocket.ts"
+import { KEY_ENDED_CLOSE, SLOW_CONSUMER_CLOSE } from "../src/websocket.ts"
 
 interface Client {
   readonly frames: Array<any>
@@ -184,6 +184,28 @@ for (const storage of storages()) {
           assert.isAbove(got, 0)
           assert.isBelow(got, events)
           assert.strictEqual(reading.ws.readyState, WebSocket.OPEN)
+        }).pipe(Effect.scoped))
+
+      it.effect("a connection whose key is revoked is closed with 4001 and gets no more events", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const made = yield* w.post("/v0/api-keys", { name: "live", permissions: ["message_read"] })
+          const client = yield* connect(w.url, { key: made.api_key })
+          let closeCode: number | undefined
+          client.ws.on("close", (code) => {
+            closeCode = code
+          })
+          client.send({ type: "subscribe", event_types: ["message.received"] })
+          yield* client.next((f) => f.type === "subscribed")
+          yield* deliverMailOverHttp(w.url, w.email, { subject: "before" })
+          yield* client.next((f) => f.type === "event")
+          const revoked = yield* Effect.promise(() =>
+            fetch(`${w.url}/v0/api-keys/${made.api_key_id}`, { method: "DELETE", headers: { authorization: `Bearer ${w.key}` } }))
+          assert.strictEqual(revoked.status, 204)
+          yield* waitFor(() => closeCode, "the close")
+          assert.strictEqual(closeCode, KEY_ENDED_CLOSE)
+          yield* deliverMailOverHttp(w.url, w.email, { subject: "after" })
+          assert.lengthOf(client.frames.filter((f) => f.type === "event"), 1)
         }).pipe(Effect.scoped))
 
       it.effect("the official agentmail SDK's WebSocket client subscribes and receives an event", () =>

@@ -14,8 +14,11 @@
  * - signals are best effort, so an entry is trusted for at most KEY_CACHE_TTL_MS: the
  *   longest a lost signal can matter.
  * All of it is synchronous, in memory; nothing here can fail.
+ *
+ * What outlives a request (a WebSocket) `watch`es its principal: the callback runs when
+ * the key is forgotten for any of those reasons, in this process or by another's signal.
  */
-import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, type Scope, Stream } from "effect"
 import type { Principal } from "../access/Principal.ts"
 import { Signals } from "../db/Signals.ts"
 
@@ -41,14 +44,22 @@ export class KeyCache extends Context.Service<KeyCache, {
   forgetKey(keyId: string): Effect.Effect<void>
   /** Forgets the keys scoped to an inbox or pod (its deletion committed). */
   forgetScope(inboxOrPodId: string): Effect.Effect<void>
+  /** Calls `ended` (once) when the principal's key is revoked, changed or deleted, until the scope closes. */
+  watch(principal: Principal, ended: () => void): Effect.Effect<void, never, Scope.Scope>
 }>()("inbox/KeyCache") {
   static readonly layer = Layer.effect(KeyCache, Effect.gen(function*() {
     const signals = yield* Signals
     const entries = new Map<string, Entry>()
+    const watchers = new Set<{ readonly principal: Principal; readonly ended: () => void }>()
     let generation = 0
     const forget = (drop: (principal: Principal) => boolean) => {
       generation++
       for (const [hash, entry] of entries) if (drop(entry.principal)) entries.delete(hash)
+      for (const watcher of watchers) {
+        if (!drop(watcher.principal)) continue
+        watchers.delete(watcher)
+        watcher.ended()
+      }
     }
     const forgetKey = (keyId: string) => forget((p) => p.keyId === keyId)
     yield* signals.subscribe(KEYS_CHANNEL).pipe(
@@ -73,7 +84,16 @@ export class KeyCache extends Context.Service<KeyCache, {
       forgetScope: (id) =>
         Effect.sync(() =>
           forget((p) => (p.scope.type === "inbox" && (p.scope.inboxId === id || p.scope.podId === id)) || (p.scope.type === "pod" && p.scope.podId === id))
-        )
+        ),
+      watch: (principal, ended) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const watcher = { principal, ended }
+            watchers.add(watcher)
+            return watcher
+          }),
+          (watcher) => Effect.sync(() => watchers.delete(watcher))
+        ).pipe(Effect.asVoid)
     })
   }))
 }
