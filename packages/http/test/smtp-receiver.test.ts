@@ -3,10 +3,11 @@
  * loopback) with SPF, DKIM and DMARC answered by a real DNS server on loopback: plain and
  * STARTTLS delivery, refused recipients (never a relay), the size limit, a message signed by
  * a domain whose key DNS publishes (passes), a tampered one (unauthenticated); and the
- * per-IP limits (open connections, message rate) with the idle timeout that frees a slot.
+ * per-IP limits (open connections, message rate) with the idle timeout and the lifetime
+ * that free a slot; and a storage failure answered 451, so the sender retries.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { SmtpReceiver } from "@inbox/core"
+import { Inbound, SmtpReceiver } from "@inbox/core"
 import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { execFileSync } from "node:child_process"
@@ -238,5 +239,32 @@ layer(
       const last = outcomes[2]
       if (last !== undefined && !last.ok) assert.strictEqual(last.error.responseCode, 451)
       t.close()
+    }))
+})
+
+// A store that fails: the receiver in front of an Inbound whose every delivery dies (the
+// database gone, say), the rest of the engine real.
+const failing = Layer.effect(Inbound, Effect.map(Inbound, (real) => Inbound.of({
+  accepts: real.accepts,
+  deliver: () => Effect.die(new Error("the database is unreachable"))
+})))
+
+layer(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0 }).pipe(
+    Layer.provide(failing),
+    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+  ),
+  { timeout: "120 seconds" }
+)("SMTP receiver, storage failing", (it) => {
+  it.effect("a storage failure is answered 451 4.3.0, so the sender keeps the message and retries; nothing is stored", () =>
+    Effect.gen(function*() {
+      const w = yield* setUp
+      const outcome = yield* send(transport(w.port), { from: "ann@fail.example", to: w.inbox.email, subject: "kept by the sender", text: "x" })
+      assert.isFalse(outcome.ok)
+      if (!outcome.ok) {
+        assert.strictEqual(outcome.error.responseCode, 451)
+        assert.match(outcome.error.response ?? "", /4\.3\.0/)
+      }
+      assert.lengthOf(yield* w.messages, 0)
     }))
 })
