@@ -58,6 +58,24 @@ for (const storage of storages()) {
           assert.strictEqual(received.thread.thread_id, received.message.thread_id)
         }))
 
+      it.effect("message.received carries the full message under about 1 MB and leaves the body fields out above it, counted in bytes", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp
+          yield* deliverMail(w.email, { subject: "small", text: "short body" })
+          // 400,000 characters of two bytes each, twice in the message (text and extracted_text):
+          // under a million characters, 1.6 MB.
+          yield* deliverMail(w.email, { subject: "large", text: "é".repeat(400_000) })
+          const events = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events as Array<any>
+          const small = events.find((e) => e.message?.subject === "small")
+          const large = events.find((e) => e.message?.subject === "large")
+          assert.strictEqual(small.message.text, "short body\n")
+          assert.isUndefined(large.message.text)
+          assert.isUndefined(large.message.extracted_text)
+          assert.strictEqual(large.message.subject, "large")
+          assert.isAbove(large.message.size, 800_000)
+        }))
+
       it.effect("pages with limit and page_token without repeating or skipping an event", () =>
         Effect.gen(function*() {
           const app = yield* TestApp

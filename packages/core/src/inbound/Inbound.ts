@@ -88,7 +88,8 @@ export const EVENT_BODY_LIMIT = 1024 * 1024
 export const receivedPayload = (message: FullMessageRow, thread: ThreadRow) => {
   const full = toMessage(message)
   const payload = { message: full, thread: toThreadSummary(thread) }
-  if (JSON.stringify(payload).length <= EVENT_BODY_LIMIT) return payload
+  // Bytes as sent, not characters: a body of accented or CJK text is two or three bytes a character.
+  if (Buffer.byteLength(JSON.stringify(payload)) <= EVENT_BODY_LIMIT) return payload
   const { text: _t, html: _h, extracted_text: _et, extracted_html: _eh, ...rest } = full
   return { message: rest, thread: payload.thread }
 }
