@@ -12,6 +12,8 @@ import { Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Webhook as StandardWebhook } from "standardwebhooks"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { vi } from "vitest"
 
 const PUBLIC_URL = "https://93.184.215.14/hook"
@@ -321,6 +323,35 @@ for (const s of storage) {
         yield* runJobs
         const d = (yield* app.request("GET", path, { key: w.key })).body.deliveries[0]
         assert.deepStrictEqual([d.status, d.status_code, d.attempts], ["delivered", 204, 2])
+      }).pipe(Effect.scoped))
+
+    it.effect("redirects are not followed: a 3xx is http_3xx and its Location is never called", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const target = yield* webhookReceiver()
+        let redirected = 0
+        const redirecting = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            new Promise<Server>((resolve) => {
+              const server = createServer((req, res) => {
+                redirected++
+                req.resume()
+                res.writeHead(307, { location: target.url }).end()
+              })
+              server.listen(0, "127.0.0.1", () => resolve(server))
+            })
+          ),
+          (server) => Effect.promise(() => new Promise<void>((done) => server.close(() => done())))
+        )
+        const w = yield* setUp()
+        const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url } })).body
+        yield* deliverMail(w.email)
+        yield* runJobs
+        const d = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.deliveries[0]
+        assert.deepStrictEqual([d.status, d.status_code, d.error], ["pending", 307, "http_3xx"])
+        assert.strictEqual(redirected, 1)
+        assert.lengthOf(target.received, 0)
       }).pipe(Effect.scoped))
 
     it.effect("no 2xx within 10 seconds is a timeout; a closed port is connection_refused", () =>
