@@ -87,3 +87,18 @@ for (const storage of storages()) {
     }
   )
 }
+
+layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storages()[0]!.layer))), { timeout: "60 seconds" })("receiving mail, no inbound secret set", (it) => {
+  it.effect("a server without an inbound secret answers /inbound/raw 503 not_configured, whatever secret is sent", () =>
+    Effect.gen(function*() {
+      const app = yield* TestApp
+      for (const headers of [{}, { "x-inbound-secret": TEST_INBOUND_SECRET }]) {
+        const res = yield* app.request("POST", "/inbound/raw?to=someone@example.org", {
+          body: "Subject: x\r\n\r\nbody",
+          headers: { "content-type": "message/rfc822", ...headers }
+        })
+        assert.strictEqual(res.status, 503, res.text)
+        assert.strictEqual(res.body.code, "not_configured")
+      }
+    }))
+})
