@@ -112,6 +112,24 @@ for (const storage of storages()) {
         }
       }))
 
+    it.effect("EHLO advertises SIZE with the mail engine's limit", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const { socket } = yield* greeting(w.port)
+        const reply = yield* Effect.callback<string>((resume) => {
+          let text = ""
+          const onData = (d: Buffer) => {
+            text += d.toString("utf8")
+            if (!/^250 /m.test(text)) return
+            socket.off("data", onData)
+            resume(Effect.succeed(text))
+          }
+          socket.on("data", onData)
+          socket.write("EHLO client.example\r\n")
+        })
+        assert.match(reply, new RegExp(`^250[- ]SIZE ${MAX_BYTES}\r?$`, "m"))
+      }).pipe(Effect.scoped))
+
     it.effect("an oversized message is refused with 552 and nothing is stored", () =>
       Effect.gen(function*() {
         const w = yield* setUp
