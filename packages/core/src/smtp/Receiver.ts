@@ -49,6 +49,49 @@ export const SMTP_DEFAULTS = {
   maxSessionMs: 10 * 60_000
 } as const
 
+/**
+ * The client the per-IP limits count: an IPv4 address (IPv4-mapped IPv6 included), or an
+ * IPv6 address's /64, the block one subscriber usually holds whole, so taking a new
+ * address of it for each connection does not make a new client.
+ */
+export const clientOf = (address: string): string => {
+  const bare = address.replace(/%.*$/, "").toLowerCase()
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare)
+  if (mapped !== null) return mapped[1]!
+  if (!bare.includes(":")) return bare
+  const [head = "", tail] = bare.split("::")
+  const left = head === "" ? [] : head.split(":")
+  const right = tail === undefined || tail === "" ? [] : tail.split(":")
+  const groups = tail === undefined ? left : [...left, ...Array.from({ length: Math.max(0, 8 - left.length - right.length) }, () => "0"), ...right]
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`
+}
+
+/** Clients whose message rate is remembered at most; past it, the idle ones are forgotten first. */
+const RATE_CLIENTS = 100_000
+
+/**
+ * A token bucket per client: a burst of up to `perMinute`, refilled at `perMinute` a
+ * minute. When too many clients are remembered, those idle a minute (their buckets full
+ * again, so nothing is lost) are forgotten; forgetting them all, as before, also refilled
+ * the bucket of the client being throttled.
+ */
+export const messageRate = (perMinute: number, clients = RATE_CLIENTS) => {
+  const buckets = new Map<string, { at: number; tokens: number }>()
+  return {
+    allow: (client: string, ms: number): boolean => {
+      const bucket = buckets.get(client) ?? { at: ms, tokens: perMinute }
+      const tokens = Math.min(perMinute, bucket.tokens + ((ms - bucket.at) * perMinute) / 60_000)
+      if (buckets.size >= clients && !buckets.has(client)) {
+        for (const [key, b] of buckets) if (ms - b.at >= 60_000) buckets.delete(key)
+        if (buckets.size >= clients) return false
+      }
+      const allowed = tokens >= 1
+      buckets.set(client, { at: ms, tokens: allowed ? tokens - 1 : tokens })
+      return allowed
+    }
+  }
+}
+
 const RESULTS: ReadonlySet<string> = new Set(["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"])
 const result = (value: unknown): AuthResult | undefined => typeof value === "string" && RESULTS.has(value) ? value as AuthResult : undefined
 
@@ -91,20 +134,11 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           connection.close()
         }
       }
-      const rates = new Map<string, { at: number; tokens: number }>()
+      const rates = messageRate(perMinute)
 
       const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
 
-      // A token bucket per IP: a burst of up to `perMinute`, refilled at `perMinute` a minute.
-      const allowMessage = (ip: string) =>
-        Effect.map(Clock.currentTimeMillis, (ms) => {
-          const bucket = rates.get(ip) ?? { at: ms, tokens: perMinute }
-          const tokens = Math.min(perMinute, bucket.tokens + ((ms - bucket.at) * perMinute) / 60_000)
-          if (rates.size > 100_000) rates.clear()
-          const allowed = tokens >= 1
-          rates.set(ip, { at: ms, tokens: allowed ? tokens - 1 : tokens })
-          return allowed
-        })
+      const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
       const receive = (raw: Buffer, session: { remoteAddress: string; hostNameAppearsAs: string; envelope: { mailFrom: false | { address: string }; rcptTo: ReadonlyArray<{ address: string }> } }) =>
         Effect.gen(function*() {
@@ -133,9 +167,10 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
         closeTimeout: 5_000,
         logger: false,
         onConnect(session, callback) {
-          const open = (connections.get(session.remoteAddress) ?? 0) + 1
+          const client = clientOf(session.remoteAddress)
+          const open = (connections.get(client) ?? 0) + 1
           if (open > maxConnections) return callback(smtpError(421, "4.7.0 Too many connections from your address, try later"))
-          connections.set(session.remoteAddress, open)
+          connections.set(client, open)
           counted.add(session.id)
           const timer = setTimeout(() => endSession(session.id), maxSession)
           timer.unref()
@@ -146,9 +181,10 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           clearTimeout(lifetimes.get(session.id))
           lifetimes.delete(session.id)
           if (!counted.delete(session.id)) return
-          const open = (connections.get(session.remoteAddress) ?? 1) - 1
-          if (open <= 0) connections.delete(session.remoteAddress)
-          else connections.set(session.remoteAddress, open)
+          const client = clientOf(session.remoteAddress)
+          const open = (connections.get(client) ?? 1) - 1
+          if (open <= 0) connections.delete(client)
+          else connections.set(client, open)
         },
         onMailFrom(_address, session, callback) {
           void run(allowMessage(session.remoteAddress)).then((exit) =>
