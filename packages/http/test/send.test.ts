@@ -288,6 +288,22 @@ for (const storage of storages()) {
           assert.strictEqual(over.status, 402)
           assert.deepStrictEqual(over.body.errors[0], { limit: "sends_per_day", current: 100, max: 100, plan: "free", upgrade_to: "pro" })
         }))
+
+      it.effect("the plan's monthly sends are 402 plan_limit_exceeded with errors[0], also on a new day", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const org = yield* newOrganization({ plan: "free" })
+          const inbox = (yield* app.request("POST", "/v0/inboxes", { key: org.key, json: {} })).body.inbox_id as string
+          const send = (text: string) => app.request("POST", `/v0/inboxes/${inbox}/messages/send`, { key: org.key, json: { to: "a@example.net", text } })
+          // The Free plan's 300 a month, at its 100 a day, on three days of one month.
+          for (let day = 0; day < 3; day++) {
+            for (let i = 0; i < 100; i++) assert.strictEqual((yield* send(`d${day} n${i}`)).status, 200)
+            yield* TestClock.adjust("25 hours")
+          }
+          const over = yield* send("over")
+          assert.strictEqual(over.status, 402, over.text)
+          assert.deepStrictEqual(over.body.errors[0], { limit: "sends_per_month", current: 300, max: 300, plan: "free", upgrade_to: "pro" })
+        }))
     }
   )
 }

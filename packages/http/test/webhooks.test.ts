@@ -431,7 +431,7 @@ for (const s of storage) {
         assert.strictEqual((yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.count, 0)
       }).pipe(Effect.scoped))
 
-    it.effect("deliveries are filtered by the webhook's event_types and its inbox and pod scope", () =>
+    it.effect("deliveries are filtered by the webhook's event_types and its inbox and pod scope; PATCH of inbox_ids and pod_ids moves it", () =>
       Effect.gen(function*() {
         const app = yield* TestApp
         const receiver = yield* webhookReceiver()
@@ -449,6 +449,20 @@ for (const s of storage) {
         assert.strictEqual(yield* count(inboxOnly), 1)
         assert.strictEqual(yield* count(podHook), 1)
         assert.lengthOf(receiver.received, 2)
+
+        // PATCH moves the scope: the inbox-only webhook now wants the other inbox, by pod; [] clears it.
+        const otherPod = (yield* app.request("GET", `/v0/inboxes/${w.otherId}`, { key: w.key })).body.pod_id as string
+        const moved = yield* app.request("PATCH", `/v0/webhooks/${inboxOnly}`, { key: w.key, json: { inbox_ids: [], pod_ids: [otherPod] } })
+        assert.strictEqual(moved.status, 200, moved.text)
+        assert.deepStrictEqual([moved.body.inbox_ids, moved.body.pod_ids], [undefined, [otherPod]])
+        yield* deliverMail(w.email, { subject: "to I again" })
+        yield* deliverMail(w.otherEmail, { subject: "to other again" })
+        yield* runJobs
+        const deliveries = (yield* app.request("GET", `/v0/webhooks/${inboxOnly}/deliveries`, { key: w.key })).body
+        assert.strictEqual(deliveries.count, 2, "one delivery more")
+        const events = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events as Array<any>
+        const newest = events.find((e) => e.event_id === deliveries.deliveries[0].event_id)
+        assert.strictEqual(newest?.message.subject, "to other again")
       }).pipe(Effect.scoped))
   })
 }

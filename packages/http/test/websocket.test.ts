@@ -132,6 +132,20 @@ for (const storage of storages()) {
           yield* client.next((f) => f.type === "subscribed")
         }).pipe(Effect.scoped))
 
+      it.effect("a subscription with pod_ids gets the events of those pods only", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const client = yield* connect(w.url, { key: w.key })
+          client.send({ type: "subscribe", event_types: ["message.received"], pod_ids: [w.podId] })
+          assert.deepStrictEqual(yield* client.next((f) => f.type === "subscribed"), { type: "subscribed", event_types: ["message.received"], pod_ids: [w.podId] })
+          yield* deliverMailOverHttp(w.url, w.otherEmail, { subject: "another pod" })
+          yield* deliverMailOverHttp(w.url, w.email, { subject: "this pod" })
+          const event = yield* client.next((f) => f.type === "event")
+          assert.strictEqual(event.message.subject, "this pod")
+          assert.strictEqual(event.pod_id, w.podId)
+          assert.lengthOf(client.frames.filter((f) => f.type === "event"), 1)
+        }).pipe(Effect.scoped))
+
       it.effect("scope and opt-in permissions apply as for the list: another organization's events and opt-in types without permission never arrive", () =>
         Effect.gen(function*() {
           const w = yield* setUp
