@@ -6,7 +6,8 @@
  * and mail between two inboxes of the server. Then the database is read from outside: no
  * message stored twice, every thread's summary equal to its messages, every event written
  * once, every relayed message relayed once. And a WebSocket client of one process hears the
- * events written by the other. PostgreSQL only (PGlite is one process).
+ * events written by the other, and a webhook's receiver gets each event's delivery once
+ * (issue 8, Proof). PostgreSQL only (PGlite is one process).
  */
 import { assert, layer } from "@effect/vitest"
 import {
@@ -22,6 +23,8 @@ import {
   THREAD_INCONSISTENCIES
 } from "@inbox/testkit"
 import { Effect } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 
 const url = process.env[POSTGRES_ENV]
 
@@ -189,6 +192,51 @@ if (url !== undefined && url !== "") {
             await Promise.all([a.stop(), b.stop()])
           }
         } finally {
+          await db.drop()
+        }
+      }), 300_000)
+
+    it.effect("every webhook attempt is made exactly once across the two processes, counted at the receiver", () =>
+      Effect.promise(async () => {
+        const db = await freshDatabase(url, "twohooks")
+        const seen = new Map<string, number>()
+        const receiver = createServer((req, res) => {
+          req.resume()
+          req.on("end", () => {
+            const id = String(req.headers["webhook-id"])
+            seen.set(id, (seen.get(id) ?? 0) + 1)
+            res.writeHead(204).end()
+          })
+        })
+        await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", () => resolve()))
+        try {
+          const env = serverEnv({ INBOX_DATABASE_URL: db.url, INBOX_INBOUND_SECRET: TEST_INBOUND_SECRET, INBOX_WEBHOOK_ALLOW_PRIVATE: "1" })
+          const { api_key: key } = await createOrganization(env)
+          const [a, b] = await Promise.all([startServer(env), startServer(env)])
+          try {
+            const inbox = (await call(a.url, "POST", "/v0/inboxes", { key, json: { username: "hooked" } })).body as { inbox_id: string; email: string }
+            const port = (receiver.address() as AddressInfo).port
+            const hook = await call(b.url, "POST", "/v0/webhooks", { key, json: { url: `http://127.0.0.1:${port}/hook`, event_types: ["message.received"] } })
+            assert.strictEqual(hook.status, 200)
+            // Events recorded by both processes, their deliveries claimed by either.
+            const n = 60
+            await Promise.all(range(n).map(async (i) => {
+              const to = i % 2 === 0 ? a.url : b.url
+              const res = await deliver(to, inbox.email, await buildMail({ to: inbox.email, messageId: `<hook-${i}@example.org>`, subject: `n${i}` }))
+              assert.strictEqual(res.status, 200)
+            }))
+            for (let i = 0; i < 500 && seen.size < n; i++) await new Promise((r) => setTimeout(r, 20))
+            // A moment more, for any second attempt to show itself.
+            await new Promise((r) => setTimeout(r, 500))
+            assert.strictEqual(seen.size, n)
+            assert.deepStrictEqual([...new Set(seen.values())], [1], "each event's delivery attempted once")
+            const delivered = await queryRows<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'delivered' AND attempts = 1")
+            assert.strictEqual(delivered[0]?.n, n)
+          } finally {
+            await Promise.all([a.stop(), b.stop()])
+          }
+        } finally {
+          await new Promise<void>((resolve) => receiver.close(() => resolve()))
           await db.drop()
         }
       }), 300_000)
