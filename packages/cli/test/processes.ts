@@ -70,9 +70,9 @@ export const createOrg = async (cwd: string, env: Record<string, string>): Promi
 }
 
 /** `inboxctl serve` on a free port, once it answers /health. */
-export const serve = async (cwd: string, env: Record<string, string>) => {
+export const serve = async (cwd: string, env: Record<string, string>, flags: ReadonlyArray<string> = []) => {
   const port = await freePort()
-  const server = startProcess(process.execPath, [...MAIN, "serve", "--port", String(port)], { cwd, env })
+  const server = startProcess(process.execPath, [...MAIN, "serve", "--port", String(port), ...flags], { cwd, env })
   await waitFor(`http://127.0.0.1:${port}/health`, server)
   return { server, port, url: `http://127.0.0.1:${port}` }
 }
