@@ -236,13 +236,11 @@ export class Domains extends Context.Service<Domains, {
       return row
     })
 
+    const nextCheckAt = (status: DomainStatus, at: Date) =>
+      new Date(at.getTime() + Duration.toMillis(status === "VERIFIED" ? RECHECK_VERIFIED : RECHECK_UNVERIFIED))
+
     const scheduleCheck = (name: string, status: DomainStatus, at: Date) =>
-      jobs.enqueue({
-        kind: DOMAIN_CHECK_JOB,
-        key: name,
-        payload: { domain: name },
-        runAt: new Date(at.getTime() + Duration.toMillis(status === "VERIFIED" ? RECHECK_VERIFIED : RECHECK_UNVERIFIED))
-      })
+      jobs.enqueue({ kind: DOMAIN_CHECK_JOB, key: name, payload: { domain: name }, runAt: nextCheckAt(status, at) })
 
     /** Grades every record; any lookup DNS cannot answer makes the whole check unavailable. */
     const grade = (row: DomainRow) =>
@@ -325,10 +323,7 @@ export class Domains extends Context.Service<Domains, {
         return Effect.gen(function*() {
           const status = yield* runCheck(name, false)
           if (status === undefined) return
-          const at = yield* now
-          return yield* new JobDeferred({
-            until: new Date(at.getTime() + Duration.toMillis(status === "VERIFIED" ? RECHECK_VERIFIED : RECHECK_UNVERIFIED))
-          })
+          return yield* new JobDeferred({ until: nextCheckAt(status, yield* now) })
         })
       }
     })

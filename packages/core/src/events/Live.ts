@@ -15,7 +15,7 @@
  * decodes a client frame and answers the `subscribed` echo or an `error` frame.
  */
 import { Context, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
-import { holds, type Principal } from "../access/Principal.ts"
+import type { Principal } from "../access/Principal.ts"
 import { Signals } from "../db/Signals.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Pods } from "../pods/Pods.ts"

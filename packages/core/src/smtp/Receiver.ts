@@ -77,12 +77,18 @@ const RATE_CLIENTS = 100_000
  */
 export const messageRate = (perMinute: number, clients = RATE_CLIENTS) => {
   const buckets = new Map<string, { at: number; tokens: number }>()
+  // A sweep reads every bucket: at most one a second, so a flood of new clients is not a
+  // flood of sweeps.
+  let sweptAt = Number.NEGATIVE_INFINITY
   return {
     allow: (client: string, ms: number): boolean => {
       const bucket = buckets.get(client) ?? { at: ms, tokens: perMinute }
       const tokens = Math.min(perMinute, bucket.tokens + ((ms - bucket.at) * perMinute) / 60_000)
       if (buckets.size >= clients && !buckets.has(client)) {
-        for (const [key, b] of buckets) if (ms - b.at >= 60_000) buckets.delete(key)
+        if (ms - sweptAt >= 1_000) {
+          sweptAt = ms
+          for (const [key, b] of buckets) if (ms - b.at >= 60_000) buckets.delete(key)
+        }
         if (buckets.size >= clients) return false
       }
       const allowed = tokens >= 1
