@@ -200,7 +200,7 @@ const greeting = (port: number) =>
   )
 
 layer(
-  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2, socketTimeoutMs: 1_000, maxSessionMs: 2_500 }).pipe(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2 }).pipe(
     Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
   ),
   { timeout: "120 seconds" }
@@ -218,6 +218,26 @@ layer(
       }
     }).pipe(Effect.scoped))
 
+  it.effect("a client IP over its message rate is answered 451 at MAIL FROM, and may retry later", () =>
+    Effect.gen(function*() {
+      const w = yield* setUp
+      const t = transport(w.port)
+      const outcomes = []
+      for (let i = 0; i < 3; i++) outcomes.push(yield* send(t, { from: "ann@rate.example", to: w.inbox.email, subject: `n${i}`, text: "x" }))
+      assert.deepStrictEqual(outcomes.map((o) => o.ok), [true, true, false])
+      const last = outcomes[2]
+      if (last !== undefined && !last.ok) assert.strictEqual(last.error.responseCode, 451)
+      t.close()
+    }))
+})
+
+// Short timeouts, in a layer of their own: the other limits' tests hold connections open.
+layer(
+  SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, socketTimeoutMs: 1_000, maxSessionMs: 2_500 }).pipe(
+    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+  ),
+  { timeout: "120 seconds" }
+)("SMTP receiver timeouts", (it) => {
   it.effect("a silent client is disconnected after the socket timeout, and its slot is free again", () =>
     Effect.gen(function*() {
       const port = (yield* SmtpReceiver).port
@@ -246,18 +266,6 @@ layer(
       assert.isTrue(lines.some((l) => /^421 4\.4\.2 /m.test(l)), lines.join(""))
       assert.match((yield* greeting(port)).line, /^220 /)
     }).pipe(Effect.scoped))
-
-  it.effect("a client IP over its message rate is answered 451 at MAIL FROM, and may retry later", () =>
-    Effect.gen(function*() {
-      const w = yield* setUp
-      const t = transport(w.port)
-      const outcomes = []
-      for (let i = 0; i < 3; i++) outcomes.push(yield* send(t, { from: "ann@rate.example", to: w.inbox.email, subject: `n${i}`, text: "x" }))
-      assert.deepStrictEqual(outcomes.map((o) => o.ok), [true, true, false])
-      const last = outcomes[2]
-      if (last !== undefined && !last.ok) assert.strictEqual(last.error.responseCode, 451)
-      t.close()
-    }))
 })
 
 // A store that fails: the receiver in front of an Inbound whose every delivery dies (the
