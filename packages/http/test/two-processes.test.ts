@@ -6,8 +6,9 @@
  * and mail between two inboxes of the server. Then the database is read from outside: no
  * message stored twice, every thread's summary equal to its messages, every event written
  * once, every relayed message relayed once. And a WebSocket client of one process hears the
- * events written by the other, and a webhook's receiver gets each event's delivery once
- * (issue 8, Proof). PostgreSQL only (PGlite is one process).
+ * events written by the other, a webhook's receiver gets each event's delivery once
+ * (issue 8, Proof), and scheduled drafts due at one moment are each sent once (issue 9).
+ * PostgreSQL only (PGlite is one process).
  */
 import { assert, layer } from "@effect/vitest"
 import {
@@ -152,6 +153,44 @@ if (url !== undefined && url !== "") {
           }
         })
       }), 600_000)
+
+    it.effect("scheduled drafts fire exactly once with two processes on one PostgreSQL: each relayed once, each draft consumed", () =>
+      Effect.gen(function*() {
+        const sink = yield* SmtpSink
+        yield* Effect.promise(async () => {
+          const db = await freshDatabase(url, "twodrafts")
+          try {
+            const env = serverEnv({ INBOX_DATABASE_URL: db.url, INBOX_INBOUND_SECRET: TEST_INBOUND_SECRET, INBOX_SMTP_URL: sink.url })
+            const { api_key: key } = await createOrganization(env)
+            const [a, b] = await Promise.all([startServer(env), startServer(env)])
+            try {
+              const inbox = (await call(a.url, "POST", "/v0/inboxes", { key, json: { username: "scheduler" } })).body as { inbox_id: string }
+              // Every draft due at the same moment, made half on each process: both job workers race for each.
+              const sendAt = new Date(Date.now() + 3_000).toISOString()
+              const n = 12
+              const made = await Promise.all(range(n).map((i) =>
+                call(i % 2 === 0 ? a.url : b.url, "POST", `/v0/inboxes/${inbox.inbox_id}/drafts`, {
+                  key,
+                  json: { to: [`scheduled-${i}@remote.example`], subject: `Scheduled ${i}`, text: "x", send_at: sendAt }
+                })))
+              for (const m of made) assert.strictEqual(m.status, 200)
+              const relayed = () => sink.received().flatMap((m) => m.to).filter((to) => to.startsWith("scheduled-"))
+              for (let i = 0; i < 500 && relayed().length < n; i++) await new Promise((r) => setTimeout(r, 20))
+              // A moment more, for any second send to show itself.
+              await new Promise((r) => setTimeout(r, 1_500))
+              assert.strictEqual(relayed().length, n)
+              assert.strictEqual(new Set(relayed()).size, n)
+              assert.strictEqual((await call(b.url, "GET", `/v0/inboxes/${inbox.inbox_id}/drafts`, { key })).body.count, 0)
+              const sent = await queryRows<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM messages WHERE direction = 'sent'")
+              assert.strictEqual(sent[0]?.n, n)
+            } finally {
+              await Promise.all([a.stop(), b.stop()])
+            }
+          } finally {
+            await db.drop()
+          }
+        })
+      }), 300_000)
 
     it.effect("an event reaches WebSocket clients connected to the other process, filtered by their subscriptions (LISTEN/NOTIFY carries the id)", () =>
       Effect.promise(async () => {
