@@ -26,7 +26,7 @@ let serial = 0
 
 /**
  * One POST; a request that fails on the wire (a kept-alive connection the receiver closed
- * while idle, which Node's server does after 5 s) is sent again at once, as any sender that
+ * while idle, which Node's server does after 5 s) is sent again at once, as a sender that
  * must not lose the event would: counted as lost, it left the benchmark waiting for ever.
  */
 const post = async (body: string, id: string): Promise<void> => {
