@@ -54,20 +54,17 @@ const handler = Effect.gen(function*() {
   let subscription: Subscription | undefined
   const unsent = unsentBytes(request)
   let closing = false
-  // A key revoked while its connection is open ends the connection, as it ends its requests.
-  yield* (yield* KeyCache).watch(principal, () => {
+  const close = (code: number, reason: string) => {
     if (closing) return
     closing = true
-    Effect.runSyncExit(writer.write(new Socket.CloseEvent(KEY_ENDED_CLOSE, "the API key was revoked or changed")))
-  })
+    Effect.runSyncExit(writer.write(new Socket.CloseEvent(code, reason)))
+  }
+  // A key revoked while its connection is open ends the connection, as it ends its requests.
+  yield* (yield* KeyCache).watch(principal, () => close(KEY_ENDED_CLOSE, "the API key was revoked or changed"))
   // Writing to an open socket returns at once (it only queues bytes), as `deliver` must.
   yield* live.listen(principal, () => subscription, (frame) => {
     if (closing) return
-    if (unsent() > WS_BUFFER_BYTES) {
-      closing = true
-      Effect.runSyncExit(writer.write(new Socket.CloseEvent(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")))
-      return
-    }
+    if (unsent() > WS_BUFFER_BYTES) return close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
     Effect.runSyncExit(writer.write(frame))
   })
   yield* Effect.gen(function*() {

@@ -199,9 +199,12 @@ const greeting = (port: number) =>
     ({ socket }) => Effect.sync(() => socket.destroy())
   )
 
+/** The engine on PGlite, for the receivers whose rules do not depend on storage. */
+const onPglite = TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never))))
+
 layer(
   SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, messagesPerMinutePerIp: 2 }).pipe(
-    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+    Layer.provideMerge(onPglite)
   ),
   { timeout: "120 seconds" }
 )("SMTP receiver limits", (it) => {
@@ -234,7 +237,7 @@ layer(
 // Short timeouts, in a layer of their own: the other limits' tests hold connections open.
 layer(
   SmtpReceiver.layer({ host: "127.0.0.1", port: 0, maxConnectionsPerIp: 2, socketTimeoutMs: 1_000, maxSessionMs: 2_500 }).pipe(
-    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+    Layer.provideMerge(onPglite)
   ),
   { timeout: "120 seconds" }
 )("SMTP receiver timeouts", (it) => {
@@ -278,7 +281,7 @@ const failing = Layer.effect(Inbound, Effect.map(Inbound, (real) => Inbound.of({
 layer(
   SmtpReceiver.layer({ host: "127.0.0.1", port: 0 }).pipe(
     Layer.provide(failing),
-    Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never)))))
+    Layer.provideMerge(onPglite)
   ),
   { timeout: "120 seconds" }
 )("SMTP receiver, storage failing", (it) => {
