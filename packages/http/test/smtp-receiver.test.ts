@@ -10,6 +10,7 @@ import { assert, it, layer } from "@effect/vitest"
 import { Inbound, SmtpReceiver } from "@inbox/core"
 import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { mkdtempSync, readFileSync } from "node:fs"
@@ -174,6 +175,26 @@ for (const storage of storages()) {
         const full = yield* w.full(message?.message_id ?? "")
         assert.match(full.headers["authentication-results"] ?? "", /dmarc=fail/)
       }))
+
+    it.effect("an inbox deleted between RCPT and the end of DATA: the message is answered 451 4.3.0 and nothing is stored; the retry is refused 550", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const { ask } = yield* conversation(w.port)
+        assert.match(yield* ask("EHLO client.example"), /^250[ -]/)
+        assert.match(yield* ask("MAIL FROM:<ann@gone.example>"), /^250 /)
+        assert.match(yield* ask(`RCPT TO:<${w.inbox.email}>`), /^250 /)
+        // The RCPT's answer named this inbox; it is gone before the message is in.
+        assert.strictEqual((yield* w.app.request("DELETE", `/v0/inboxes/${w.inbox.inbox_id}`, { key: w.org.key })).status, 204)
+        assert.match(yield* ask("DATA"), /^354 /)
+        const reply = yield* ask(`From: ann@gone.example\r\nTo: ${w.inbox.email}\r\nSubject: Too late\r\nMessage-ID: <too-late@gone.example>\r\n\r\nHello\r\n.`)
+        assert.match(reply, /^451 4\.3\.0 /)
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE rfc_message_id = '<too-late@gone.example>'`
+        assert.strictEqual(stored[0]?.n, 0)
+        assert.match(yield* ask("RSET"), /^250 /)
+        assert.match(yield* ask("MAIL FROM:<ann@gone.example>"), /^250 /)
+        assert.match(yield* ask(`RCPT TO:<${w.inbox.email}>`), /^550 5\.1\.1 /)
+      }).pipe(Effect.scoped))
   })
 }
 
@@ -198,6 +219,34 @@ const greeting = (port: number) =>
     }),
     ({ socket }) => Effect.sync(() => socket.destroy())
   )
+
+/**
+ * A raw SMTP conversation, for steps a client library will not take apart: `ask` sends one
+ * command (or a message's lines and its final dot) and answers the server's whole reply.
+ */
+const conversation = (port: number) =>
+  Effect.gen(function*() {
+    const { socket } = yield* greeting(port)
+    let buffered = ""
+    let waiting: ((reply: string) => void) | undefined
+    socket.on("data", (data: Buffer) => {
+      buffered += data.toString("utf8")
+      // A reply is complete at a line whose code is followed by a space, not a dash.
+      if (waiting !== undefined && /(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(buffered)) {
+        const reply = buffered
+        buffered = ""
+        const resume = waiting
+        waiting = undefined
+        resume(reply)
+      }
+    })
+    const ask = (line: string) =>
+      Effect.callback<string>((resume) => {
+        waiting = (reply) => resume(Effect.succeed(reply))
+        socket.write(`${line}\r\n`)
+      })
+    return { ask }
+  })
 
 /** The engine on PGlite, for the receivers whose rules do not depend on storage. */
 const onPglite = TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storages()[0]?.layer ?? (undefined as never))))
@@ -274,7 +323,7 @@ layer(
 // A store that fails: the receiver in front of an Inbound whose every delivery dies (the
 // database gone, say), the rest of the engine real.
 const failing = Layer.effect(Inbound, Effect.map(Inbound, (real) => Inbound.of({
-  accepts: real.accepts,
+  recipient: real.recipient,
   deliver: () => Effect.die(new Error("the database is unreachable"))
 })))
 

@@ -50,6 +50,13 @@ export interface Arrival {
   readonly to: ReadonlyArray<string>
   readonly auth?: AuthVerdicts
   readonly spam?: boolean
+  /**
+   * The inboxes of `to`, when the caller has looked them up already (`Inbound.recipient`:
+   * the SMTP receiver's RCPT checks), so the delivery does not ask again. An inbox deleted
+   * since fails the delivery (its rows cannot be written), which the caller reports as a
+   * temporary failure: nothing is acknowledged that was not stored.
+   */
+  readonly inboxes?: ReadonlyArray<InboxTarget>
 }
 
 export const DeliveryResult = Schema.Struct({
@@ -127,6 +134,8 @@ export const reportEvent = (report: DeliveryReport | undefined): ProviderEvent |
 }
 
 const InboxTarget = Schema.Struct({ id: Schema.String, organization_id: Schema.String, pod_id: Schema.String, email: Schema.String })
+/** A hosted inbox a message is addressed to. */
+export type InboxTarget = typeof InboxTarget.Type
 
 
 /**
@@ -138,7 +147,7 @@ export const GROUP_COMMIT = { deliveries: 32, bytes: 16 * 1024 * 1024, writers: 
 
 /** One parsed arrival, ready to be written into each of its inboxes. */
 interface Delivery {
-  readonly inboxes: ReadonlyArray<typeof InboxTarget.Type>
+  readonly inboxes: ReadonlyArray<InboxTarget>
   readonly fromAddress: string
   readonly baseLabels: ReadonlyArray<string>
   readonly message: Omit<NewMessage, "inbox" | "labels">
@@ -159,8 +168,11 @@ export const addressOf = (display: string): string => {
 
 export class Inbound extends Context.Service<Inbound, {
   deliver(arrival: Arrival): Effect.Effect<DeliveryResult, NotFound | BadRequest | PayloadTooLarge>
-  /** Whether `address` is a hosted inbox: the SMTP receiver's RCPT check, so it never relays. */
-  accepts(address: string): Effect.Effect<boolean>
+  /**
+   * The hosted inbox at `address`, or undefined: the SMTP receiver's RCPT check, so it never
+   * relays; the answer is handed back to `deliver` (`Arrival.inboxes`).
+   */
+  recipient(address: string): Effect.Effect<InboxTarget | undefined>
 }>()("inbox/Inbound") {
   static readonly layer = Layer.effect(Inbound, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -271,8 +283,8 @@ export class Inbound extends Context.Service<Inbound, {
 
     const deliver = Effect.fn("Inbound.deliver")(function*(arrival: Arrival) {
       const addresses = [...new Set(arrival.to.map((a) => normaliseAddress(a)?.toLowerCase() ?? a.trim().toLowerCase()))]
-      const inboxes = addresses.length === 0 ? [] : yield* sql`SELECT id, organization_id, pod_id, email FROM inboxes
-        WHERE email = ANY(${addresses}::text[])`.pipe(decodeRows(InboxTarget))
+      const inboxes = arrival.inboxes ?? (addresses.length === 0 ? [] : yield* sql`SELECT id, organization_id, pod_id, email FROM inboxes
+        WHERE email = ANY(${addresses}::text[])`.pipe(decodeRows(InboxTarget)))
       const hosted = new Map(inboxes.map((i) => [i.email, i]))
       const skipped = addresses.filter((a) => !hosted.has(a))
       if (hosted.size === 0) {
@@ -336,13 +348,17 @@ export class Inbound extends Context.Service<Inbound, {
       return { delivered, skipped }
     })
 
-    const accepts = (address: string) => {
+    const recipient = (address: string): Effect.Effect<InboxTarget | undefined> => {
       const normal = normaliseAddress(address)?.toLowerCase()
       return normal === undefined
-        ? Effect.succeed(false)
-        : sql`SELECT 1 FROM inboxes WHERE email = ${normal}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+        ? Effect.succeed(undefined)
+        : sql`SELECT id, organization_id, pod_id, email FROM inboxes WHERE email = ${normal}`.pipe(
+          decodeRows(InboxTarget),
+          Effect.map((rows) => rows[0]),
+          Effect.orDie
+        )
     }
 
-    return Inbound.of({ deliver, accepts })
+    return Inbound.of({ deliver, recipient })
   }))
 }

@@ -22,7 +22,7 @@ import type { AddressInfo } from "node:net"
 import type { SMTPServerOptions } from "smtp-server"
 import { Config } from "effect"
 import { Dns } from "../dns/Dns.ts"
-import { type AuthResult, type AuthVerdicts, Inbound } from "../inbound/Inbound.ts"
+import { type AuthResult, type AuthVerdicts, Inbound, type InboxTarget } from "../inbound/Inbound.ts"
 import { defaultLimits } from "../mail/parse-core.ts"
 import { Settings } from "../settings/Settings.ts"
 
@@ -141,12 +141,15 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
         }
       }
       const rates = messageRate(perMinute)
+      // The inbox each accepted RCPT named, kept on smtp-server's own address object (the one
+      // it puts in the envelope), so DATA does not look the inboxes up a second time.
+      const recipients = new WeakMap<object, InboxTarget>()
 
       const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
 
       const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
-      const receive = (raw: Buffer, session: { remoteAddress: string; hostNameAppearsAs: string; envelope: { mailFrom: false | { address: string }; rcptTo: ReadonlyArray<{ address: string }> } }) =>
+      const receive = (raw: Buffer, session: { remoteAddress: string; hostNameAppearsAs: string; envelope: { mailFrom: false | { address: string }; rcptTo: ReadonlyArray<{ readonly address: string }> } }) =>
         Effect.gen(function*() {
           const answer = yield* Effect.promise(() =>
             authenticate(raw, {
@@ -159,7 +162,14 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
             })
           )
           const stamped = Buffer.concat([Buffer.from(answer.headers), raw])
-          return yield* inbound.deliver({ raw: stamped, to: session.envelope.rcptTo.map((r) => r.address), auth: verdictsOf(answer) })
+          const inboxes = session.envelope.rcptTo.flatMap((r) => recipients.get(r) ?? [])
+          return yield* inbound.deliver({
+            raw: stamped,
+            to: session.envelope.rcptTo.map((r) => r.address),
+            auth: verdictsOf(answer),
+            // Every RCPT was accepted through `recipient`; should one be missing, the delivery looks them all up.
+            ...(inboxes.length === session.envelope.rcptTo.length ? { inboxes } : {})
+          })
         })
 
       const serverOptions: SMTPServerOptions = {
@@ -198,13 +208,12 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           )
         },
         onRcptTo(address, _session, callback) {
-          void run(inbound.accepts(address.address)).then((exit) =>
-            Exit.isSuccess(exit) && exit.value
-              ? callback()
-              : Exit.isSuccess(exit)
-              ? callback(smtpError(550, "5.1.1 No such mailbox here"))
-              : callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
-          )
+          void run(inbound.recipient(address.address)).then((exit) => {
+            if (Exit.isFailure(exit)) return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
+            if (exit.value === undefined) return callback(smtpError(550, "5.1.1 No such mailbox here"))
+            recipients.set(address, exit.value)
+            callback()
+          })
         },
         onData(stream, session, callback) {
           const chunks: Array<Buffer> = []
