@@ -23,6 +23,7 @@ import pg from "pg"
 import { adminSql } from "@inbox/testkit"
 import { medianOf, run, startReference, stop } from "./http.ts"
 import { freshDatabase, ingestLoad, startServer } from "./messaging.ts"
+import { copyDelivery, templateTables } from "./delivery-copy.ts"
 import { machine } from "./report.ts"
 
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -37,19 +38,11 @@ const DATABASE = "inbox_bench_ceiling"
  * One pgbench transaction: `k` deliveries, each row copied from the stored templates with
  * ids made from pgbench's random `n`, its client id and the row's number in the batch.
  */
-const script = (k: number) => {
-  const key = `:n || '_' || :client_id || '_' || g`
-  const sha = `md5(:n::text || '.' || :client_id || '.' || g) || md5(g || '.' || :client_id || '.' || :n::text)`
-  const rows = `generate_series(1, ${k}) AS g`
-  return `\\set n random(1, 2000000000)
+const script = (k: number) => `\\set n random(1, 2000000000)
 BEGIN;
-INSERT INTO threads SELECT 'tc' || ${key}, organization_id, pod_id, inbox_id, subject, preview, senders, recipients, labels, 'mc' || ${key}, message_count, size, received_at, sent_at, last_at, hidden, created_at, updated_at FROM ceiling_thread, ${rows};
-INSERT INTO messages (id, organization_id, pod_id, inbox_id, thread_id, direction, state, rfc_message_id, in_reply_to, "references", parents, labels, "timestamp", sender, sender_address, recipients, cc, bcc, recipient_addresses, subject, preview, size, text, html, extracted_text, extracted_html, headers, attachments, raw_sha256, open_token, created_at, updated_at) SELECT 'mc' || ${key}, organization_id, pod_id, inbox_id, 'tc' || ${key}, direction, state, 'rc' || ${key} || '@ceiling', in_reply_to, "references", parents, labels, now(), sender, sender_address, recipients, cc, bcc, recipient_addresses, subject, preview, size, text, html, extracted_text, extracted_html, headers, attachments, ${sha}, NULL, now(), now() FROM ceiling_message, ${rows};
-INSERT INTO blob_data (sha256, data) SELECT ${sha}, data FROM ceiling_blob, ${rows} ON CONFLICT (sha256) DO NOTHING;
-INSERT INTO events (id, organization_id, pod_id, inbox_id, event_type, payload, created_at) SELECT 'ec' || ${key}, organization_id, pod_id, inbox_id, event_type, payload, now() FROM ceiling_event, ${rows};
+${copyDelivery("ceiling", `:n || '_' || :client_id || '_' || g`, `md5(:n::text || '.' || :client_id || '.' || g) || md5(g || '.' || :client_id || '.' || :n::text)`, `generate_series(1, ${k}) AS g`)}
 COMMIT;
 `
-}
 
 const pgbench = async (url: string, file: string, k: number): Promise<number> => {
   const u = new URL(url)
@@ -82,12 +75,7 @@ export const benchCeiling = async (): Promise<ReadonlyArray<CeilingRound>> => {
     await run(load, 2)
     await stop(ours.child)
     const referenceLoad = { ...load, url: String(load.url).replace(`:${PORT}/`, `:${PORT + 1}/`) }
-    await pool.query(`
-      CREATE TABLE ceiling_message AS SELECT * FROM messages WHERE direction = 'received' LIMIT 1;
-      ALTER TABLE ceiling_message DROP COLUMN hidden;
-      CREATE TABLE ceiling_thread AS SELECT * FROM threads WHERE id = (SELECT thread_id FROM ceiling_message);
-      CREATE TABLE ceiling_event AS SELECT * FROM events WHERE event_type = 'message.received' LIMIT 1;
-      CREATE TABLE ceiling_blob AS SELECT * FROM blob_data WHERE sha256 = (SELECT raw_sha256 FROM ceiling_message)`)
+    await pool.query(templateTables("ceiling"))
     const one = join(dir, "one.sql")
     const batched = join(dir, "batched.sql")
     writeFileSync(one, script(1))

@@ -1,16 +1,30 @@
 /**
- * The bare SMTP reference of `pnpm bench smtp` (bench/smtp.ts): `smtp-server` answering
+ * The bare SMTP references of `pnpm bench smtp` (bench/smtp.ts): `smtp-server` answering
  * RCPT for any address, checking each message with `mailauth` (SPF, DKIM, DMARC, ARC)
  * against the same loopback DNS server with a 60 s cache as ours has, parsing it with bare
- * `simpleParser`, and storing nothing. It answers `250` once both are done, so it measures
- * what a receiver must do before it may store anything.
+ * `simpleParser`. It answers `250` once that is done, so it measures what a receiver must
+ * do before it may store anything.
  *
- *   REF_SMTP_PORT=... REF_DNS_SERVER=host:port node --import tsx bench/reference-smtp.ts
+ * With REF_DATABASE_URL it also stores each message before answering, durably, as a bare
+ * `pg` server would, with a group commit like ours (below) and one round trip a
+ * transaction. Each delivery is the rows our server writes (bench/delivery-copy.ts:
+ * thread, message with its triggers, raw bytes, event), copied from a delivery ours stored
+ * (the `ref_*` tables) with new ids and this message's own bytes. It reads nothing first
+ * (no inbox, lists, locks or thread lookup), so it is a floor for any server storing these
+ * rows, not a copy of ours.
+ *
+ *   REF_SMTP_PORT=... REF_DNS_SERVER=host:port [REF_DATABASE_URL=...] node --import tsx bench/reference-smtp.ts
  */
+import { createHash } from "node:crypto"
 import { Resolver } from "node:dns/promises"
+import pg from "pg"
+import { copyDelivery } from "./delivery-copy.ts"
 import { authenticate } from "mailauth"
 import { simpleParser } from "mailparser"
 import { SMTPServer } from "smtp-server"
+
+const WRITERS = 2
+const BATCH = 16
 
 const resolver = new Resolver({ timeout: 2000, tries: 1 })
 resolver.setServers([process.env["REF_DNS_SERVER"] ?? "127.0.0.1:53"])
@@ -23,6 +37,35 @@ const resolve = (name: string, type: string) => {
   cache.set(key, { at: Date.now(), answer })
   return answer
 }
+
+const database = process.env["REF_DATABASE_URL"]
+const pool = database === undefined ? undefined : new pg.Pool({ connectionString: database, max: WRITERS })
+let stored = 0
+const waiting: Array<{ readonly raw: Buffer; readonly done: (error?: Error) => void }> = []
+let writing = 0
+/**
+ * A group commit as ours has (WRITERS transactions at once, each taking up to BATCH of the
+ * messages waiting), each transaction one simple-protocol query: one round trip.
+ */
+const write = () => {
+  if (pool === undefined || writing >= WRITERS || waiting.length === 0) return
+  const batch = waiting.splice(0, BATCH)
+  writing++
+  const rows = batch.map(({ raw }) =>
+    copyDelivery("ref", `'${process.pid}_${stored++}'`, `'${createHash("sha256").update(raw).digest("hex")}'`, "", `'\\x${raw.toString("hex")}'::bytea`))
+  pool.query(`BEGIN;\n${rows.join("\n")}\nCOMMIT;`).then(
+    () => batch.forEach((w) => w.done()),
+    (e: Error) => batch.forEach((w) => w.done(e))
+  ).finally(() => {
+    writing--
+    write()
+  })
+}
+const store = (raw: Buffer) =>
+  pool === undefined ? Promise.resolve() : new Promise<void>((resolve, reject) => {
+    waiting.push({ raw, done: (e) => e === undefined ? resolve() : reject(e) })
+    write()
+  })
 
 const server = new SMTPServer({
   authOptional: true,
@@ -43,6 +86,7 @@ const server = new SMTPServer({
         disableBimi: true
       })
         .then(() => simpleParser(raw))
+        .then(() => store(raw))
         .then(() => callback(), (e: Error) => callback(e))
     })
   }

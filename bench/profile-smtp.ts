@@ -1,0 +1,66 @@
+/**
+ * `node --import tsx bench/profile-smtp.ts [seconds] [ours|reference]`: drives the SMTP
+ * load of `pnpm bench smtp` (5 KB, 8 connections, PostgreSQL) against one server and prints
+ * the CPU each process spent per message (the server, PostgreSQL, the load generator). With
+ * BENCH_CPU_PROF=1 it also profiles our server's main thread during the load and prints
+ * where the time went, by kind of work, by place and by function.
+ */
+import { mkdtempSync, readdirSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { summarise, table } from "./cpuprofile.ts"
+import { spawnServer, stop } from "./http.ts"
+import { benchMessages } from "./parse.ts"
+import { api, freshDatabase, load, openDns, publishSender, startOursSmtp } from "./smtp.ts"
+
+const seconds = Number(process.argv[2] ?? "10")
+const which = process.argv[3] ?? "ours"
+const profileDir = process.env["BENCH_CPU_PROF"] === "1" ? mkdtempSync(join(tmpdir(), "inbox-profile-smtp-")) : undefined
+const flags = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-interval=500"]
+
+const main = async () => {
+  const dns = await openDns()
+  const privateKey = publishSender(dns.zone)
+  const raw = benchMessages[0]![1]
+  const server = which === "reference"
+    ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, [], (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
+    : await (async () => {
+      const ours = await startOursSmtp({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, flags)
+      return { ...ours, port: 29525, to: ((await api("POST", "/v0/inboxes", ours.keys[0]!, {})) as { email: string }).email }
+    })()
+  try {
+    await load(server.port, server.to, raw, privateKey, 2)
+    const w0 = Number(process.hrtime.bigint() / 1000n)
+    const run = await load(server.port, server.to, raw, privateKey, seconds, server.child.pid)
+    const w1 = Number(process.hrtime.bigint() / 1000n)
+    console.log(`${which}: ${run.rate} msg/s, p50 ${run.p50} ms, p99 ${run.p99} ms, errors ${run.errors}; machine busy ${(run.busy * 100).toFixed(0)}%`)
+    console.log(`  CPU µs per message: server ${run.cpu.server}, PostgreSQL ${run.cpu.postgres}, load generator ${run.cpu.client}`)
+    await stop(server.child)
+    if (profileDir !== undefined) {
+      const file = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))[0]!
+      const summary = summarise(file, [w0, w1], {
+        "smtp-server (protocol, replies)": (f) => f.url.includes("/smtp-server/"),
+        "mailauth (SPF, DKIM, DMARC, ARC)": (f) => f.url.includes("/mailauth/"),
+        "@effect/sql-pg (driver)": (f) => f.url.includes("/@effect/sql-pg/"),
+        "core/src/smtp": (f) => f.url.includes("/packages/core/src/smtp/"),
+        "core/src/inbound": (f) => f.url.includes("/packages/core/src/inbound/"),
+        "core/src/messages": (f) => f.url.includes("/packages/core/src/messages/"),
+        "core/src/events": (f) => f.url.includes("/packages/core/src/events/"),
+        "core/src/mail": (f) => f.url.includes("/packages/core/src/mail/")
+      }, 45)
+      const n = run.rate * seconds
+      console.log(table("inclusive (the fiber loop blurs these)", summary.inclusive, n))
+      console.log(table("by kind of work", summary.byBucket, n))
+      console.log(table("by place", summary.byPlace, n))
+      console.log(table("by function (self)", summary.byFunction, n))
+    }
+  } finally {
+    await stop(server.child)
+    await dns.close()
+  }
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e)
+  process.exit(1)
+})
