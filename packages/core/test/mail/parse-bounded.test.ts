@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { MailParser, parse } from "../../src/mail/parse.ts"
+import { INLINE_PARSE, MailParser, parse, parsesInline } from "../../src/mail/parse.ts"
 import { fixture, hostile } from "./fixtures.ts"
 
 // Liveness, not throughput: a timer that should fire every 10 ms keeps firing while the
@@ -51,6 +51,27 @@ describe("Mail.parse bounded cost", () => {
       const { message } = yield* parse(fixture("reply.eml"))
       assert.strictEqual(message.extracted_text, "Yes, noon works.")
     }).pipe(Effect.provide(MailParser.layerWith({ workers: 1, timeout: "100 millis" }))), { timeout: 60_000 })
+
+  it("parses a small plain message on the calling thread, and one over any bound of INLINE_PARSE in the pool", () => {
+    const CRLF = "\r\n"
+    const plain = (body: string, headers = "") =>
+      Buffer.from(`From: Ann <ann@x.org>${CRLF}To: Bob <bob@y.org>${CRLF}Subject: Hi${CRLF}Message-ID: <1@x.org>${CRLF}${headers}${CRLF}${body}${CRLF}`)
+    assert.isTrue(parsesInline(plain("Hello, see you at noon.")))
+    assert.isTrue(parsesInline(fixture("reply.eml")))
+    const bounds: Record<string, Buffer> = {
+      bytes: plain("a".repeat(INLINE_PARSE.bytes)),
+      "angle brackets (tags, addresses)": plain("<b>x</b>".repeat(INLINE_PARSE.angles)),
+      lines: plain(`line${CRLF}`.repeat(INLINE_PARSE.lines)),
+      "boundary lines (parts, nesting)": plain(`--b${CRLF}x${CRLF}`.repeat(INLINE_PARSE.boundaries + 1)),
+      "encoded words": plain("", `X-Words: ${"=?utf-8?Q?a?= ".repeat(INLINE_PARSE.encodedWords + 1)}${CRLF}`)
+    }
+    for (const [bound, raw] of Object.entries(bounds)) assert.isFalse(parsesInline(raw), bound)
+    // Each hostile message is costly through a shape the bounds count.
+    for (const [name, make] of Object.entries(hostile)) assert.isFalse(parsesInline(make()), name)
+    // Just within every bound: on the calling thread.
+    const within = plain(`${"<i>".repeat(INLINE_PARSE.angles - 8)}${`--b${CRLF}`.repeat(INLINE_PARSE.boundaries)}`, `X-Words: ${"=?utf-8?Q?a?= ".repeat(INLINE_PARSE.encodedWords)}${CRLF}`)
+    assert.isTrue(parsesInline(within))
+  })
 
   it.live("keeps every attachment byte of a 25 MB message", () =>
     Effect.gen(function*() {

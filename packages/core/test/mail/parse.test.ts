@@ -5,7 +5,13 @@ import { fixture } from "./fixtures.ts"
 
 const read = (name: string) => parse(fixture(name))
 
-for (const [name, parserLayer] of [["worker pool", MailParser.layer], ["in-thread", MailParser.layerInline]] as const) {
+for (
+  const [name, parserLayer] of [
+    ["worker pool", MailParser.layerWith({ inlineSmall: false })],
+    ["in-thread", MailParser.layerInline],
+    ["default: small plain messages in-thread, the rest in the pool", MailParser.layer]
+  ] as const
+) {
   layer(parserLayer)(`Mail.parse (${name})`, (it) => {
     it.effect("decodes RFC 2047 encoded words in from, to, cc, subject and attachment names", () =>
       Effect.gen(function*() {
