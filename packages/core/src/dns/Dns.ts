@@ -8,7 +8,8 @@
  * refused) fails with `DnsUnavailable`: the caller must not read it as "missing".
  * `resolve` is the raw form with `dns.promises.resolve`'s signature, for libraries that
  * take a resolver (mailauth); it keeps a small cache (60 s) so the SPF, DKIM and DMARC
- * checks of a burst of mail from one sender ask once.
+ * checks of a burst of mail from one sender ask once: answers and "no such records"
+ * (NXDOMAIN, NODATA) are remembered, a failure to ask is not.
  *
  * Layer: `layer` uses Node's resolver, with the servers of INBOX_DNS_SERVERS (`host:port`)
  * when set, else the system's; each query times out after 2 s and is tried twice.
@@ -51,8 +52,12 @@ export class Dns extends Context.Service<Dns, {
       if (cache.size >= CACHE_MAX) cache.clear()
       const answer = raw(name, rrtype)
       cache.set(key, { at, answer })
-      // A failure is not remembered: the next check asks again.
-      answer.catch(() => cache.delete(key))
+      // "No such records" is an answer and is remembered like one (negative caching): mail
+      // from a sender whose IP has no PTR record, or whose domain publishes no DMARC policy,
+      // used to ask again for each message. A failure to ask is not: the next check asks again.
+      answer.catch((e: { code?: string }) => {
+        if (!ABSENT.has(e?.code ?? "") && cache.get(key)?.answer === answer) cache.delete(key)
+      })
       return answer
     }
     const lookup = <A>(name: string, rrtype: string) =>
