@@ -30,7 +30,8 @@
  * few angle brackets (tags, addresses), boundary lines, lines and encoded words is parsed
  * on the calling thread, because for it the trip to a worker and back is the cost: here it
  * took about 1.6 ms of the server's CPU per 5 KB message (the copies, the two thread
- * wake-ups, the pool), ten times the parse itself, and was 30% of SMTP ingest's CPU. The
+ * wake-ups, the pool), several times the parse itself and 30% of what the SMTP receiver
+ * spent on a message (bench/profile-smtp.ts). The
  * scan that decides reads the bytes once; no message it lets through can stall the event
  * loop for long, because every costly shape (many parts or nested multiparts, HTML tags,
  * addresses, lines, encoded words) needs more of what it counts than it allows
@@ -104,7 +105,6 @@ const parseHere = (options: MailParserOptions) => {
 const makeInline = (options: MailParserOptions) => {
   const limits = limitsOf(options)
   const here = parseHere(options)
-  const inlineSmall = options.inlineSmall ?? true
   return MailParser.of({
     parse: Effect.fn("Mail.parse")(function*(raw: Uint8Array) {
       if (raw.byteLength > limits.maxRawBytes) return yield* tooLarge(raw, limits)
