@@ -3,7 +3,9 @@
  * load of `pnpm bench smtp` (5 KB, 8 connections, PostgreSQL) against one server and prints
  * the CPU each process spent per message (the server, PostgreSQL, the load generator). With
  * BENCH_CPU_PROF=1 it also profiles our server's main thread during the load and prints
- * where the time went, by kind of work, by place and by function.
+ * where the time went, by kind of work, by place and by function. BENCH_SERVER_CWD=DIR
+ * runs the server of another checkout (a worktree of an earlier commit, its dependencies
+ * installed) under this harness, to compare code with code.
  */
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -25,16 +27,18 @@ const main = async () => {
   const server = which === "reference"
     ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, [], (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
     : await (async () => {
-      const ours = await startOursSmtp({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, flags)
+      const ours = await startOursSmtp({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, flags, process.env["BENCH_SERVER_CWD"])
       return { ...ours, port: 29525, to: ((await api("POST", "/v0/inboxes", ours.keys[0]!, {})) as { email: string }).email }
     })()
   try {
     await load(server.port, server.to, raw, privateKey, 2)
+    const q0 = dns.zone.queries()
     const w0 = Number(process.hrtime.bigint() / 1000n)
     const run = await load(server.port, server.to, raw, privateKey, seconds, server.child.pid)
     const w1 = Number(process.hrtime.bigint() / 1000n)
     console.log(`${which}: ${run.rate} msg/s, p50 ${run.p50} ms, p99 ${run.p99} ms, errors ${run.errors}; machine busy ${(run.busy * 100).toFixed(0)}%`)
     console.log(`  CPU µs per message: server ${run.cpu.server}, PostgreSQL ${run.cpu.postgres}, load generator ${run.cpu.client}`)
+    console.log(`  DNS queries per message: ${((dns.zone.queries() - q0) / (run.rate * seconds)).toFixed(2)}`)
     await stop(server.child)
     if (profileDir !== undefined) {
       const file = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))[0]!

@@ -7,8 +7,10 @@
  *   DNS server on loopback publishes, so SPF, DKIM and DMARC are checked for real. Ours
  *   answers `250` after the message is stored, threaded and its event committed; the
  *   reference (bench/reference-smtp.ts) runs the same checks with mailauth and parses with
- *   bare simpleParser, storing nothing. Rounds of ours then the reference, on PostgreSQL
- *   and on PGlite.
+ *   bare simpleParser, storing nothing, and on PostgreSQL a second copy of it also stores
+ *   the rows of a delivery (the storing reference). Rounds of ours then the references, on
+ *   PostgreSQL and on PGlite, each counting the CPU the server, PostgreSQL and the load
+ *   generator spend per message; the section ends with the goal's CPU budget.
  * - domains: 1,000 custom domains (20 organizations on the Scale plan, 50 each) whose
  *   records the loopback DNS server publishes, verified through `POST .../verify` with 8 at
  *   a time: the time it takes and the DNS queries it makes, against a bare Node resolver
@@ -55,29 +57,45 @@ interface SmtpRun {
   readonly busy: number
 }
 
-/** CPU time of a process, all its threads, in clock ticks (/proc; USER_HZ is 100 on Linux). */
-export const ticksOf = (pid: number | string): number => {
+/** A process's /proc stat fields after its name: [state, ppid, ...]; undefined once it is gone. */
+const statOf = (pid: number | string): ReadonlyArray<string> | undefined => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return Number(fields[11]) + Number(fields[12])
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   } catch {
-    return 0
+    return undefined
   }
+}
+
+/**
+ * CPU time of a process, all its threads, in clock ticks (USER_HZ, 100 on Linux); with
+ * `reaped`, also that of its children that have ended (the kernel adds them to the parent).
+ */
+const ticksOf = (pid: number | string, reaped = false): number => {
+  const f = statOf(pid)
+  if (f === undefined) return 0
+  return Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)
 }
 const TICK_US = 10_000
 
-/** CPU time of every PostgreSQL process of this machine (the server the benchmark writes to). */
-export const postgresTicks = () => {
-  let sum = 0
+/**
+ * CPU time of the PostgreSQL server the benchmark writes to: its postmaster, every live
+ * backend and worker, and those that have ended meanwhile (counted in the postmaster's
+ * children's time), so a backend or autovacuum worker that exits during a run does not
+ * take its time out of the sum.
+ */
+const postgresTicks = () => {
+  const postgres = new Map<string, string>()
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
     try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") sum += ticksOf(pid)
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") postgres.set(pid, statOf(pid)?.[1] ?? "")
     } catch {
       // gone meanwhile
     }
   }
+  let sum = 0
+  for (const [pid, parent] of postgres) sum += postgres.has(parent) ? ticksOf(pid) : ticksOf(pid, true)
   return sum
 }
 
@@ -197,7 +215,8 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
   }
 }
 
-export const startOursSmtp = async (env: Record<string, string>, dns: string, flags: ReadonlyArray<string> = []) => {
+/** Our server with the SMTP receiver on; `cwd` another checkout's, to time that code with this harness. */
+export const startOursSmtp = async (env: Record<string, string>, dns: string, flags: ReadonlyArray<string> = [], cwd?: string) => {
   const { child, value } = await spawnServer(
     "bench/server.ts",
     {
@@ -212,7 +231,8 @@ export const startOursSmtp = async (env: Record<string, string>, dns: string, fl
       BENCH_TENANTS: env["BENCH_TENANTS"] ?? "1"
     },
     flags,
-    (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined
+    (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
+    cwd
   )
   await waitHealthy(HTTP_PORT)
   return { child, keys: value }
