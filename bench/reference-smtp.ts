@@ -53,10 +53,18 @@ const write = () => {
   writing++
   const rows = batch.map(({ raw }) =>
     copyDelivery("ref", `'${process.pid}_${stored++}'`, `'${createHash("sha256").update(raw).digest("hex")}'`, "", `'\\x${raw.toString("hex")}'::bytea`))
-  pool.query(`BEGIN;\n${rows.join("\n")}\nCOMMIT;`).then(
-    () => batch.forEach((w) => w.done()),
-    (e: Error) => batch.forEach((w) => w.done(e))
-  ).finally(() => {
+  pool.connect().then(async (client) => {
+    try {
+      await client.query(`BEGIN;\n${rows.join("\n")}\nCOMMIT;`)
+      batch.forEach((w) => w.done())
+    } catch (e) {
+      // A failed statement leaves the session in the aborted transaction: end it before the client goes back.
+      await client.query("ROLLBACK").catch(() => undefined)
+      batch.forEach((w) => w.done(e as Error))
+    } finally {
+      client.release()
+    }
+  }, (e: Error) => batch.forEach((w) => w.done(e))).finally(() => {
     writing--
     write()
   })
