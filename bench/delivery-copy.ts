@@ -1,14 +1,12 @@
 /**
- * What one 5 KB delivery writes, as SQL that copies it from a delivery our server stored
- * (the `<prefix>_thread`, `_message`, `_event` and `_blob` tables, one row each) under new
- * ids: its thread, its message (with its triggers: the search vector, blob references,
+ * What one delivery writes, as SQL that copies it from a delivery our server stored under
+ * new ids: its thread, its message (with its triggers: the search vector, blob references,
  * metric changes), its raw bytes and its `message.received` event. The PostgreSQL ceiling
  * (bench/ceiling.ts, through pgbench) and the storing SMTP reference
  * (bench/reference-smtp.ts) both write it, so they write the same rows ours does.
- *
- * `key` and `sha` are SQL expressions (a new row's id suffix, its raw bytes' digest);
- * `from` is an extra FROM item (pgbench's `generate_series` of a batch), or "".
  */
+
+/** The copy's templates: the `<prefix>_thread`, `_message`, `_event` and `_blob` tables, one row each, of the delivery stored last. */
 export const templateTables = (prefix: string) => `
   DROP TABLE IF EXISTS ${prefix}_message, ${prefix}_thread, ${prefix}_event, ${prefix}_blob;
   CREATE TABLE ${prefix}_message AS SELECT * FROM messages WHERE direction = 'received' ORDER BY created_at DESC LIMIT 1;
@@ -17,6 +15,12 @@ export const templateTables = (prefix: string) => `
   CREATE TABLE ${prefix}_event AS SELECT * FROM events WHERE event_type = 'message.received' ORDER BY created_at DESC LIMIT 1;
   CREATE TABLE ${prefix}_blob AS SELECT * FROM blob_data WHERE sha256 = (SELECT raw_sha256 FROM ${prefix}_message)`
 
+/**
+ * One delivery copied from the templates. `key` and `sha` are SQL expressions (a new row's
+ * id suffix, its raw bytes' digest); `from` is an extra FROM item (pgbench's
+ * `generate_series` of a batch), or ""; `blob`, an SQL expression of the raw bytes to
+ * store instead of the template's.
+ */
 export const copyDelivery = (prefix: string, key: string, sha: string, from = "", blob?: string) => {
   const rows = from === "" ? "" : `, ${from}`
   return `INSERT INTO threads SELECT 't${prefix}' || ${key}, organization_id, pod_id, inbox_id, subject, preview, senders, recipients, labels, 'm${prefix}' || ${key}, message_count, size, received_at, sent_at, last_at, hidden, created_at, updated_at FROM ${prefix}_thread${rows};

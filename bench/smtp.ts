@@ -354,8 +354,11 @@ const cpuCell = (runs: ReadonlyArray<SmtpRun>) =>
 /** What all three processes spend on one message, µs: the machine's CPU a message costs. */
 const totalOf3 = (r: SmtpRun) => r.cpu.server + r.cpu.postgres + r.cpu.client
 
-/** CPU time a second of a message at `rate` leaves, µs per message, on this machine's cores. */
-const budgetAt = (rate: number) => Math.round((availableParallelism() * 1_000_000) / rate)
+/**
+ * The machine's cores shared out: µs of CPU a message at `x` messages a second, or the
+ * messages a second that `x` µs of CPU a message allow (the same division).
+ */
+const onCores = (x: number) => Math.round((availableParallelism() * 1_000_000) / x)
 
 export const smtpSection = (sections: ReadonlyArray<SmtpSection>, load0: number, load1: number) => {
   const goal = 800
@@ -365,19 +368,21 @@ export const smtpSection = (sections: ReadonlyArray<SmtpSection>, load0: number,
     const bare = median(pg5.rounds.map((r) => totalOf3(r.reference)))
     const storing = pg5.rounds.every((r) => r.storing !== undefined) ? median(pg5.rounds.map((r) => totalOf3(r.storing!))) : undefined
     const busy = (f: (r: SmtpRound) => SmtpRun | undefined) => medianOf(pg5.rounds.flatMap((r) => { const x = f(r); return x === undefined ? [] : [x.busy] }))
+    const row = (name: string, cpu: number, f: (r: SmtpRound) => SmtpRun | undefined) =>
+      `| ${name} | ${count(cpu)} | ${count(onCores(cpu))}/s | ${(busy(f) * 100).toFixed(0)}% |`
     return [
       "",
       `### The CPU budget of the goal (PostgreSQL, ${pg5.name})`,
       "",
-      `Server, PostgreSQL and load generator share this machine's ${availableParallelism()} cores, so ${goal} messages/s leaves at most **${count(budgetAt(goal))} µs of CPU per message** for the three together. Each run above counted the CPU time of the server's process (every thread), of every PostgreSQL process and of the load generator, over the messages answered (medians of the rounds):`,
+      `Server, PostgreSQL and load generator share this machine's ${availableParallelism()} cores, so ${goal} messages/s leaves at most **${count(onCores(goal))} µs of CPU per message** for the three together. Each run above counted the CPU time of the server's process (every thread), of every PostgreSQL process and of the load generator, over the messages answered (medians of the rounds):`,
       "",
       "| server | CPU µs per message, all three | rate it allows on the whole machine | machine busy during the runs |",
       "|---|---:|---:|---:|",
-      `| ours (stores, threads, indexes, events) | ${count(ours)} | ${count(Math.round((availableParallelism() * 1_000_000) / ours))}/s | ${(busy((r) => r.ours) * 100).toFixed(0)}% |`,
-      ...(storing === undefined ? [] : [`| storing reference (group commit of a delivery's rows, no reads) | ${count(storing)} | ${count(Math.round((availableParallelism() * 1_000_000) / storing))}/s | ${(busy((r) => r.storing) * 100).toFixed(0)}% |`]),
-      `| bare reference (stores nothing) | ${count(bare)} | ${count(Math.round((availableParallelism() * 1_000_000) / bare))}/s | ${(busy((r) => r.reference) * 100).toFixed(0)}% |`,
+      row("ours (stores, threads, indexes, events)", ours, (r) => r.ours),
+      ...(storing === undefined ? [] : [row("storing reference (group commit of a delivery's rows, no reads)", storing, (r) => r.storing)]),
+      row("bare reference (stores nothing)", bare, (r) => r.reference),
       "",
-      `A server whose CPU per message, with its database's and the load generator's, is above ${count(budgetAt(goal))} µs cannot take ${goal} messages/s here however its work is spread over threads or processes.`
+      `A server whose CPU per message, with its database's and the load generator's, is above ${count(onCores(goal))} µs cannot take ${goal} messages/s here however its work is spread over threads or processes.`
     ]
   })()
   return [
