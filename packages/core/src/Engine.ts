@@ -24,6 +24,7 @@ import { Lists } from "./lists/Lists.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { Ids } from "./platform/Ids.ts"
 import { Pods } from "./pods/Pods.ts"
+import { IntakeBudget } from "./ratelimit/IntakeBudget.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { SecretRotation } from "./shared/SecretRotation.ts"
 import { Settings } from "./settings/Settings.ts"
@@ -93,6 +94,7 @@ export type EngineServices =
   | Metrics
   | Billing
   | KeyCache
+  | IntakeBudget
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
@@ -114,7 +116,7 @@ const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
   Layer.provideMerge(Pods.layer),
   Layer.provideMerge(Organizations.layer),
   // Events and Jobs sit low: custom domains (below inboxes) write events and schedule checks.
-  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, MailParser.layer, Events.layer)),
+  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, IntakeBudget.layer, MailParser.layer, Events.layer)),
   // An event's webhook deliveries are written in the event's transaction, as durable jobs.
   Layer.provideMerge(WebhookFanOut.layer),
   // Before any service opens a sealed secret: rows sealed under a rotated-out key move to the new one.

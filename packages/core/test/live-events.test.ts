@@ -4,8 +4,8 @@
  * process; the Events service counts the reads it is asked for.
  */
 import { assert, it } from "@effect/vitest"
-import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Signals } from "@inbox/core"
-import { Context, Deferred, Effect, Exit, Layer } from "effect"
+import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Settings, type SettingsShape, Signals } from "@inbox/core"
+import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 
 const rowOf = (id: string): EventRow => ({
@@ -18,7 +18,7 @@ const rowOf = (id: string): EventRow => ({
   created_at: new Date(0)
 })
 
-const setUp = Effect.gen(function*() {
+const setUp = (settings: Partial<SettingsShape> = {}) => Effect.gen(function*() {
   const reads: Array<ReadonlyArray<string>> = []
   const events = Layer.succeed(Events, Events.of({
     byIds: (ids: ReadonlyArray<string>) => Effect.sync(() => {
@@ -28,7 +28,7 @@ const setUp = Effect.gen(function*() {
   } as never))
   const context = yield* Layer.build(LiveEvents.layer.pipe(
     Layer.provideMerge(Signals.layerInProcess),
-    Layer.provide(Layer.mergeAll(events, Layer.succeed(Inboxes, {} as never), Layer.succeed(Pods, {} as never)))
+    Layer.provide(Layer.mergeAll(events, Layer.succeed(Inboxes, {} as never), Layer.succeed(Pods, {} as never), Layer.succeed(Settings, Settings.make(settings))))
   ))
   return { reads, live: Context.get(context, LiveEvents), signals: Context.get(context, Signals) }
 })
@@ -38,7 +38,7 @@ const settle = TestClock.withLive(Effect.sleep("20 millis"))
 
 it.effect("an event signalled while nobody listens is not read from the database", () =>
   Effect.gen(function*() {
-    const { reads, signals } = yield* setUp
+    const { reads, signals } = yield* setUp()
     yield* settle
     yield* signals.notify(EVENTS_CHANNEL, "evt_1")
     yield* settle
@@ -47,7 +47,7 @@ it.effect("an event signalled while nobody listens is not read from the database
 
 it.effect("with a connection listening, a signalled event is read once and reaches it", () =>
   Effect.gen(function*() {
-    const { reads, live, signals } = yield* setUp
+    const { reads, live, signals } = yield* setUp()
     const got = yield* Deferred.make<string>()
     const principal = { organizationId: "org_1", scope: { type: "organization" as const } }
     const subscription = { eventTypes: new Set(["message.received"]), inboxIds: new Set<string>(), podIds: new Set<string>() }
@@ -66,7 +66,7 @@ it.effect("with a connection listening, a signalled event is read once and reach
 
 it.effect("a listening connection is handed the frames its principal may see and its subscription wants; after it leaves, nothing is read", () =>
   Effect.gen(function*() {
-    const { reads, live, signals } = yield* setUp
+    const { reads, live, signals } = yield* setUp()
     const frames: Array<string> = []
     const principal = { organizationId: "org_1", scope: { type: "organization" as const } }
     const subscription = { eventTypes: new Set(["message.received"]), inboxIds: new Set<string>(), podIds: new Set<string>() }
@@ -89,4 +89,23 @@ it.effect("a listening connection is handed the frames its principal may see and
     yield* signals.notify(EVENTS_CHANNEL, "evt_6")
     yield* settle
     assert.deepStrictEqual(reads, [["evt_4"], ["evt_5"]])
+  }).pipe(Effect.scoped))
+
+it.effect("WebSocket listeners are capped per key and per process; a connection that leaves frees its slot", () =>
+  Effect.gen(function*() {
+    const { live } = yield* setUp({ maxWebSockets: 3, maxWebSocketsPerKey: 2 })
+    const byKey = (keyId: string) => ({ organizationId: "org_1", scope: { type: "organization" as const }, keyId })
+    const listen = (keyId: string) => live.listen(byKey(keyId), () => undefined, () => {})
+    const first = yield* Scope.make()
+    yield* listen("key_a").pipe(Scope.provide(first))
+    yield* listen("key_a")
+    const third = yield* listen("key_a").pipe(Effect.flip)
+    assert.deepStrictEqual({ cap: third.cap, limit: third.limit }, { cap: "key", limit: 2 })
+    yield* listen("key_b")
+    const full = yield* listen("key_c").pipe(Effect.flip)
+    assert.deepStrictEqual({ cap: full.cap, limit: full.limit }, { cap: "server", limit: 3 })
+    // key_a's first connection closes: a slot of the process and of key_a is free again.
+    yield* Scope.close(first, Exit.void)
+    yield* listen("key_a")
+    assert.strictEqual((yield* listen("key_c").pipe(Effect.flip)).cap, "server")
   }).pipe(Effect.scoped))

@@ -51,7 +51,7 @@ const authRoute = <S extends Fields | undefined>(
     const input = options.body === undefined ? yield* decodeInput(EMPTY, body) : yield* decodeInput(options.body, body)
     const response = yield* handle({ request, session, input: input as never, ip })
     return HttpServerResponse.setHeaders(response, NO_STORE)
-  }).pipe(Effect.catchIf(isApiError, (e: ApiError) => Effect.succeed(errorResponse(e, NO_STORE)))))
+  }).pipe(Effect.scoped, Effect.catchIf(isApiError, (e: ApiError) => Effect.succeed(errorResponse(e, NO_STORE)))))
 
 const EMPTY = Schema.Struct({})
 

@@ -116,7 +116,7 @@ export const makeDirectPath = Effect.gen(function*() {
     const found = take(request.method ?? "", request.url ?? "/")
     if (found === undefined) return false
     const fiber = runFork(Effect.flatMap(serve(fromNode(request), found.handler, found.params), ({ answer, record }) => {
-      write(response, answer)
+      write(response, answer, request.complete)
       return record
     }))
     if (fiber.pollUnsafe() === undefined) {
@@ -142,9 +142,14 @@ export const makeDirectPath = Effect.gen(function*() {
   return { listener, answerWeb, takes }
 })
 
-const write = (response: ServerResponse, answer: WireAnswer) => {
+/**
+ * Writes the answer. A body left unread (refused before or while it was read: too large, no
+ * credential, the intake budget full) closes the connection after the answer, rather than
+ * reading and discarding the rest to keep it alive.
+ */
+const write = (response: ServerResponse, answer: WireAnswer, bodyRead: boolean) => {
   if (response.destroyed) return
-  response.writeHead(answer.status, answer.headers)
+  response.writeHead(answer.status, bodyRead ? answer.headers : { ...answer.headers, connection: "close" })
   if (answer.body === undefined) response.end()
   else response.end(answer.body)
 }

@@ -47,6 +47,7 @@ const post = Effect.gen(function*() {
   }
   return json("error" in answer && answer.id === null ? 400 : 200, answer, NO_STORE)
 }).pipe(
+  Effect.scoped,
   Effect.catchIf(isApiError, (e: ApiError) =>
     Effect.succeed(errorResponse(e, e.code === "unauthorized" ? { ...NO_STORE, "www-authenticate": "Bearer" } : NO_STORE)))
 )

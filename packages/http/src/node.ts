@@ -5,8 +5,9 @@
  *   request within INBOX_REQUEST_TIMEOUT (default 30); Node checks every second, not every
  *   30 (its default), so a slow client is cut near the limit rather than up to 30 s late;
  *   an idle keep-alive connection is closed after 5 seconds;
- * - at most INBOX_MAX_CONNECTIONS (default 1000) connections at once; Node closes any
- *   connection beyond that as soon as it opens;
+ * - at most INBOX_MAX_CONNECTIONS (default 1000) HTTP connections at once, beside the
+ *   WebSockets (INBOX_MAX_WEBSOCKETS, capped by core); Node closes any connection beyond
+ *   both as soon as it opens;
  * - at most 100 header lines are read (Node ignores the rest) and 16 KB of headers (Node's
  *   limit; over it, 431).
  *
@@ -16,7 +17,7 @@
  * headers_too_large, 408 request_timeout.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, statusOf } from "@inbox/core"
+import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, SETTING_DEFAULTS, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
@@ -27,11 +28,22 @@ export interface NodeServerOptions {
   readonly headersTimeoutSeconds: number
   readonly requestTimeoutSeconds: number
   readonly maxConnections: number
+  /**
+   * WebSocket connections the process holds at most (INBOX_MAX_WEBSOCKETS; core's
+   * LiveEvents enforces it). Node counts an upgraded socket as a connection: the socket cap
+   * is both together, so subscribers at their cap still leave `maxConnections` to HTTP.
+   */
+  readonly maxWebSockets?: number
   /** Heartbeat of WebSocket connections (default WS_PING_INTERVAL_SECONDS); tests shorten it. */
   readonly pingIntervalMs?: number
 }
 
-export const NODE_SERVER_DEFAULTS: NodeServerOptions = { headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, maxConnections: 1000 }
+export const NODE_SERVER_DEFAULTS: NodeServerOptions = {
+  headersTimeoutSeconds: 10,
+  requestTimeoutSeconds: 30,
+  maxConnections: 1000,
+  maxWebSockets: SETTING_DEFAULTS.maxWebSockets
+}
 
 export const KEEP_ALIVE_TIMEOUT_SECONDS = 5
 export const MAX_HEADERS_COUNT = 100
@@ -73,7 +85,8 @@ const heartbeat = (socket: Socket, intervalMs: number) => {
 export const nodeServerOptionsConfig = Config.all({
   headersTimeoutSeconds: Config.Int("INBOX_HEADERS_TIMEOUT").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.headersTimeoutSeconds)),
   requestTimeoutSeconds: Config.Int("INBOX_REQUEST_TIMEOUT").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.requestTimeoutSeconds)),
-  maxConnections: Config.Int("INBOX_MAX_CONNECTIONS").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.maxConnections))
+  maxConnections: Config.Int("INBOX_MAX_CONNECTIONS").pipe(Config.withDefault(NODE_SERVER_DEFAULTS.maxConnections)),
+  maxWebSockets: Config.Int("INBOX_MAX_WEBSOCKETS").pipe(Config.withDefault(SETTING_DEFAULTS.maxWebSockets))
 })
 
 const refusalFor = (code: string | undefined, options: NodeServerOptions): ApiError => {
@@ -132,7 +145,7 @@ export const makeNodeServer = (
       event === "request" && direct(args[0] as IncomingMessage, args[1] as ServerResponse) ? true : emit(event, ...args)) as Server["emit"]
   }
   server.maxHeadersCount = MAX_HEADERS_COUNT
-  server.maxConnections = Math.max(1, options.maxConnections)
+  server.maxConnections = Math.max(1, options.maxConnections) + Math.max(0, options.maxWebSockets ?? 0)
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A response already under way cannot be followed by another one on the same bytes.
     const current = (socket as { _httpMessage?: { readonly headersSent?: boolean } })._httpMessage

@@ -3,14 +3,28 @@
  * /v0 routes), the JSON body with its content-type and size rules, and the query string.
  *
  * Body rules (400 bad_request): a content type other than JSON; a JSON content type with an
- * empty body; invalid JSON; a body over the route's limit. A body-less POST with no content
- * type is `{}`.
+ * empty body; invalid JSON, or JSON nested past core's MAX_JSON_DEPTH (refused while
+ * scanning, before anything walks it); a body over the route's limit. A body-less POST with
+ * no content type is `{}`.
  */
-import { ApiKeys, type Auth, BadRequest, type CsrfFailed, type Principal, RateLimiter, Settings, Unauthorized } from "@inbox/core"
-import { ByteSize, Effect } from "effect"
+import {
+  ApiKeys,
+  type Auth,
+  BadRequest,
+  type CsrfFailed,
+  IntakeBudget,
+  intakeFull,
+  jsonBodyOf,
+  type Principal,
+  RateLimiter,
+  type ServiceUnavailable,
+  Settings,
+  Unauthorized
+} from "@inbox/core"
+import { ByteSize, Effect, type Scope } from "effect"
 import { HttpIncomingMessage } from "effect/http"
 import { sessionIdOf, sessionPrincipal } from "./session.ts"
-import type { WireRequest } from "./wire.ts"
+import { BodyRefused, ChunkGate, type WireRequest } from "./wire.ts"
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -51,20 +65,36 @@ const isJson = (contentType: string) => {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
 }
 
-/** The body as bytes, refused (400) past `limit`; the cap also stops a chunked body without a length. */
-export const readBytes = (
+/**
+ * The body as bytes, refused past `limit` (400 bad_request, or the route's own `tooLarge`);
+ * the cap also stops a chunked body without a length.
+ *
+ * The bytes count against core's IntakeBudget for as long as the caller's scope lasts (the
+ * request's handling): a declared length is reserved before reading, a chunked body chunk by
+ * chunk as it arrives (where the carrier reads so; otherwise its limit up front). Past the
+ * budget the read stops: 503 service_unavailable with Retry-After.
+ */
+export const readBytes = <E = BadRequest>(
   request: WireRequest,
-  limit: number
-): Effect.Effect<Uint8Array, BadRequest> =>
+  limit: number,
+  tooLarge: () => E | BadRequest = () => new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
+): Effect.Effect<Uint8Array, E | BadRequest | ServiceUnavailable, IntakeBudget | Scope.Scope> =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? "NaN")
-    const tooLarge = new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
-    if (Number.isFinite(declared) && declared > limit) return yield* tooLarge
-    const bytes = new Uint8Array(yield* request.arrayBuffer.pipe(
+    const known = Number.isFinite(declared) && declared >= 0
+    if (known && declared > limit) return yield* Effect.fail(tooLarge())
+    if (known && declared === 0) return new Uint8Array()
+    const reserver = (yield* IntakeBudget).reserver()
+    yield* Effect.addFinalizer(() => Effect.sync(reserver.releaseAll))
+    // Reserved before a byte is read: a refused client never makes the server hold its body.
+    if (known && !reserver.take(declared)) return yield* intakeFull()
+    const read = yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + 1)),
-      Effect.mapError(() => tooLarge)
-    ))
-    if (bytes.byteLength > limit) return yield* tooLarge
+      Effect.provideService(ChunkGate, known ? () => true : reserver.take),
+      Effect.mapError((e) => e instanceof BodyRefused ? intakeFull() : tooLarge())
+    )
+    const bytes = new Uint8Array(read)
+    if (bytes.byteLength > limit) return yield* Effect.fail(tooLarge())
     return bytes
   })
 
@@ -74,7 +104,7 @@ const charsetOf = (contentType: string): string | undefined =>
 export const readJsonBody = (
   request: WireRequest,
   limit: number
-): Effect.Effect<unknown, BadRequest> =>
+): Effect.Effect<unknown, BadRequest | ServiceUnavailable, IntakeBudget | Scope.Scope> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
     const bytes = yield* readBytes(request, limit)
@@ -92,18 +122,7 @@ export const readJsonBody = (
     if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
       return yield* new BadRequest({ message: `Unsupported charset ${charset}.`, fix: "Send JSON in UTF-8." })
     }
-    // fatal: bytes that are not UTF-8 are a malformed body, not text with replacement characters.
-    const text = yield* Effect.try({
-      try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
-      catch: () => new BadRequest({ message: "The request body is not valid UTF-8." })
-    })
-    if (text.trim() === "") {
-      return yield* new BadRequest({ message: "The body is empty but the content type is JSON.", fix: "Send {} for an empty body." })
-    }
-    return yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: () => new BadRequest({ message: "The request body is not valid JSON." })
-    })
+    return yield* jsonBodyOf(bytes)
   })
 
 /** Query parameters as an object; a repeated parameter keeps its last value. */

@@ -8,8 +8,8 @@
  * everything but downloads) and these router routes (downloads, and the in-process app when
  * a request does not take the direct path) run the same code.
  */
-import { type ApiError, type Download, isApiError, type Operation, operations, runOperation } from "@inbox/core"
-import { Effect, Layer } from "effect"
+import { type ApiError, type Download, type IntakeBudget, isApiError, type Operation, operations, PayloadTooLarge, runOperation } from "@inbox/core"
+import { Effect, Layer, type Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { noteRequest } from "./observe.ts"
@@ -63,16 +63,24 @@ export const answerOperation = (
       ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0, ip })
       : yield* Effect.as(limitRequest(undefined, ip), undefined)
     if (principal !== undefined) yield* noteRequest(path, principal.organizationId)
-    const raw = op.raw === undefined ? undefined : yield* readBytes(request, op.raw.maxBytes)
-    const input = op.raw !== undefined || !hasBody(request.method)
-      ? queryObject(request, ["api_key"])
-      : yield* readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT)
+    const raw = op.raw
+    // The body's reader holds a reservation of the intake budget in this request's scope.
+    const reading = yield* Effect.context<IntakeBudget | Scope.Scope>()
+    // Read only once the operation has admitted the caller (runOperation); a raw message over
+    // its route's limit is 413, as the operator's forwarder expects.
+    const body = raw !== undefined
+      ? Effect.map(
+        readBytes(request, raw.maxBytes, () => new PayloadTooLarge({ message: `The message is larger than ${raw.maxBytes} bytes.` })),
+        (bytes) => ({ input: queryObject(request, ["api_key"]), raw: bytes })
+      )
+      : !hasBody(request.method)
+      ? Effect.succeed({ input: queryObject(request, ["api_key"]) })
+      : Effect.map(readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT), (input) => ({ input }))
     const result = yield* runOperation(op, {
       principal,
       params,
-      input,
       headers: headerValues(op, request),
-      ...(raw === undefined ? {} : { raw }),
+      body: Effect.provideContext(body, reading),
       context: { clientIp: ip, requestId }
     })
     switch (op.output.kind) {
@@ -84,6 +92,8 @@ export const answerOperation = (
         return { _tag: "json", body: result } as const
     }
   }).pipe(
+    // The body's reservation of the intake budget lasts until the operation has answered.
+    Effect.scoped,
     Effect.catchIf(isApiError, (error: ApiError) => Effect.succeed({ _tag: "error", error } as const))
   )
 

@@ -17,6 +17,10 @@
  * consumer") rather than holding memory, and it catches up through the events list after
  * reconnecting. The close frame queues behind what waits, so a client that reads again
  * sees it; `ws` drops a peer that never does after its close timeout.
+ *
+ * Connections are capped by core (LiveEvents.listen): past the process's cap the socket is
+ * closed at once with 1013 ("try again later"), past its key's cap with 4029; either way
+ * HTTP requests keep their own connections (node.ts).
  */
 import { type ApiError, holds, isApiError, KeyCache, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
 import { Effect, Layer } from "effect"
@@ -31,6 +35,10 @@ export const WS_BUFFER_BYTES = 4 * 1024 * 1024
 export const SLOW_CONSUMER_CLOSE = 4008
 /** The connection's key was revoked, changed or deleted (its inbox or pod too). */
 export const KEY_ENDED_CLOSE = 4001
+/** The process holds INBOX_MAX_WEBSOCKETS connections: the standard "Try Again Later". */
+export const SERVER_FULL_CLOSE = 1013
+/** The key (or dashboard user) holds INBOX_MAX_WEBSOCKETS_PER_KEY connections. */
+export const KEY_FULL_CLOSE = 4029
 
 /**
  * The bytes the connection's TCP socket holds unsent, where the server is Node's (the
@@ -59,14 +67,23 @@ const handler = Effect.gen(function*() {
     closing = true
     Effect.runSyncExit(writer.write(new Socket.CloseEvent(code, reason)))
   }
-  // A key revoked while its connection is open ends the connection, as it ends its requests.
-  yield* (yield* KeyCache).watch(principal, () => close(KEY_ENDED_CLOSE, "the API key was revoked or changed"))
   // Writing to an open socket returns at once (it only queues bytes), as `deliver` must.
-  yield* live.listen(principal, () => subscription, (frame) => {
+  const listening = yield* live.listen(principal, () => subscription, (frame) => {
     if (closing) return
     if (unsent() > WS_BUFFER_BYTES) return close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
     Effect.runSyncExit(writer.write(frame))
-  })
+  }).pipe(Effect.result)
+  if (listening._tag === "Failure") {
+    const { cap, limit } = listening.failure
+    close(
+      cap === "server" ? SERVER_FULL_CLOSE : KEY_FULL_CLOSE,
+      cap === "server" ? `this server holds its maximum of ${limit} WebSocket connections; try again later` : `this API key holds its maximum of ${limit} WebSocket connections`
+    )
+    // Frames the client sends meanwhile are ignored until its close answer ends the read.
+    return yield* Effect.forever(read)
+  }
+  // A key revoked while its connection is open ends the connection, as it ends its requests.
+  yield* (yield* KeyCache).watch(principal, () => close(KEY_ENDED_CLOSE, "the API key was revoked or changed"))
   yield* Effect.gen(function*() {
     for (const frame of yield* read) {
       const { subscription: next, reply } = yield* live.subscribe(principal, frame)

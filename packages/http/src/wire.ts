@@ -5,7 +5,7 @@
  * address, the Host check) is written once against this shape, so both carriers answer
  * alike.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import { HttpIncomingMessage } from "effect/http"
 import type { IncomingMessage } from "node:http"
 
@@ -25,6 +25,18 @@ export interface WireRequest {
 const EMPTY = new ArrayBuffer(0)
 
 /**
+ * Asked for each chunk of a body as it arrives, where the carrier reads chunk by chunk
+ * (fromNode): false refuses the chunk and the rest of the body (`BodyRefused`). The default
+ * admits everything.
+ */
+export const ChunkGate = Context.Reference<(bytes: number) => boolean>("inbox/http/ChunkGate", { defaultValue: () => () => true })
+
+/** The body read stopped because ChunkGate refused a chunk. */
+export class BodyRefused extends Error {
+  override readonly name = "BodyRefused"
+}
+
+/**
  * Node's request as a WireRequest. The body is read when asked for, at most MaxBodySize
  * bytes: past it the read fails at once, without buffering the rest.
  */
@@ -37,7 +49,7 @@ export const fromNode = (request: IncomingMessage): WireRequest => {
     originalUrl: url,
     headers: request.headers as Record<string, string | undefined>,
     remoteAddress: address === undefined ? Option.none() : Option.some(address),
-    arrayBuffer: Effect.flatMap(Effect.service(HttpIncomingMessage.MaxBodySize), (max) =>
+    arrayBuffer: Effect.flatMap(Effect.all([Effect.service(HttpIncomingMessage.MaxBodySize), Effect.service(ChunkGate)]), ([max, gate]) =>
       Effect.callback<ArrayBuffer, Error>((resume) => {
         const limit = max === undefined ? Number.POSITIVE_INFINITY : Number(max)
         const chunks: Array<Buffer> = []
@@ -47,6 +59,11 @@ export const fromNode = (request: IncomingMessage): WireRequest => {
           if (size > limit) {
             cleanup()
             resume(Effect.fail(new Error("body too large")))
+            return
+          }
+          if (!gate(chunk.byteLength)) {
+            cleanup()
+            resume(Effect.fail(new BodyRefused()))
             return
           }
           chunks.push(chunk)

@@ -5,7 +5,7 @@
  * engine behind it (embedded PGlite) is one session anyway, and in-order answers keep a
  * client's "create, then list" sequences obvious. The server stops when stdin ends.
  */
-import type { CallContext, EngineServices, Principal } from "@inbox/core"
+import { type CallContext, type EngineServices, parseJson, type Principal } from "@inbox/core"
 import { Effect, Logger, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { handlePayload, parseError } from "./protocol.ts"
@@ -22,13 +22,8 @@ const writeLine = (output: NodeJS.WritableStream, value: unknown) =>
     output.write(`${JSON.stringify(value)}\n`, () => resume(Effect.void))
   })
 
-const parse = (line: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(line) }
-  } catch {
-    return { ok: false }
-  }
-}
+// Nested past MAX_JSON_DEPTH is a parse error like invalid JSON: no walk ever sees it.
+const parse = (line: string) => parseJson(line)
 
 export const runStdio = (principal: Principal, options: StdioOptions = {}): Effect.Effect<void, never, EngineServices> =>
   Effect.gen(function*() {

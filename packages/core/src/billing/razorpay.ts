@@ -14,6 +14,7 @@ import { createHash } from "node:crypto"
 import type Razorpay from "razorpay"
 import { BillingProviderError, InvalidSignature } from "../errors/errors.ts"
 import type { BillingSettings } from "../settings/Settings.ts"
+import { parseJson } from "../shared/json.ts"
 import { type BillingProvider, planOfPrice, providerText, type SubscriptionStatus } from "./Provider.ts"
 
 type RazorpaySettings = NonNullable<BillingSettings["razorpay"]>
@@ -116,8 +117,8 @@ const makeRazorpayProvider = (RazorpaySdk: typeof Razorpay, settings: RazorpaySe
         if (!valid) return yield* invalid()
         // Razorpay sends the id in a header; a body without one is named by its digest, so a replay is still a replay.
         const eventId = headers["x-razorpay-event-id"] ?? `sha256:${createHash("sha256").update(body).digest("hex")}`
-        const parsed = yield* Effect.option(Effect.try(() => JSON.parse(text) as WebhookBody))
-        const event = parsed._tag === "Some" ? parsed.value : {}
+        const parsed = parseJson(text)
+        const event: WebhookBody = parsed.ok && typeof parsed.value === "object" && parsed.value !== null ? parsed.value as WebhookBody : {}
         const entity = event.payload?.subscription?.entity
         if (event.event?.startsWith("subscription.") !== true || entity?.id === undefined || typeof event.created_at !== "number") {
           return { kind: "ignored" as const, eventId }

@@ -31,10 +31,14 @@ const sameSecret = (given: string, expected: string): boolean => {
 
 const refused = (message: string) => new Unauthorized({ message })
 
-export const verifyOperatorCredential = (
+/**
+ * The checks that need only the headers, made before the body is read: a caller without
+ * the secret, or without a fresh signature's headers, is refused before the server reads
+ * (and holds) what it sends.
+ */
+export const admitOperator = (
   credential: OperatorCredential,
-  headers: Readonly<Record<string, string | undefined>>,
-  body: Uint8Array
+  headers: Readonly<Record<string, string | undefined>>
 ) =>
   Effect.gen(function*() {
     if (credential === "billing_signature") return
@@ -61,5 +65,22 @@ export const verifyOperatorCredential = (
     if (!Number.isFinite(seconds) || Math.abs(nowSeconds - seconds) > SIGNATURE_TOLERANCE_SECONDS) {
       return yield* refused("The webhook-timestamp is missing or more than five minutes from the server's clock.")
     }
-    if (!signatureMatches(settings.providerEventsSecret, id, timestamp, body, signature)) return yield* refused("The webhook signature does not match.")
+  })
+
+/** The check that needs the body too: a provider signature covers it. Runs after `admitOperator`. */
+export const verifyOperatorBody = (
+  credential: OperatorCredential,
+  headers: Readonly<Record<string, string | undefined>>,
+  body: Uint8Array
+) =>
+  Effect.gen(function*() {
+    if (credential !== "provider_signature") return
+    const settings = yield* Settings
+    const secret = settings.providerEventsSecret
+    const id = headers["webhook-id"]
+    const timestamp = headers["webhook-timestamp"]
+    const signature = headers["webhook-signature"]
+    // admitOperator has refused a call without them.
+    if (secret === undefined || id === undefined || timestamp === undefined || signature === undefined) return yield* refused("The webhook signature is missing.")
+    if (!signatureMatches(secret, id, timestamp, body, signature)) return yield* refused("The webhook signature does not match.")
   })

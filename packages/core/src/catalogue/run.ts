@@ -2,13 +2,16 @@
  * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI)
  * and every embedding application goes through here, so they admit, refuse and answer
  * alike. The order is fixed and is the README's:
- * 1. access: a member operation without a principal is 401; a scope that may never do it
- *    (by any route, or by the route called), or a missing permission, is 403
- *    missing_permission; an operator route checks its secret or signature (503
+ * 1. access, from the headers alone: a member operation without a principal is 401; a
+ *    scope that may never do it (by any route, or by the route called), or a missing
+ *    permission, is 403 missing_permission; an operator route checks its secret (503
  *    not_configured when the server has none, 401 when wrong);
- * 2. validation: path parameters, named headers and the body or query are decoded, and any
+ * 2. the body is read (an adapter reading from a socket hands over `body` to be run only
+ *    now, so a refused caller never makes the server read or hold what it sends), and a
+ *    provider's signature over it is checked;
+ * 3. validation: path parameters, named headers and the body or query are decoded, and any
  *    request that can never succeed is 400 before anything is read or written;
- * 3. the operation runs; conflicts, limits and not-found come from there.
+ * 4. the operation runs; conflicts, limits and not-found come from there.
  */
 import { Effect, Exit, Schema } from "effect"
 import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
@@ -17,7 +20,7 @@ import { type ApiError, Unauthorized, type ValidationError } from "../errors/err
 import { Id } from "../shared/fields.ts"
 import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
-import { verifyOperatorCredential } from "./operator.ts"
+import { admitOperator, verifyOperatorBody } from "./operator.ts"
 import { type Anonymous, type CallContext, type Operation, routeOf } from "./Operation.ts"
 
 export interface RawCall {
@@ -30,6 +33,11 @@ export interface RawCall {
   readonly headers?: Readonly<Record<string, string | undefined>>
   /** The body as bytes, for operations that take it raw. */
   readonly raw?: Uint8Array
+  /**
+   * The body not yet read: run once access is granted, it gives `input` (a JSON body, or
+   * the query) and `raw`, in place of the two fields above.
+   */
+  readonly body?: Effect.Effect<{ readonly input?: unknown; readonly raw?: Uint8Array }, ApiError>
   readonly context: CallContext
 }
 
@@ -43,10 +51,7 @@ const admit = (op: Operation, call: RawCall) => {
     case "public":
       return Effect.succeed<unknown>(ANONYMOUS)
     case "operator":
-      return Effect.as(
-        verifyOperatorCredential(access.credential, call.headers ?? {}, call.raw ?? new Uint8Array()),
-        { kind: "operator", credential: access.credential } as unknown
-      )
+      return Effect.as(admitOperator(access.credential, call.headers ?? {}), { kind: "operator", credential: access.credential } as unknown)
     case "member": {
       const principal = call.principal
       if (principal === undefined) {
@@ -97,9 +102,12 @@ const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | 
 export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
   traced(op.name)(Effect.gen(function*() {
     const principal = yield* admit(op, call)
+    const body = call.body === undefined ? call : yield* call.body
+    const raw = body.raw ?? new Uint8Array()
+    if (op.access.kind === "operator") yield* verifyOperatorBody(op.access.credential, call.headers ?? {}, raw)
     const params = yield* decodeParams(op, call.params ?? {})
     const headers = yield* decodeHeaders(op, call.headers ?? {})
     const method = op.routes[0]?.method
-    const input = yield* decodeInput(op.input, call.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
-    return yield* op.run({ principal, params, input, headers, raw: call.raw ?? new Uint8Array(), context: call.context })
+    const input = yield* decodeInput(op.input, body.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
+    return yield* op.run({ principal, params, input, headers, raw, context: call.context })
   }))

@@ -325,9 +325,19 @@ export class NotConfigured extends Schema.TaggedError<NotConfigured>()("NotConfi
   readonly code = NotConfigured.wire.code
 }
 
+/**
+ * The server cannot take the request now but will soon (too many request bodies in memory
+ * at once); the client retries after `retryAfterSeconds`. The spec names no code for this:
+ * README, "Errors".
+ */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { ...Common, retryAfterSeconds: Schema.Number }) {
+  static readonly wire = wire("service_unavailable", 503, "ServiceUnavailableError")
+  readonly code = ServiceUnavailable.wire.code
+}
+
 /** Every domain error class. The union, the guard and the wire table below come from here. */
 export const API_ERRORS = [
-  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, RequestTimeout, HeadersTooLarge, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, InvalidSignature, UpstreamError, NotConfigured
+  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, RequestTimeout, HeadersTooLarge, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, InvalidSignature, UpstreamError, NotConfigured, ServiceUnavailable
 ] as const
 
 /** Every domain error; the error channel of an operation is a subset of this union. */

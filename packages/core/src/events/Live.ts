@@ -12,13 +12,17 @@
  * payloads; a subscriber that was away catches up through the events list.
  *
  * The subscription rules live here, so every adapter applies them alike: `subscribe`
- * decodes a client frame and answers the `subscribed` echo or an `error` frame.
+ * decodes a client frame and answers the `subscribed` echo or an `error` frame; `listen`
+ * admits at most INBOX_MAX_WEBSOCKETS connections per process and
+ * INBOX_MAX_WEBSOCKETS_PER_KEY per API key (or dashboard user), so subscribers can never
+ * take all of a process's connections: HTTP keeps INBOX_MAX_CONNECTIONS of its own.
  */
-import { Context, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
+import { Context, Data, Effect, Layer, Queue, Schema, type Scope, Stream } from "effect"
 import type { Principal } from "../access/Principal.ts"
 import { Signals } from "../db/Signals.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Pods } from "../pods/Pods.ts"
+import { Settings } from "../settings/Settings.ts"
 import { Id } from "../shared/fields.ts"
 import { issuesOf } from "../shared/validation.ts"
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, unreadableOptIn } from "./catalogue.ts"
@@ -59,6 +63,13 @@ interface LiveEvent {
 
 const decodeFrame = Schema.decodeUnknownEffect(Schema.fromJsonString(SubscribeFrame))
 
+/** A connection refused by the caps: `server` (the process holds its maximum) or `key` (the key holds its own). */
+export class ListenRefused extends Data.TaggedError("ListenRefused")<{ readonly cap: "server" | "key"; readonly limit: number }> {}
+
+/** Who a per-key cap counts: the API key, or the dashboard user of a session. */
+const holderOf = (principal: Principal): string =>
+  principal.keyId !== undefined ? `key:${principal.keyId}` : `user:${principal.session?.userId ?? principal.organizationId}`
+
 export class LiveEvents extends Context.Service<LiveEvents, {
   /**
    * A client frame: a new subscription and the `subscribed` echo, or an `error` frame
@@ -71,19 +82,21 @@ export class LiveEvents extends Context.Service<LiveEvents, {
    * the connection's current subscription. `deliver` runs in the dispatching fiber, so it
    * must return at once (queue the frame on the connection, never wait for it to be sent).
    */
-  listen(principal: Principal, current: () => Subscription | undefined, deliver: (frame: string) => void): Effect.Effect<void, never, Scope.Scope>
+  listen(principal: Principal, current: () => Subscription | undefined, deliver: (frame: string) => void): Effect.Effect<void, ListenRefused, Scope.Scope>
 }>()("inbox/LiveEvents") {
   static readonly layer = Layer.effect(LiveEvents, Effect.gen(function*() {
     const signals = yield* Signals
     const events = yield* Events
     const inboxes = yield* Inboxes
     const pods = yield* Pods
+    const settings = yield* Settings
     const ids = yield* Queue.unbounded<string>()
     yield* signals.subscribe(EVENTS_CHANNEL).pipe(Stream.runForEach((id) => Queue.offer(ids, id)), Effect.forkScoped)
     // The connections listening now. With none, a signalled batch is not read at all: an
     // event nobody listens to costs no query (one more statement per delivery otherwise),
     // and whoever subscribes later catches up through the events list, as after any absence.
     const listeners = new Set<(event: LiveEvent) => void>()
+    const perHolder = new Map<string, number>()
     // One read per batch of signalled ids, whatever the number of connections.
     yield* Effect.gen(function*() {
       const batch = yield* Queue.takeBetween(ids, 1, 500)
@@ -139,15 +152,26 @@ export class LiveEvents extends Context.Service<LiveEvents, {
         }),
       listen: (principal, current, deliver) =>
         Effect.acquireRelease(
-          Effect.sync(() => {
+          Effect.suspend(() => {
+            const holder = holderOf(principal)
+            const held = perHolder.get(holder) ?? 0
+            if (listeners.size >= settings.maxWebSockets) return Effect.fail(new ListenRefused({ cap: "server", limit: settings.maxWebSockets }))
+            if (held >= settings.maxWebSocketsPerKey) return Effect.fail(new ListenRefused({ cap: "key", limit: settings.maxWebSocketsPerKey }))
             const listener = (event: LiveEvent) => {
               const subscription = current()
               if (subscription !== undefined && wants(principal, subscription, event.row)) deliver(event.frame)
             }
             listeners.add(listener)
-            return listener
+            perHolder.set(holder, held + 1)
+            return Effect.succeed({ listener, holder })
           }),
-          (listener) => Effect.sync(() => listeners.delete(listener))
+          ({ holder, listener }) =>
+            Effect.sync(() => {
+              listeners.delete(listener)
+              const left = (perHolder.get(holder) ?? 1) - 1
+              if (left <= 0) perHolder.delete(holder)
+              else perHolder.set(holder, left)
+            })
         ).pipe(Effect.asVoid)
     })
   }))

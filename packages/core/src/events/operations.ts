@@ -6,7 +6,7 @@
  */
 import { Effect, Schema, Stream } from "effect"
 import { Opens, PIXEL } from "./Opens.ts"
-import { BadRequest } from "../errors/errors.ts"
+import { jsonBodyOf } from "../shared/json.ts"
 import { Line } from "../shared/fields.ts"
 import { decodeInput } from "../shared/validation.ts"
 import { ProviderEvent, ProviderEventResult, ProviderEvents } from "./Provider.ts"
@@ -48,10 +48,7 @@ export const receiveProviderEvent = operation({
   cli: { exclude: "an operator route: the mail provider calls it over HTTP" },
   run: ({ headers, raw }) =>
     Effect.gen(function*() {
-      const parsed = yield* Effect.try({
-        try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw)) as unknown,
-        catch: () => new BadRequest({ message: "The body is not valid JSON." })
-      })
+      const parsed = yield* jsonBodyOf(raw)
       const event = yield* decodeInput(ProviderEvent, parsed)
       return yield* ProviderEvents.use((p) => p.apply(headers["webhook-id"], event))
     })

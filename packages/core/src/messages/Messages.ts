@@ -27,6 +27,7 @@ import type { Download } from "../catalogue/Operation.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
+import { findUnstorable, parseJson } from "../shared/json.ts"
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -99,12 +100,11 @@ export const AttachmentInfo = Schema.Struct({
 export const jsonListOf = (value: string): ReadonlyArray<string> | undefined => {
   const trimmed = value.trim()
   if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) return undefined
-  try {
-    const parsed: unknown = JSON.parse(trimmed)
-    return Array.isArray(parsed) && parsed.every((v) => typeof v === "string") ? parsed : undefined
-  } catch {
-    return undefined
-  }
+  const parsed = parseJson(trimmed)
+  // An element the database cannot hold (a NUL written as \u0000) makes it no list at all.
+  return parsed.ok && Array.isArray(parsed.value) && parsed.value.every((v) => typeof v === "string") && findUnstorable(parsed.value) === undefined
+    ? parsed.value
+    : undefined
 }
 
 /** The values of a filter that may hold several (all must match): a JSON array, or the value itself. */

@@ -49,6 +49,16 @@ export interface SettingsShape {
   readonly secretKey?: string
   /** INBOX_SECRET_KEY_PREVIOUS: the key before a rotation; secrets sealed under it are re-sealed at startup. */
   readonly previousSecretKey?: string
+  /**
+   * INBOX_INTAKE_MEMORY_MB: bytes of request bodies and SMTP DATA held at once, across all
+   * clients (default 128 MiB); past it, new bytes are refused (HTTP 503 service_unavailable
+   * with Retry-After, SMTP 452 4.3.1) until others finish.
+   */
+  readonly intakeMemoryBytes: number
+  /** INBOX_MAX_WEBSOCKETS: WebSocket connections this process holds at most (default 1000), beside INBOX_MAX_CONNECTIONS for HTTP. */
+  readonly maxWebSockets: number
+  /** INBOX_MAX_WEBSOCKETS_PER_KEY: WebSocket connections one API key (or dashboard session) holds at most (default 100). */
+  readonly maxWebSocketsPerKey: number
   /** The payment providers this server offers (billing/providers.ts); each absent unless all its settings are set. */
   readonly billing?: BillingSettings
 }
@@ -187,6 +197,15 @@ const billingConfig = Effect.gen(function*() {
   return billing
 })
 
+const MIB = 1024 * 1024
+
+/** Defaults of the limits above. */
+export const SETTING_DEFAULTS = {
+  intakeMemoryBytes: 128 * MIB,
+  maxWebSockets: 1000,
+  maxWebSocketsPerKey: 100
+} as const
+
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
@@ -211,7 +230,13 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const secretKey = yield* secretKeyConfig
     const previousSecretKey = yield* Config.option(Config.String("INBOX_SECRET_KEY_PREVIOUS"))
     const billing = yield* billingConfig
+    const intakeMemoryMb = yield* Config.Int("INBOX_INTAKE_MEMORY_MB").pipe(Config.withDefault(SETTING_DEFAULTS.intakeMemoryBytes / MIB))
+    const maxWebSockets = yield* Config.Int("INBOX_MAX_WEBSOCKETS").pipe(Config.withDefault(SETTING_DEFAULTS.maxWebSockets))
+    const maxWebSocketsPerKey = yield* Config.Int("INBOX_MAX_WEBSOCKETS_PER_KEY").pipe(Config.withDefault(SETTING_DEFAULTS.maxWebSocketsPerKey))
     return Settings.of({
+      intakeMemoryBytes: Math.max(1, intakeMemoryMb) * MIB,
+      maxWebSockets: Math.max(0, maxWebSockets),
+      maxWebSocketsPerKey: Math.max(0, maxWebSocketsPerKey),
       billing,
       baseDomain,
       publicUrl,
@@ -249,6 +274,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       webhookAllowPrivate: false,
       dnsServers: [],
       mailHost: `mx.${baseDomain}`,
+      ...SETTING_DEFAULTS,
       ...overrides
     }
   }

@@ -9,6 +9,7 @@ import { Effect, Schema, SchemaGetter } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { ValidationError } from "../errors/errors.ts"
 import { Line } from "./fields.ts"
+import { findUnstorable, parseJson } from "./json.ts"
 import { validationError } from "./validation.ts"
 
 export const DEFAULT_LIMIT = 50
@@ -43,13 +44,12 @@ export const encodeCursor = (c: Cursor): string =>
 export const decodeCursor = (token: string): Effect.Effect<Cursor, ValidationError> =>
   Effect.suspend(() => {
     const bad = validationError([{ path: ["page_token"], message: "Invalid page token" }])
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"))
-    } catch {
-      return Effect.fail(bad)
-    }
+    const json = parseJson(Buffer.from(token, "base64url").toString("utf8"))
+    const parsed = json.ok ? json.value : undefined
+    // A token is only ever one we made; anything else, even a forged one naming a string
+    // the database cannot hold, is simply invalid.
     if (!Array.isArray(parsed) || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") return Effect.fail(bad)
+    if (findUnstorable(parsed[1]) !== undefined) return Effect.fail(bad)
     const at = new Date(parsed[0])
     return Number.isNaN(at.getTime()) ? Effect.fail(bad) : Effect.succeed({ at, id: parsed[1] })
   })

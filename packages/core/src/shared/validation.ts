@@ -8,12 +8,14 @@
  *
  * The work per request is bounded whatever a client sends: unknown fields are found with
  * own-property checks (so `constructor` or `__proto__` is unknown like any other name) and
- * the scan stops after a few; a NUL character anywhere (a key or a value, at any depth) is
- * refused before the schema runs, since no field can hold one; at most a few issues are
+ * the scan stops after a few; a NUL character or an unpaired UTF-16 surrogate anywhere (a
+ * key or a value, at any depth) is refused before the schema runs, since PostgreSQL can
+ * store neither (json.ts `findUnstorable`, an iterative walk); at most a few issues are
  * reported.
  */
 import { Effect, Schema, type SchemaAST, SchemaIssue } from "effect"
 import { BadRequest, type FieldIssue, ValidationError } from "../errors/errors.ts"
+import { findUnstorable, type Unstorable } from "./json.ts"
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -33,27 +35,11 @@ export const validationError = (errors: ReadonlyArray<FieldIssue>, message?: str
     errors
   })
 
-/** The path of the first NUL character in a JSON value (in a key or a string), if any. */
-export const findNul = (value: unknown, path: ReadonlyArray<string> = [], budget = { nodes: 100_000 }): ReadonlyArray<string> | undefined => {
-  if (--budget.nodes < 0) return undefined
-  if (typeof value === "string") return value.includes("\u0000") ? path : undefined
-  if (typeof value !== "object" || value === null) return undefined
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, String(i)], budget)
-      if (found !== undefined) return found
-    }
-    return undefined
-  }
-  for (const key of Object.keys(value)) {
-    if (key.includes("\u0000")) return [...path, key.replaceAll("\u0000", "\\u0000")]
-    const found = findNul((value as Record<string, unknown>)[key], [...path, key], budget)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
-
-const nulIssue = (path: ReadonlyArray<string>) => validationError([{ path: [...path], message: "NUL characters are not allowed" }])
+const unstorableIssue = (found: Unstorable) =>
+  validationError([{
+    path: [...found.path],
+    message: found.why === "nul" ? "NUL characters are not allowed" : "Unpaired UTF-16 surrogates are not allowed (the text is not valid Unicode)"
+  }])
 
 const MAX_NAMED_UNKNOWN = 5
 
@@ -96,7 +82,7 @@ export const decodeInput = <S extends Schema.Top & { readonly fields: Schema.Str
       })
     )
   }
-  const nul = findNul(value)
-  if (nul !== undefined) return Effect.fail(nulIssue(nul))
+  const unstorable = findUnstorable(value)
+  if (unstorable !== undefined) return Effect.fail(unstorableIssue(unstorable))
   return Effect.mapError(decoderOf(schema)(value, ALL_ERRORS), (e) => validationError(issuesOf(e.issue)))
 }

@@ -4,7 +4,9 @@
  *
  * Rules (README, "SMTP receiver"):
  * - RCPT is accepted only for hosted inbox addresses (550 5.1.1 otherwise): never a relay;
- * - SIZE is advertised and enforced with the mail engine's limit (552 5.3.4);
+ * - SIZE is advertised and enforced with the mail engine's limit (552 5.3.4); the bytes of
+ *   messages being received count against the process's intake budget (IntakeBudget), and
+ *   past it a message is answered 452 4.3.1 so the sender retries later;
  * - per-IP limits on open connections (421) and messages per minute (451 4.7.1), an idle
  *   timeout and a lifetime per connection (421 4.4.2), so one client cannot hold the slots;
  * - each message is checked with mailauth (SPF for the connecting IP and MAIL FROM, DKIM,
@@ -24,6 +26,7 @@ import { Config } from "effect"
 import { Dns } from "../dns/Dns.ts"
 import { type AuthResult, type AuthVerdicts, Inbound, type InboxTarget } from "../inbound/Inbound.ts"
 import { defaultLimits } from "../mail/parse-core.ts"
+import { IntakeBudget } from "../ratelimit/IntakeBudget.ts"
 import { Settings } from "../settings/Settings.ts"
 
 export interface ReceiverOptions {
@@ -120,6 +123,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       const inbound = yield* Inbound
       const dns = yield* Dns
       const settings = yield* Settings
+      const budget = yield* IntakeBudget
       const maxConnections = options.maxConnectionsPerIp ?? SMTP_DEFAULTS.maxConnectionsPerIp
       const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
       const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
@@ -217,12 +221,27 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
         },
         onData(stream, session, callback) {
           const chunks: Array<Buffer> = []
+          // The message's bytes count against the intake budget until it is stored or refused;
+          // past the budget the rest is read and dropped, and the sender is asked to retry.
+          const reserver = budget.reserver()
+          let overBudget = false
           stream.on("data", (chunk: Buffer) => {
-            if (!stream.sizeExceeded) chunks.push(chunk)
+            if (stream.sizeExceeded || overBudget) return
+            if (!reserver.take(chunk.byteLength)) {
+              overBudget = true
+              chunks.length = 0
+              reserver.releaseAll()
+              return
+            }
+            chunks.push(chunk)
           })
           stream.on("end", () => {
-            if (stream.sizeExceeded) return callback(smtpError(552, `5.3.4 Message larger than ${maxBytes} bytes`))
-            void run(receive(Buffer.concat(chunks), session as never)).then((exit) => {
+            if (stream.sizeExceeded) {
+              reserver.releaseAll()
+              return callback(smtpError(552, `5.3.4 Message larger than ${maxBytes} bytes`))
+            }
+            if (overBudget) return callback(smtpError(452, "4.3.1 Insufficient system storage, try again later"))
+            void run(receive(Buffer.concat(chunks), session as never).pipe(Effect.ensuring(Effect.sync(reserver.releaseAll)))).then((exit) => {
               if (Exit.isSuccess(exit)) return callback(null, "2.0.0 Stored")
               const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
               const error = failure?._tag === "Fail" ? failure.error : undefined
@@ -263,7 +282,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
    */
   static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
     const listen = yield* Config.option(Config.String("INBOX_SMTP_LISTEN"))
-    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings>
+    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings | IntakeBudget>
     const at = listen.value.lastIndexOf(":")
     const host = at < 0 ? "0.0.0.0" : listen.value.slice(0, at).replace(/^\[|\]$/g, "")
     const port = Number(at < 0 ? listen.value : listen.value.slice(at + 1))
