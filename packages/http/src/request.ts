@@ -12,6 +12,7 @@ import {
   type Auth,
   BadRequest,
   type CsrfFailed,
+  type EmailNotVerified,
   IntakeBudget,
   intakeFull,
   jsonBodyOf,
@@ -47,7 +48,7 @@ export const searchParams = (request: WireRequest): URLSearchParams => {
 export const authenticate = (
   request: WireRequest,
   options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
-): Effect.Effect<Principal, Unauthorized | CsrfFailed, ApiKeys | Auth | Settings> => {
+): Effect.Effect<Principal, Unauthorized | CsrfFailed | EmailNotVerified, ApiKeys | Auth | Settings> => {
   const key = bearer(request.headers["authorization"]) ??
     (options.allowQueryKey ? searchParams(request).get("api_key") ?? undefined : undefined)
   if (key === undefined && options.allowSession === true && sessionIdOf(request) !== undefined) return sessionPrincipal(request)
@@ -156,8 +157,9 @@ export const limitRequest = (principal: Principal | undefined, ip: string) =>
   RateLimiter.use((limiter) => limiter.request(principal?.keyId, ip))
 
 /**
- * Authenticates and counts the request. A request whose key is refused counts against its
- * IP, so guessing keys runs into 429 like any other flood.
+ * Authenticates and counts the request. A request whose key or session is refused counts
+ * against its IP, so guessing keys (or a session that may not act) runs into 429 like any
+ * other flood.
  */
 export const authenticateAndLimit = (
   request: WireRequest,
@@ -165,7 +167,7 @@ export const authenticateAndLimit = (
 ) => {
   const counted = (ip: string) =>
     authenticate(request, options).pipe(
-      Effect.catchTag("Unauthorized", (e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
+      Effect.catch((e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
       Effect.tap((principal) => limitRequest(principal, ip))
     )
   // A caller that already read the client's address passes it, so it is not read twice.

@@ -4,7 +4,7 @@
  * rules (expiry, CSRF, the role's permissions) are core's (auth/Auth.ts); this module only
  * reads and writes the header.
  */
-import { Auth, type CsrfFailed, type NewSession, type Principal, type Session, Settings, Unauthorized } from "@inbox/core"
+import { Auth, type CsrfFailed, type EmailNotVerified, type NewSession, type Principal, type Session, Settings, Unauthorized } from "@inbox/core"
 import { Effect } from "effect"
 import type { WireRequest } from "./wire.ts"
 
@@ -58,11 +58,12 @@ export const checkCsrf = (request: WireRequest, session: Session | undefined) =>
 /**
  * The principal of a /v0 request that carries a session cookie and no API key: the session's
  * person in their current organization with their role's permissions. 401 when the session is
- * unknown or expired (or the person is no longer a member); 403 csrf_failed as `checkCsrf` says.
+ * unknown or expired (or the person is no longer a member); 403 csrf_failed as `checkCsrf` says;
+ * 403 email_not_verified while the person's address is unverified (core's `principalOf`).
  */
 export const sessionPrincipal = (
   request: WireRequest
-): Effect.Effect<Principal, Unauthorized | CsrfFailed, Auth | Settings> =>
+): Effect.Effect<Principal, Unauthorized | CsrfFailed | EmailNotVerified, Auth | Settings> =>
   Effect.gen(function*() {
     const session = yield* currentSession(request)
     const principal = session === undefined ? undefined : yield* Auth.use((auth) => auth.principalOf(session))

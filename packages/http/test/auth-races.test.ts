@@ -5,7 +5,8 @@
 import { assert, layer } from "@effect/vitest"
 import { engineLayer, postgresSchema, POSTGRES_ENV, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
-import { browser, mailedToken, signedInOwner, uniqueEmail } from "./auth-helpers.ts"
+import { SqlClient } from "effect/sql"
+import { browser, mailedToken, mailsTo, signedInOwner, uniqueEmail } from "./auth-helpers.ts"
 
 const url = process.env[POSTGRES_ENV]
 
@@ -37,6 +38,20 @@ if (url !== undefined && url !== "") {
         )
         const statuses = answers.map((a) => a.status).sort()
         assert.deepStrictEqual(statuses, [200, 400, 400, 400, 400, 400])
+      }))
+
+    it.effect("verification links used together create the organization the sign-up is owed once", () =>
+      Effect.gen(function*() {
+        const email = uniqueEmail("twice")
+        const b = browser()
+        yield* b.request("POST", "/auth/sign-up", { email, password: "correct horse battery" })
+        for (let i = 0; i < 4; i++) yield* b.request("POST", "/auth/resend-verification", { email })
+        const tokens = (yield* mailsTo(email)).flatMap((text) => [...text.matchAll(/\/verify-email\?token=([0-9a-f]{64})/g)].map((m) => m[1] ?? ""))
+        assert.strictEqual(tokens.length, 5)
+        const answers = yield* Effect.all(tokens.map((token) => browser().request("POST", "/auth/verify-email", { token })), { concurrency: "unbounded" })
+        assert.deepStrictEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200])
+        const owned = yield* SqlClient.SqlClient.use((sql) => sql`SELECT 1 FROM organizations WHERE owner_email = ${email}`)
+        assert.strictEqual(owned.length, 1)
       }))
   })
 

@@ -391,7 +391,7 @@ for (const storage of storages()) {
         assert.strictEqual(elsewhere.body.code, "invalid_credentials")
       }))
 
-    it.effect("invitations: an owner with an unverified email is 403 email_not_verified", () =>
+    it.effect("invitations: a person whose email is unverified is 403 email_not_verified", () =>
       Effect.gen(function*() {
         const b = browser()
         const email = uniqueEmail()

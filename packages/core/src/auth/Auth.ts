@@ -23,6 +23,16 @@
  * - INBOX_SIGNUP: `open` (anyone; each sign-up owns a new organization), `invite` (the
  *   default: only with an invitation, except the first person on a fresh server, who owns
  *   the first organization), `closed` (no sign-up: 403 forbidden);
+ * - an account owns and does nothing until its address is verified (by the mailed
+ *   verification, reset or invitation link), so whoever signs up with someone else's address
+ *   can set nothing up for its owner to inherit: the organization a sign-up is owed is
+ *   created at verification; an unverified session may read GET /auth/me, sign out and
+ *   accept an invitation (whose link proves the address), and everything else it asks, on
+ *   /auth or as a /v0 principal (`principalOf`), is 403 email_not_verified (`requireVerified`).
+ *   A reset link used on a never-verified account verifies it and discards what an earlier
+ *   holder set up (two-step, organizations, the owed organization's name; the reset ends every
+ *   session). An account not verified within UNVERIFIED_ACCOUNT_TTL is deleted by the
+ *   retention purge;
  * - invitations: only the organization's owner invites (403 forbidden), with a verified
  *   email (403 email_not_verified); a member already is 409 already_member.
  */
@@ -77,6 +87,7 @@ import {
   SESSION_IDLE,
   type SignInInput,
   type SignUpInput,
+  UNVERIFIED_ACCOUNT_TTL,
   VERIFY_TOKEN_TTL
 } from "./model.ts"
 
@@ -108,6 +119,7 @@ const UserRow = Schema.Struct({
   totp_secret: Schema.NullOr(Schema.String),
   totp_enabled: Schema.Boolean,
   totp_last_step: Schema.NullOr(Int8),
+  pending_organization: Schema.NullOr(Schema.String),
   created_at: Schema.Date
 })
 type UserRow = typeof UserRow.Type
@@ -140,6 +152,8 @@ export interface Session {
   readonly idHash: string
   readonly userId: string
   readonly email: string
+  /** Whether the person's address is verified: an unverified session may do almost nothing. */
+  readonly emailVerified: boolean
   readonly organizationId: string | null
   readonly csrfToken: string
   readonly expiresAt: Date
@@ -188,21 +202,26 @@ export class Auth extends Context.Service<Auth, {
   signIn(input: typeof SignInInput.Type, clientIp: string): Effect.Effect<NewSession, InvalidCredentials | TotpRequired | InvalidTotp | TooManyAttempts>
   /** The live session a cookie names, renewing its idle time; undefined when unknown, expired or ended. */
   session(sessionId: string): Effect.Effect<Session | undefined>
-  /** The principal a session acts as in its organization, with its role's permissions; undefined without a membership. */
-  principalOf(session: Session): Effect.Effect<Principal | undefined>
+  /**
+   * The principal a session acts as in its organization, with its role's permissions;
+   * undefined without a membership; 403 email_not_verified while the address is unverified.
+   */
+  principalOf(session: Session): Effect.Effect<Principal | undefined, EmailNotVerified>
   /** The CSRF rule of a session request: a state-changing method needs the token and a same-origin Origin. */
   checkCsrf(session: Session | undefined, request: { readonly method: string; readonly csrfToken: string | undefined; readonly origin: string | undefined; readonly host: string | undefined }): Effect.Effect<void, CsrfFailed, Settings>
   signOut(session: Session): Effect.Effect<void>
   me(session: Session): Effect.Effect<Me>
-  switchOrganization(session: Session, organizationId: string): Effect.Effect<void, NotFound>
+  switchOrganization(session: Session, organizationId: string): Effect.Effect<void, NotFound | EmailNotVerified>
   requestPasswordReset(email: string): Effect.Effect<void, RateLimited>
   resetPassword(token: string, password: string): Effect.Effect<void, InvalidToken | ValidationError>
-  changePassword(session: Session, input: typeof ChangePasswordInput.Type, clientIp: string): Effect.Effect<NewSession, InvalidCredentials | TooManyAttempts | ValidationError>
-  setupTwoFactor(session: Session): Effect.Effect<{ readonly secret: string; readonly otpauth_uri: string }, TwoFactorAlreadyEnabled>
-  enableTwoFactor(session: Session, code: string, clientIp: string): Effect.Effect<{ readonly recovery_codes: ReadonlyArray<string> }, TwoFactorNotSetUp | TwoFactorAlreadyEnabled | InvalidCode | TooManyAttempts>
-  disableTwoFactor(session: Session, code: string, clientIp: string): Effect.Effect<void, TwoFactorNotSetUp | InvalidCode | TooManyAttempts>
+  changePassword(session: Session, input: typeof ChangePasswordInput.Type, clientIp: string): Effect.Effect<NewSession, InvalidCredentials | TooManyAttempts | ValidationError | EmailNotVerified>
+  setupTwoFactor(session: Session): Effect.Effect<{ readonly secret: string; readonly otpauth_uri: string }, TwoFactorAlreadyEnabled | EmailNotVerified>
+  enableTwoFactor(session: Session, code: string, clientIp: string): Effect.Effect<{ readonly recovery_codes: ReadonlyArray<string> }, TwoFactorNotSetUp | TwoFactorAlreadyEnabled | InvalidCode | TooManyAttempts | EmailNotVerified>
+  disableTwoFactor(session: Session, code: string, clientIp: string): Effect.Effect<void, TwoFactorNotSetUp | InvalidCode | TooManyAttempts | EmailNotVerified>
   invite(session: Session, input: typeof InviteInput.Type): Effect.Effect<Invitation, EmailNotVerified | Forbidden | AlreadyMember>
   acceptInvitation(session: Session, token: string): Effect.Effect<{ readonly organization_id: string; readonly role: Role }, InvalidToken | AlreadyMember>
+  /** Deletes up to `limit` accounts created before `before` whose address was never verified; answers how many. */
+  purgeUnverified(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Auth") {
   static readonly layer = Layer.effect(Auth, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -275,7 +294,8 @@ export class Auth extends Context.Service<Auth, {
         "",
         link("verify-email", token),
         "",
-        "If you did not create an account, ignore this message."
+        "If you did not create an account, ignore this message: nothing can be done with the account",
+        `until this address is confirmed, and it is deleted after ${Duration.toDays(UNVERIFIED_ACCOUNT_TTL)} days.`
       ])
     })
 
@@ -357,9 +377,8 @@ export class Auth extends Context.Service<Auth, {
 
     const endSessions = (userId: string) => sql`DELETE FROM sessions WHERE user_id = ${userId}`.pipe(Effect.orDie, Effect.asVoid)
 
-    const setPassword = (userId: string, password: string) =>
+    const storePassword = (userId: string, passwordHash: string) =>
       Effect.gen(function*() {
-        const passwordHash = yield* hashPassword(password)
         const at = yield* now
         yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = ${at} WHERE id = ${userId}`.pipe(Effect.orDie)
         // A new password ends every session: whoever knew the old one is signed out.
@@ -371,12 +390,49 @@ export class Auth extends Context.Service<Auth, {
         ? Effect.fail(validationError([{ path: ["password"], message: "The password may not be the email address" }]))
         : Effect.void
 
+    /**
+     * The address is proved (a verification, reset or invitation link reached it): the account
+     * is verified and gets the organization it is owed, which it could not own before. The row
+     * lock makes one of two links used together create it; the person's sessions without an
+     * organization move into it.
+     */
     const verifyUser = (user: { readonly id: string; readonly email: string }) =>
-      Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         const at = yield* now
-        yield* sql`UPDATE users SET email_verified_at = ${at}, updated_at = ${at} WHERE id = ${user.id} AND email_verified_at IS NULL`.pipe(Effect.orDie)
+        const row = (yield* sql`SELECT * FROM users WHERE id = ${user.id} FOR UPDATE`.pipe(decodeRows(UserRow)))[0]
+        if (row === undefined) return
+        if (row.email_verified_at === null || row.pending_organization !== null) {
+          yield* sql`UPDATE users SET email_verified_at = ${row.email_verified_at ?? at}, pending_organization = NULL, updated_at = ${at}
+            WHERE id = ${user.id}`
+        }
+        if (row.pending_organization !== null) {
+          const { organization } = yield* organizations.create({ ownerEmail: row.email, name: row.pending_organization, verified: true })
+          yield* sql`INSERT INTO memberships ${sql.insert({ organization_id: organization.id, user_id: user.id, role: "owner", created_at: at })}`
+          yield* sql`UPDATE sessions SET organization_id = ${organization.id} WHERE user_id = ${user.id} AND organization_id IS NULL`
+        }
         yield* organizations.verifyOwnerEmail(user.email)
-      })
+      })).pipe(Effect.orDie)
+
+    /**
+     * What was set up on an account before its address was proved, discarded when a reset link
+     * proves it: whoever signed up with the address may have set it up (two-step sign-in, an
+     * organization with its webhooks, the name of the organization owed). An unverified account
+     * can set none of it up (`requireVerified`), so only accounts from before that rule hold any;
+     * the reset itself ends every session. An organization it owns alone is deleted with
+     * everything in it, and the account is owed a new one.
+     */
+    const discardUnproved = Effect.fn("Auth.discardUnproved")(function*(user: UserRow) {
+      const at = yield* now
+      const owned = yield* sql<{ organization_id: string }>`SELECT m.organization_id FROM memberships m
+        WHERE m.user_id = ${user.id} AND m.role = 'owner'
+        AND NOT EXISTS (SELECT 1 FROM memberships o WHERE o.organization_id = m.organization_id AND o.user_id <> m.user_id)`
+      for (const { organization_id } of owned) yield* organizations.discardUnverified(organization_id)
+      const memberships = yield* sql`DELETE FROM memberships WHERE user_id = ${user.id} RETURNING organization_id`
+      const owed = user.pending_organization !== null || memberships.length > 0 || owned.length > 0
+      yield* sql`UPDATE users SET totp_secret = NULL, totp_enabled = false, totp_last_step = NULL,
+        pending_organization = ${owed ? user.email : null}, updated_at = ${at} WHERE id = ${user.id}`
+      yield* sql`DELETE FROM recovery_codes WHERE user_id = ${user.id}`
+    })
 
     const role = (userId: string, organizationId: string) =>
       sql<{ role: string }>`SELECT role FROM memberships WHERE user_id = ${userId} AND organization_id = ${organizationId}`.pipe(
@@ -394,6 +450,19 @@ export class Auth extends Context.Service<Auth, {
         `If it was you, sign in instead, or reset your password at ${settings.publicUrl}/reset-password.`,
         "If it was not you, ignore this message."
       ])
+
+    /**
+     * The rule for a session whose address is not verified: it may read GET /auth/me, sign
+     * out, and accept an invitation (the link proves the address, as the verification link
+     * does); every other thing it asks, here and as a /v0 principal, is refused.
+     */
+    const requireVerified = (session: Session) =>
+      session.emailVerified ? Effect.void : Effect.fail(
+        new EmailNotVerified({
+          message: "Verify your email address first: until then the account can do nothing else.",
+          fix: "Open the link mailed to you, or POST /auth/resend-verification for a new one."
+        })
+      )
 
     return Auth.of({
       signUp: Effect.fn("Auth.signUp")(function*(input) {
@@ -414,7 +483,16 @@ export class Auth extends Context.Service<Auth, {
         const at = yield* now
         const created = yield* sql.withTransaction(Effect.gen(function*() {
           const inserted = yield* sql`INSERT INTO users ${
-            sql.insert({ id, email, password_hash: passwordHash, email_verified_at: invitation === undefined ? null : at, created_at: at, updated_at: at })
+            sql.insert({
+              id,
+              email,
+              password_hash: passwordHash,
+              email_verified_at: invitation === undefined ? null : at,
+              // Owed an organization, created when the address is verified: until then the account owns nothing.
+              pending_organization: invitation === undefined ? input.name ?? email : null,
+              created_at: at,
+              updated_at: at
+            })
           } ON CONFLICT (email) DO NOTHING RETURNING id`
           // A parallel sign-up with the same email won: this one is the existing-account case.
           if (inserted.length === 0) return "exists" as const
@@ -426,8 +504,6 @@ export class Auth extends Context.Service<Auth, {
             return "member" as const
           }
           if (settings.signup === "invite" && first.length === 0) return "forbidden" as const
-          const { organization } = yield* organizations.create({ ownerEmail: email, name: input.name ?? email })
-          yield* sql`INSERT INTO memberships ${sql.insert({ organization_id: organization.id, user_id: id, role: "owner", created_at: at })}`
           return "owner" as const
         }).pipe(
           // Each refusal rolls the account back: a transaction ends in failure, never half done.
@@ -483,8 +559,8 @@ export class Auth extends Context.Service<Auth, {
 
       session: Effect.fn("Auth.session")(function*(sessionId) {
         const idHash = sha256(sessionId)
-        const rows = yield* sql`SELECT s.*, u.email FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ${idHash}`.pipe(
-          decodeRows(Schema.Struct({ ...SessionRow.fields, email: Schema.String }))
+        const rows = yield* sql`SELECT s.*, u.email, u.email_verified_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ${idHash}`.pipe(
+          decodeRows(Schema.Struct({ ...SessionRow.fields, email: Schema.String, email_verified_at: Schema.NullOr(Schema.Date) }))
         )
         const row = rows[0]
         if (row === undefined) return undefined
@@ -498,10 +574,20 @@ export class Auth extends Context.Service<Auth, {
         if (at.getTime() - row.last_seen_at.getTime() >= 60_000) {
           yield* sql`UPDATE sessions SET last_seen_at = ${at} WHERE id_hash = ${idHash}`.pipe(Effect.orDie)
         }
-        return { idHash, userId: row.user_id, email: row.email, organizationId: row.organization_id, csrfToken: row.csrf_token, expiresAt: row.expires_at }
+        return {
+          idHash,
+          userId: row.user_id,
+          email: row.email,
+          emailVerified: row.email_verified_at !== null,
+          organizationId: row.organization_id,
+          csrfToken: row.csrf_token,
+          expiresAt: row.expires_at
+        }
       }),
 
       principalOf: Effect.fn("Auth.principalOf")(function*(session) {
+        // Every /v0 request of a session is admitted here: an unverified person acts on nothing.
+        yield* requireVerified(session)
         if (session.organizationId === null) return undefined
         const r = yield* role(session.userId, session.organizationId)
         if (r === undefined) return undefined
@@ -554,6 +640,7 @@ export class Auth extends Context.Service<Auth, {
       }),
 
       switchOrganization: Effect.fn("Auth.switchOrganization")(function*(session, organizationId) {
+        yield* requireVerified(session)
         if ((yield* role(session.userId, organizationId)) === undefined) {
           return yield* new NotFound({ message: `Organization ${organizationId} was not found.` })
         }
@@ -580,15 +667,25 @@ export class Auth extends Context.Service<Auth, {
         yield* samePasswordAsEmail(found.email, password)
         const used = yield* useToken("reset", token)
         if (used === undefined || used.user_id === null) return yield* invalidToken("password reset")
-        yield* setPassword(used.user_id, password)
-        const at = yield* now
-        // Every other reset link of the account dies with this one.
-        yield* sql`UPDATE auth_tokens SET used_at = ${at} WHERE user_id = ${used.user_id} AND purpose = 'reset' AND used_at IS NULL`.pipe(Effect.orDie)
-        // The link reached the mailbox: that proves the address as a verification link would.
-        yield* verifyUser({ id: used.user_id, email: used.email })
+        const userId = used.user_id
+        const passwordHash = yield* hashPassword(password)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const user = (yield* sql`SELECT * FROM users WHERE id = ${userId} FOR UPDATE`.pipe(decodeRows(UserRow)))[0]
+          if (user === undefined) return
+          yield* storePassword(userId, passwordHash)
+          const at = yield* now
+          // Every other reset link of the account dies with this one.
+          yield* sql`UPDATE auth_tokens SET used_at = ${at} WHERE user_id = ${userId} AND purpose = 'reset' AND used_at IS NULL`
+          // The owner of an address that was never proved takes the account over: nothing whoever
+          // signed up with it set up survives (nor their sessions: storePassword ended them).
+          if (user.email_verified_at === null) yield* discardUnproved(user)
+          // The link reached the mailbox: that proves the address as a verification link would.
+          yield* verifyUser({ id: userId, email: used.email })
+        })).pipe(Effect.orDie)
       }),
 
       changePassword: Effect.fn("Auth.changePassword")(function*(session, input, clientIp) {
+        yield* requireVerified(session)
         const user = yield* userById(session.userId)
         yield* samePasswordAsEmail(user.email, input.new_password)
         const tries = attempt(user.email, clientIp)
@@ -597,11 +694,12 @@ export class Auth extends Context.Service<Auth, {
           return yield* new InvalidCredentials({ message: "The current password is wrong.", fix: "Send the password you sign in with as current_password." })
         }
         yield* tries.succeeded
-        yield* setPassword(user.id, input.new_password)
+        yield* storePassword(user.id, yield* hashPassword(input.new_password))
         return yield* createSession(user.id, session.organizationId)
       }),
 
       setupTwoFactor: Effect.fn("Auth.setupTwoFactor")(function*(session) {
+        yield* requireVerified(session)
         const user = yield* userById(session.userId)
         if (user.totp_enabled) return yield* new TwoFactorAlreadyEnabled({ message: "Two-step verification is already on.", fix: "Disable it first to set up another authenticator." })
         const secret = Secret.fromHex(yield* ids.secret(20)).base32
@@ -613,6 +711,7 @@ export class Auth extends Context.Service<Auth, {
       }),
 
       enableTwoFactor: Effect.fn("Auth.enableTwoFactor")(function*(session, code, clientIp) {
+        yield* requireVerified(session)
         const user = yield* userById(session.userId)
         if (user.totp_enabled) return yield* new TwoFactorAlreadyEnabled({ message: "Two-step verification is already on." })
         if (user.totp_secret === null) {
@@ -639,6 +738,7 @@ export class Auth extends Context.Service<Auth, {
       }),
 
       disableTwoFactor: Effect.fn("Auth.disableTwoFactor")(function*(session, code, clientIp) {
+        yield* requireVerified(session)
         const user = yield* userById(session.userId)
         if (!user.totp_enabled) return yield* new TwoFactorNotSetUp({ message: "Two-step verification is not on." })
         const tries = attempt(user.email, clientIp)
@@ -655,10 +755,8 @@ export class Auth extends Context.Service<Auth, {
       }),
 
       invite: Effect.fn("Auth.invite")(function*(session, input) {
+        yield* requireVerified(session)
         const user = yield* userById(session.userId)
-        if (user.email_verified_at === null) {
-          return yield* new EmailNotVerified({ message: "Verify your own email address before inviting anyone.", fix: "Open the link mailed to you, or POST /auth/resend-verification." })
-        }
         const organizationId = session.organizationId
         if (organizationId === null || (yield* role(user.id, organizationId)) !== "owner") {
           return yield* new Forbidden({ message: "Only the organization owner may invite members." })
@@ -699,7 +797,21 @@ export class Auth extends Context.Service<Auth, {
         yield* sql`UPDATE sessions SET organization_id = ${organizationId} WHERE id_hash = ${session.idHash}`.pipe(Effect.orDie)
         yield* verifyUser({ id: session.userId, email: session.email })
         return { organization_id: organizationId, role: roleName }
-      })
+      }),
+
+      // An account that owns something (a membership from before accounts waited for their
+      // address) is kept: deleting it would strand its organization; its owner verifies or resets.
+      purgeUnverified: (before, limit) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const gone = yield* sql<{ id: string }>`DELETE FROM users WHERE id IN (
+              SELECT id FROM users u WHERE email_verified_at IS NULL AND created_at < ${before}
+                AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)
+              ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING id`
+          // The first account on an invite-only server, never verified, leaves the place free for another.
+          if (gone.length > 0) yield* sql`DELETE FROM auth_first_account WHERE user_id IN ${sql.in(gone.map((r) => r.id))}`
+          return gone.length
+        })).pipe(Effect.orDie)
     })
   }))
 }

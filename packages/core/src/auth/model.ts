@@ -69,6 +69,8 @@ export const SESSION_ABSOLUTE = Duration.days(14)
 export const VERIFY_TOKEN_TTL = Duration.hours(24)
 export const RESET_TOKEN_TTL = Duration.hours(1)
 export const INVITE_TOKEN_TTL = Duration.days(7)
+/** An account whose address is not verified this long after sign-up is deleted (retention's purge). */
+export const UNVERIFIED_ACCOUNT_TTL = Duration.days(7)
 /** Wrong passwords and codes: per account and per client IP, in fixed windows. */
 export const ATTEMPT_WINDOW = Duration.minutes(15)
 export const ACCOUNT_ATTEMPTS = 10

@@ -59,6 +59,13 @@ export class Organizations extends Context.Service<Organizations, {
   setPlan(id: string, plan: PlanId, source: "free" | "admin" | "subscription", until?: Date): Effect.Effect<void>
   /** Marks the owner email verified on every organization whose owner email is `email` (a dashboard account proved it). */
   verifyOwnerEmail(email: string): Effect.Effect<void>
+  /**
+   * Deletes an organization whose owner email was never verified, with everything in it
+   * (its rows go by cascade): one set up by someone who signed up with another person's
+   * address, discarded when that person takes the account over. A verified or agent
+   * organization is kept.
+   */
+  discardUnverified(id: string): Effect.Effect<void>
 }>()("inbox/Organizations") {
   static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -134,7 +141,9 @@ export class Organizations extends Context.Service<Organizations, {
           const at = yield* now
           yield* sql`UPDATE organizations SET email_verified = true, updated_at = ${at}
             WHERE owner_email = ${email.toLowerCase()} AND NOT email_verified AND NOT is_agent`
-        }).pipe(Effect.orDie)
+        }).pipe(Effect.orDie),
+      discardUnverified: (id) =>
+        sql`DELETE FROM organizations WHERE id = ${id} AND NOT email_verified AND NOT is_agent`.pipe(Effect.orDie, Effect.asVoid)
     })
   }))
 }
