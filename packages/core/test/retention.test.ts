@@ -68,7 +68,7 @@ for (const storage of storages()) {
           yield* sql`UPDATE jobs SET updated_at = now() - interval '30 days', run_at = now() - interval '30 days' WHERE kind = 't.unhandled'`
 
           const purged = yield* retention.purge
-          assert.deepStrictEqual(purged, { trash: 2, idempotencyKeys: 1, jobs: 3, events: oldEvents })
+          assert.deepStrictEqual(purged, { trash: 2, idempotencyKeys: 1, jobs: 3, events: oldEvents, unverifiedAccounts: 0 })
           assert.deepStrictEqual(
             (yield* sql<{ subject: string }>`SELECT subject FROM messages WHERE inbox_id = ${inbox.inbox_id} ORDER BY subject`).map((r) => r.subject),
             ["late", "three"]
@@ -81,13 +81,38 @@ for (const storage of storages()) {
           assert.strictEqual(yield* count(`SELECT 1 FROM jobs WHERE kind = 't.unhandled' AND state = 'queued'`), 1, "a queued job is never purged")
           assert.strictEqual(yield* count(`SELECT 1 FROM jobs WHERE kind = 't.spent'`), 1)
           assert.strictEqual(yield* count(`SELECT 1 FROM events WHERE organization_id = '${organization.id}'`), 1)
-          assert.deepStrictEqual(yield* retention.purge, { trash: 0, idempotencyKeys: 0, jobs: 0, events: 0 })
+          assert.deepStrictEqual(yield* retention.purge, { trash: 0, idempotencyKeys: 0, jobs: 0, events: 0, unverifiedAccounts: 0 })
 
           // A batch never takes more than its limit.
           for (let n = 0; n < 3; n++) yield* jobs.enqueue({ kind: "t.spent", payload: { n } })
           assert.strictEqual(yield* jobs.runDue({ wait: true }), 3)
           const later = new Date((yield* Clock.currentTimeMillis) + 60_000)
           assert.deepStrictEqual([yield* jobs.purgeSpent(later, 2), yield* jobs.purgeSpent(later, 2)], [2, 2])
+        }).pipe(Effect.orDie))
+
+      it.effect("deletes dashboard accounts whose address was not verified within 7 days of sign-up, in batches, and frees the first-account place one held", () =>
+        Effect.gen(function*() {
+          const retention = yield* Retention
+          const sql = yield* SqlClient.SqlClient
+          const user = (id: string, verified: boolean, age: string) =>
+            sql.unsafe(`INSERT INTO users (id, email, password_hash, email_verified_at, created_at, updated_at)
+              VALUES ($1, $2, 'x', ${verified ? "now()" : "NULL"}, now() - interval '${age}', now())`, [id, `${id}@example.org`])
+          for (const id of ["stale_1", "stale_2", "stale_3"]) yield* user(id, false, "8 days")
+          yield* user("young", false, "6 days")
+          yield* user("verified", true, "30 days")
+          // From before accounts waited for their address: it owns an organization, which deleting it would strand.
+          yield* user("holder", false, "30 days")
+          const { organization } = yield* (yield* Organizations).create({ ownerEmail: "holder@example.org" })
+          yield* sql`INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (${organization.id}, 'holder', 'owner', now())`
+          yield* sql`INSERT INTO auth_first_account (user_id) VALUES ('stale_1')`
+
+          const purged = yield* retention.purge
+          assert.strictEqual(purged.unverifiedAccounts, 3)
+          assert.deepStrictEqual(
+            (yield* sql<{ id: string }>`SELECT id FROM users ORDER BY id`).map((r) => r.id),
+            ["holder", "verified", "young"]
+          )
+          assert.strictEqual(yield* count(`SELECT 1 FROM auth_first_account`), 0, "another person may now be the first")
         }).pipe(Effect.orDie))
 
       it.effect("the schedule runs one purge job per slot and queues the next slot", () =>

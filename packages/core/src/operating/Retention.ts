@@ -5,8 +5,10 @@
  *   ago (default 30), with their threads refreshed (MessageStore.purgeTrash);
  * - Idempotency-Keys past their 24 hours (Idempotency.purgeExpired);
  * - jobs done or failed more than INBOX_RETENTION_JOBS_DAYS ago (default 7);
- * - events older than INBOX_RETENTION_EVENTS_DAYS (default 90, the longest metrics window).
- * A setting of 0 keeps that kind forever.
+ * - events older than INBOX_RETENTION_EVENTS_DAYS (default 90, the longest metrics window);
+ * - dashboard accounts whose address was not verified within UNVERIFIED_ACCOUNT_TTL of
+ *   sign-up (7 days; Auth.purgeUnverified).
+ * A days setting of 0 keeps that kind forever.
  *
  * Each owner deletes its own rows; this module only decides when and how much. Every batch
  * is one short statement or transaction of at most INBOX_RETENTION_BATCH rows (default 500),
@@ -19,7 +21,9 @@
  * per slot; each run enqueues the next slot, and a starting server enqueues the current one.
  * A failed run is retried by the `maintenance` policy.
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Auth } from "../auth/Auth.ts"
+import { UNVERIFIED_ACCOUNT_TTL } from "../auth/model.ts"
 import { Events } from "../events/Events.ts"
 import { Jobs } from "../jobs/Jobs.ts"
 import { RETRY_POLICIES } from "../jobs/policies.ts"
@@ -57,6 +61,7 @@ export interface Purged {
   readonly idempotencyKeys: number
   readonly jobs: number
   readonly events: number
+  readonly unverifiedAccounts: number
 }
 
 export const RETENTION_JOB = "retention.purge"
@@ -75,6 +80,7 @@ export class Retention extends Context.Service<Retention, {
       const idempotency = yield* Idempotency
       const jobs = yield* Jobs
       const events = yield* Events
+      const auth = yield* Auth
       const batch = Math.max(1, settings.batch)
 
       /** Runs `step` until a batch comes back short; the total deleted. */
@@ -97,7 +103,8 @@ export class Retention extends Context.Service<Retention, {
           trash: settings.trashDays > 0 ? yield* drain((n) => store.purgeTrash(olderThan(at, settings.trashDays), n)) : 0,
           idempotencyKeys: yield* drain((n) => idempotency.purgeExpired(at, n)),
           jobs: settings.jobsDays > 0 ? yield* drain((n) => jobs.purgeSpent(olderThan(at, settings.jobsDays), n)) : 0,
-          events: settings.eventsDays > 0 ? yield* drain((n) => events.purge(olderThan(at, settings.eventsDays), n)) : 0
+          events: settings.eventsDays > 0 ? yield* drain((n) => events.purge(olderThan(at, settings.eventsDays), n)) : 0,
+          unverifiedAccounts: yield* drain((n) => auth.purgeUnverified(new Date(at.getTime() - Duration.toMillis(UNVERIFIED_ACCOUNT_TTL)), n))
         }
         if (Object.values(purged).some((n) => n > 0)) yield* Effect.logInfo("retention purged", { ...purged })
         return purged
