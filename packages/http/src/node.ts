@@ -145,7 +145,22 @@ export const makeNodeServer = (
       event === "request" && direct(args[0] as IncomingMessage, args[1] as ServerResponse) ? true : emit(event, ...args)) as Server["emit"]
   }
   server.maxHeadersCount = MAX_HEADERS_COUNT
-  server.maxConnections = Math.max(1, options.maxConnections) + Math.max(0, options.maxWebSockets ?? 0)
+  // Node's own cap covers every socket; HTTP's share is counted here, so WebSockets (and
+  // sockets of refused ones, while they close) never take a connection from HTTP.
+  const httpCap = Math.max(1, options.maxConnections)
+  server.maxConnections = httpCap + Math.max(0, options.maxWebSockets ?? 0)
+  let httpSockets = 0
+  const upgraded = new WeakSet<Duplex>()
+  server.on("connection", (socket: Socket) => {
+    if (httpSockets >= httpCap) {
+      socket.destroy()
+      return
+    }
+    httpSockets++
+    socket.once("close", () => {
+      if (!upgraded.has(socket)) httpSockets--
+    })
+  })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A response already under way cannot be followed by another one on the same bytes.
     const current = (socket as { _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
@@ -156,7 +171,12 @@ export const makeNodeServer = (
     socket.end(rawResponse(refusalFor(error.code, options), requestId()))
   })
   server.on("upgrade", (request: IncomingMessage, socket: Socket) => {
-    if (request.headers.upgrade?.toLowerCase() === "websocket") heartbeat(socket, options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
+    if (request.headers.upgrade?.toLowerCase() !== "websocket") return
+    if (!upgraded.has(socket)) {
+      upgraded.add(socket)
+      httpSockets--
+    }
+    heartbeat(socket, options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
   })
   return server
 }

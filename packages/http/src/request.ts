@@ -89,13 +89,20 @@ export const readBytes = <E = BadRequest>(
     yield* Effect.addFinalizer(() => Effect.sync(reserver.releaseAll))
     // Reserved before a byte is read: a refused client never makes the server hold its body.
     if (known && !reserver.take(declared)) return yield* intakeFull()
+    let gated = known
+    const gate = (bytes: number) => {
+      gated = true
+      return reserver.take(bytes)
+    }
     const read = yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit + 1)),
-      Effect.provideService(ChunkGate, known ? () => true : reserver.take),
+      Effect.provideService(ChunkGate, known ? () => true : gate),
       Effect.mapError((e) => e instanceof BodyRefused ? intakeFull() : tooLarge())
     )
     const bytes = new Uint8Array(read)
     if (bytes.byteLength > limit) return yield* Effect.fail(tooLarge())
+    // A carrier that hands the body over whole (no chunk was offered to the gate) counts it now.
+    if (!gated && !reserver.take(bytes.byteLength)) return yield* intakeFull()
     return bytes
   })
 
