@@ -27,6 +27,14 @@ describe("domain states", () => {
     assert.deepStrictEqual(transition("FAILED", graded("INVALID")), { status: "FAILED", reason: "dns_records_invalid" })
   })
 
+  it("a holder of a name another organization holds VERIFIED is FAILED with verified_by_another_organization, whatever DNS says", () => {
+    for (const from of ["NOT_STARTED", "PENDING", "VERIFYING", "FAILED"] as const) {
+      for (const outcome of [graded("VALID", "VALID"), graded("MISSING"), { kind: "unavailable" as const }]) {
+        assert.deepStrictEqual(transition(from, outcome, true), { status: "FAILED", reason: "verified_by_another_organization" })
+      }
+    }
+  })
+
   it("DNS that cannot answer makes a domain VERIFYING with dns_unavailable, but never demotes a VERIFIED one", () => {
     assert.deepStrictEqual(transition("PENDING", { kind: "unavailable" }), { status: "VERIFYING", reason: "dns_unavailable" })
     assert.deepStrictEqual(transition("VERIFIED", { kind: "unavailable" }), { status: "VERIFIED", reason: null })

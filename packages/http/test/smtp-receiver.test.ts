@@ -324,6 +324,7 @@ layer(
 // database gone, say), the rest of the engine real.
 const failing = Layer.effect(Inbound, Effect.map(Inbound, (real) => Inbound.of({
   recipient: real.recipient,
+  hosted: real.hosted,
   deliver: () => Effect.die(new Error("the database is unreachable"))
 })))
 

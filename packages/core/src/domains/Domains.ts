@@ -3,22 +3,29 @@
  * signed as theirs (spec: Domain, Domains; README, "Custom domains").
  *
  * Rules kept here: the id is the name (IDNA to ASCII, lower case, no trailing dot), and any
- * route accepts the name in any of its spellings; a name is hosted once on the server (403
- * already_exists); the plan caps domains (402), checked under the organization row lock;
- * pod-scoped keys see their pod's domains only. Each domain gets its own DKIM key pair, the
- * private half sealed at rest and never shown. Verification grades every record from DNS
- * and moves the domain through the state machine below; `domain.verified` is written in
- * the transaction that makes the domain VERIFIED, and only then, so it fires once however
- * many checks run at the same time (the row lock orders them).
+ * route accepts the name in any of its spellings; an organization holds a name once (403
+ * already_exists), and several organizations may hold the same name, each with its own
+ * verification token and DKIM key, as mail providers do: an unverified holder blocks
+ * nobody. Of a name's holders one at most is VERIFIED (a unique index): the first to
+ * verify owns it, the others are FAILED with reason `verified_by_another_organization`,
+ * and adding a name another organization has VERIFIED is 403 already_exists. Only the
+ * verified holder of a name (or, while nobody holds it verified, the organizations whose
+ * inboxes are on it) receives and sends mail at it (`permitted`). The plan caps domains
+ * (402), checked under the organization row lock; pod-scoped keys see their pod's domains
+ * only. Each domain gets its own DKIM key pair, the private half sealed at rest and never
+ * shown. Verification grades every record from DNS and moves the domain through the state
+ * machine below; `domain.verified` is written in the transaction that makes the domain
+ * VERIFIED, and only then, so it fires once however many checks run at the same time (the
+ * row locks of every holder of the name order them, across organizations too).
  *
  * States: NOT_STARTED (never checked; updating its flags makes it PENDING with
  * dns_records_missing, as the spec observed); PENDING (never verified; some record MISSING
  * or INVALID: reason dns_records_missing or dns_records_invalid); VERIFYING (a check could
  * not reach DNS: reason dns_unavailable; the records keep their last grades); VERIFIED
  * (every record VALID); FAILED (was VERIFIED, then a check found a record gone or changed:
- * reported with its reason, never silently kept VERIFIED). A DNS outage never demotes a
- * VERIFIED domain. A check job re-examines every domain: unverified ones every 15 minutes,
- * verified ones daily.
+ * reported with its reason, never silently kept VERIFIED; or another organization holds the
+ * name VERIFIED, whatever DNS says). A DNS outage never demotes a VERIFIED domain. A check
+ * job re-examines every domain: unverified ones every 15 minutes, verified ones daily.
  */
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -141,11 +148,19 @@ export const ListDomainsQuery = Schema.Struct(PageQueryFields)
 /** What one check found: every record graded, or DNS could not be asked. */
 export type CheckOutcome = { readonly kind: "graded"; readonly grades: ReadonlyArray<RecordStatus> } | { readonly kind: "unavailable" }
 
-/** The state machine of the module comment, as one function: (state now, check) → state next. */
+/** The reason of a holder that another organization beat to verification (README, "Custom domains"). */
+export const VERIFIED_ELSEWHERE = "verified_by_another_organization"
+
+/**
+ * The state machine of the module comment, as one function: (state now, check, whether
+ * another organization holds the name VERIFIED) → state next.
+ */
 export const transition = (
   current: DomainStatus,
-  outcome: CheckOutcome
+  outcome: CheckOutcome,
+  verifiedElsewhere = false
 ): { readonly status: DomainStatus; readonly reason: string | null } => {
+  if (verifiedElsewhere) return { status: "FAILED", reason: VERIFIED_ELSEWHERE }
   if (outcome.kind === "unavailable") {
     return current === "VERIFIED" ? { status: "VERIFIED", reason: null } : { status: "VERIFYING", reason: "dns_unavailable" }
   }
@@ -160,6 +175,17 @@ const ownersOf = (domain: string): ReadonlyArray<string> => {
   return labels.slice(0, -1).map((_, i) => labels.slice(i).join("."))
 }
 
+const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase()
+
+/** An inbox as `permitted` needs it: its organization and its address. */
+export interface Addressed {
+  readonly organization_id: string
+  readonly email: string
+}
+
+/** A domain's check job is keyed by its organization and name: two holders of a name are checked apart. */
+const checkKey = (organizationId: string, name: string) => `${organizationId}/${name}`
+
 export class Domains extends Context.Service<Domains, {
   create(principal: Principal, input: CreateDomainInput, podId?: string): Effect.Effect<Domain, ValidationError | NotFound | AlreadyExists | PlanLimitExceeded | NotConfigured>
   list(principal: Principal, query: typeof ListDomainsQuery.Type, podId?: string): Effect.Effect<Page<DomainSummary>, NotFound | ValidationError>
@@ -169,15 +195,25 @@ export class Domains extends Context.Service<Domains, {
   /** Re-grades the records from DNS and moves the state (the spec's POST verify). */
   verify(principal: Principal, idOrName: string, podId?: string): Effect.Effect<void, NotFound>
   zoneFile(principal: Principal, idOrName: string, podId?: string): Effect.Effect<string, NotFound>
-  /** The check the job runs, by name and with no principal: answers the state it left. */
-  recheck(name: string): Effect.Effect<DomainStatus | undefined>
+  /** The check the job runs, of one organization's domain, with no principal: answers the state it left. */
+  recheck(organizationId: string, name: string): Effect.Effect<DomainStatus | undefined>
   /**
    * Refuses an inbox address on `domain` unless it is a VERIFIED domain of the organization
-   * (visible to the pod the inbox goes in), or a subdomain of one with subdomains_enabled.
+   * (visible to the pod the inbox goes in), or a subdomain of one with subdomains_enabled,
+   * and no other organization holds a nearer name of it VERIFIED.
    */
   admitInbox(organizationId: string, podId: string, domain: string): Effect.Effect<void, DomainNotVerified | SubdomainsNotEnabled>
-  /** Signs `raw` with the DKIM key of the verified domain `from` belongs to; unsigned otherwise. */
-  signOutgoing(from: string, raw: Uint8Array): Effect.Effect<Uint8Array>
+  /**
+   * Of `inboxes`, those whose organization may receive and send mail at their address: all
+   * but an address on a custom domain whose verified holder (of the name or of its nearest
+   * verified parent) is another organization. While nobody holds the name verified, the
+   * inboxes on it keep working (each was made while its organization held it verified).
+   */
+  permitted<T extends Addressed>(inboxes: ReadonlyArray<T>): Effect.Effect<ReadonlyArray<T>>
+  /** Refuses mail from `address` (422 domain_not_verified) when `permitted` leaves it out. */
+  admitSender(organizationId: string, address: string): Effect.Effect<void, DomainNotVerified>
+  /** Signs `raw` with the DKIM key of the organization's verified domain `from` belongs to; unsigned otherwise. */
+  signOutgoing(organizationId: string, from: string, raw: Uint8Array): Effect.Effect<Uint8Array>
 }>()("inbox/Domains") {
   static readonly layer = Layer.effect(Domains, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -239,8 +275,13 @@ export class Domains extends Context.Service<Domains, {
     const nextCheckAt = (status: DomainStatus, at: Date) =>
       new Date(at.getTime() + Duration.toMillis(status === "VERIFIED" ? RECHECK_VERIFIED : RECHECK_UNVERIFIED))
 
-    const scheduleCheck = (name: string, status: DomainStatus, at: Date) =>
-      jobs.enqueue({ kind: DOMAIN_CHECK_JOB, key: name, payload: { domain: name }, runAt: nextCheckAt(status, at) })
+    const scheduleCheck = (organizationId: string, name: string, status: DomainStatus, at: Date) =>
+      jobs.enqueue({
+        kind: DOMAIN_CHECK_JOB,
+        key: checkKey(organizationId, name),
+        payload: { domain: name, organization_id: organizationId },
+        runAt: nextCheckAt(status, at)
+      })
 
     /** Grades every record; any lookup DNS cannot answer makes the whole check unavailable. */
     const grade = (row: DomainRow) =>
@@ -253,27 +294,46 @@ export class Domains extends Context.Service<Domains, {
       )
 
     /**
-     * One check of one domain: DNS is asked outside any transaction, then the row is locked
-     * and moved from the state it has then, so concurrent checks apply in turn and only the
-     * one that makes it VERIFIED writes the event.
+     * One check of one organization's domain: DNS is asked outside any transaction, then
+     * every holder of the name is locked, in one order, and the domain moved from the state
+     * it has then. Checks of the name, by any organization, therefore apply in turn: the
+     * first that makes a holder VERIFIED writes the event and moves the other holders to
+     * FAILED, and the later ones find the name verified elsewhere.
      */
-    const runCheck = (name: string, schedule = true) =>
+    const runCheck = (organizationId: string, name: string, schedule = true) =>
       Effect.gen(function*() {
-        const before = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains WHERE id = ${name}`.pipe(decodeRows(DomainRow))
+        const before = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains WHERE id = ${name} AND organization_id = ${organizationId}`.pipe(
+          decodeRows(DomainRow)
+        )
         const first = before[0]
         if (first === undefined) return undefined
         const found = yield* grade(first)
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const locked = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains WHERE id = ${name} FOR UPDATE`.pipe(decodeRows(DomainRow))
-          const row = locked[0]
+          const holders = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains WHERE id = ${name} ORDER BY organization_id FOR UPDATE`.pipe(
+            decodeRows(DomainRow)
+          )
+          const row = holders.find((h) => h.organization_id === organizationId)
           if (row === undefined) return undefined
+          const others = holders.filter((h) => h !== row)
           const at = yield* now
-          const next = transition(row.status, found.kind === "graded" ? { kind: "graded", grades: found.graded.map((g) => g.status) } : found)
+          const next = transition(
+            row.status,
+            found.kind === "graded" ? { kind: "graded", grades: found.graded.map((g) => g.status) } : found,
+            others.some((h) => h.status === "VERIFIED")
+          )
           const grades = found.kind === "graded" ? found.graded : row.record_status
           const becameVerified = next.status === "VERIFIED" && row.status !== "VERIFIED"
           yield* sql`UPDATE domains SET status = ${next.status}, reason = ${next.reason}, record_status = ${JSON.stringify(grades)}::jsonb,
             checked_at = ${at}, updated_at = ${at}, verified_at = ${becameVerified ? at : row.verified_at}
-            WHERE id = ${name}`
+            WHERE id = ${name} AND organization_id = ${organizationId}`
+          const losers = becameVerified
+            ? others.filter((h) => !(h.status === "FAILED" && h.reason === VERIFIED_ELSEWHERE)).map((h) => h.organization_id)
+            : []
+          if (losers.length > 0) {
+            yield* sql`UPDATE domains SET status = 'FAILED', reason = ${VERIFIED_ELSEWHERE}, updated_at = ${at}
+              WHERE id = ${name} AND organization_id = ANY(${losers}::text[])`
+            yield* Effect.logInfo(`domain ${name} verified by ${organizationId}; its other holders are FAILED: ${losers.join(", ")}`)
+          }
           if (becameVerified) {
             const updated: DomainRow = { ...row, status: next.status, reason: next.reason, record_status: grades, updated_at: at }
             yield* events.record({
@@ -286,7 +346,7 @@ export class Domains extends Context.Service<Domains, {
           if (next.status === "FAILED" && row.status === "VERIFIED") {
             yield* Effect.logWarning(`domain ${name} failed verification: ${next.reason}`)
           }
-          if (schedule) yield* scheduleCheck(name, next.status, at)
+          if (schedule) yield* scheduleCheck(organizationId, name, next.status, at)
           return next.status
         }))
       }).pipe(Effect.orDie)
@@ -307,7 +367,39 @@ export class Domains extends Context.Service<Domains, {
         ? Effect.map(pods.lock(principal, principal.scope.podId), (p): string | null => p.id)
         : Effect.succeed(null)
 
-    const taken = (name: string) => new AlreadyExists({ message: `The domain ${name} has already been added.`, fix: "A domain can be added once on this server." })
+    const taken = (name: string) =>
+      new AlreadyExists({ message: `The domain ${name} has already been added to this organization.`, fix: `Use it: GET /v0/domains/${name}.` })
+    const verifiedElsewhere = (name: string) =>
+      new AlreadyExists({
+        message: `The domain ${name} is verified by another organization on this server.`,
+        fix: "It can be added here once that organization deletes it, or once its DNS records no longer check out there (FAILED)."
+      })
+
+    const isCustom = (domain: string) => domain !== settings.baseDomain && !domain.endsWith(`.${settings.baseDomain}`)
+
+    /** For each domain, the organization holding the VERIFIED name it falls under (itself or its nearest parent), if any. */
+    const verifiedHolders = (domains: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const custom = [...new Set(domains.filter(isCustom))]
+        const holders = new Map<string, string>()
+        if (custom.length === 0) return holders
+        const names = [...new Set(custom.flatMap(ownersOf))]
+        const rows = yield* sql<{ id: string; organization_id: string }>`SELECT id, organization_id FROM domains
+          WHERE id = ANY(${names}::text[]) AND status = 'VERIFIED'`.pipe(Effect.orDie)
+        const byName = new Map(rows.map((r) => [r.id, r.organization_id]))
+        for (const domain of custom) {
+          const holder = ownersOf(domain).map((n) => byName.get(n)).find((o) => o !== undefined)
+          if (holder !== undefined) holders.set(domain, holder)
+        }
+        return holders
+      })
+
+    const permitted = <T extends Addressed>(inboxes: ReadonlyArray<T>) =>
+      Effect.map(verifiedHolders(inboxes.map((i) => domainOf(i.email))), (holders) =>
+        holders.size === 0 ? inboxes : inboxes.filter((i) => {
+          const holder = holders.get(domainOf(i.email))
+          return holder === undefined || holder === i.organization_id
+        }))
 
     // The job handler: registered with the service, so any process with a job worker checks domains.
     yield* jobs.register({
@@ -318,10 +410,12 @@ export class Domains extends Context.Service<Domains, {
       // rather than enqueueing a successor under its own key, which a running job holds (the
       // successor only moved the running job's time, and the schedule ended with it).
       run: (job) => {
-        const name = (job.payload as { domain?: unknown }).domain
-        if (typeof name !== "string") return Effect.fail(new JobFailed({ message: "no domain in payload", retry: false }))
+        const { domain: name, organization_id: organizationId } = job.payload as { domain?: unknown; organization_id?: unknown }
+        if (typeof name !== "string" || typeof organizationId !== "string") {
+          return Effect.fail(new JobFailed({ message: "no domain or organization in payload", retry: false }))
+        }
         return Effect.gen(function*() {
-          const status = yield* runCheck(name, false)
+          const status = yield* runCheck(organizationId, name, false)
           if (status === undefined) return
           return yield* new JobDeferred({ until: nextCheckAt(status, yield* now) })
         })
@@ -336,8 +430,11 @@ export class Domains extends Context.Service<Domains, {
           return yield* validationError([{ path: ["domain"], message: `${name} belongs to this server's base domain` }])
         }
         const secret = yield* secretKey
-        const exists = yield* sql`SELECT 1 FROM domains WHERE id = ${name}`.pipe(Effect.orDie)
-        if (exists.length > 0) return yield* taken(name)
+        // Another organization's unverified hold on the name blocks nobody; its verified one does.
+        const held = yield* sql<{ organization_id: string }>`SELECT organization_id FROM domains
+          WHERE id = ${name} AND (organization_id = ${principal.organizationId} OR status = 'VERIFIED')`.pipe(Effect.orDie)
+        if (held.some((h) => h.organization_id === principal.organizationId)) return yield* taken(name)
+        if (held.length > 0) return yield* verifiedElsewhere(name)
         // RSA key generation takes tens of milliseconds: done before the transaction holds locks.
         const key = yield* generateDkimKey
         const token = yield* ids.secret(16)
@@ -371,9 +468,9 @@ export class Domains extends Context.Service<Domains, {
               status, reason, record_status, verification_token, dkim_selector, dkim_public_key, dkim_private_key, created_at, updated_at)
             VALUES (${name}, ${org.id}, ${pod}, ${row.feedback_enabled}, ${row.subdomains_enabled}, ${row.tracking_enabled},
               'NOT_STARTED', NULL, '[]'::jsonb, ${token}, ${selector}, ${key.publicKey}, ${sealed}, ${at}, ${at})
-            ON CONFLICT (id) DO NOTHING RETURNING id`
+            ON CONFLICT (id, organization_id) DO NOTHING RETURNING id`
           if (inserted.length === 0) return yield* taken(name)
-          yield* scheduleCheck(name, "NOT_STARTED", at)
+          yield* scheduleCheck(org.id, name, "NOT_STARTED", at)
           return toDomain(row)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
@@ -401,25 +498,25 @@ export class Domains extends Context.Service<Domains, {
           }
           yield* sql`UPDATE domains SET feedback_enabled = ${next.feedback_enabled}, subdomains_enabled = ${next.subdomains_enabled},
             tracking_enabled = ${next.tracking_enabled}, status = ${next.status}, reason = ${next.reason}, updated_at = ${at}
-            WHERE id = ${row.id}`
+            WHERE id = ${row.id} AND organization_id = ${row.organization_id}`
           return toDomain(next)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
       delete: Effect.fn("Domains.delete")(function*(principal, idOrName, podId) {
         const row = yield* find(principal, idOrName, podId)
         yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`DELETE FROM domains WHERE id = ${row.id}`
-          yield* jobs.cancel(DOMAIN_CHECK_JOB, row.id)
+          yield* sql`DELETE FROM domains WHERE id = ${row.id} AND organization_id = ${row.organization_id}`
+          yield* jobs.cancel(DOMAIN_CHECK_JOB, checkKey(row.organization_id, row.id))
         })).pipe(Effect.orDie)
       }),
       verify: Effect.fn("Domains.verify")(function*(principal, idOrName, podId) {
         const row = yield* find(principal, idOrName, podId)
-        yield* runCheck(row.id)
+        yield* runCheck(row.organization_id, row.id)
       }),
       zoneFile: Effect.fn("Domains.zoneFile")(function*(principal, idOrName, podId) {
         return zoneFile(records(yield* find(principal, idOrName, podId)))
       }),
-      recheck: (name) => runCheck(name),
+      recheck: (organizationId, name) => runCheck(organizationId, name),
       admitInbox: Effect.fn("Domains.admitInbox")(function*(organizationId, podId, domain) {
         const candidates = ownersOf(domain)
         const rows = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM domains
@@ -444,16 +541,33 @@ export class Domains extends Context.Service<Domains, {
             fix: `Publish its DNS records (GET /v0/domains/${owner.id}/zone-file), then POST /v0/domains/${owner.id}/verify.`
           })
         }
+        // A subdomain that another organization holds verified is theirs, whatever the parent's flags.
+        if ((yield* verifiedHolders([domain])).get(domain) !== organizationId) {
+          return yield* new DomainNotVerified({
+            message: `The domain ${domain} is verified by another organization.`,
+            fix: `Omit domain to use ${settings.baseDomain}, or use a domain of this organization.`
+          })
+        }
       }),
-      signOutgoing: Effect.fn("Domains.signOutgoing")(function*(from, raw) {
+      permitted,
+      admitSender: Effect.fn("Domains.admitSender")(function*(organizationId, address) {
+        if ((yield* permitted([{ organization_id: organizationId, email: address }])).length > 0) return
+        return yield* new DomainNotVerified({
+          message: `The domain of ${address} is verified by another organization: this inbox can no longer send or receive mail.`,
+          fix: `Send from an inbox on a domain this organization holds verified, or on ${settings.baseDomain}.`
+        })
+      }),
+      signOutgoing: Effect.fn("Domains.signOutgoing")(function*(organizationId, from, raw) {
         const at = from.lastIndexOf("@")
-        const domain = from.slice(at + 1).toLowerCase()
-        if (at < 0 || domain === settings.baseDomain || settings.secretKey === undefined) return raw
+        const domain = domainOf(from)
+        if (at < 0 || !isCustom(domain) || settings.secretKey === undefined) return raw
         const candidates = ownersOf(domain)
-        const rows = yield* sql<{ id: string; dkim_selector: string; dkim_private_key: string }>`SELECT id, dkim_selector, dkim_private_key
+        const rows = yield* sql<{ id: string; organization_id: string; dkim_selector: string; dkim_private_key: string }>`SELECT id, organization_id,
+            dkim_selector, dkim_private_key
           FROM domains WHERE id = ANY(${candidates}::text[]) AND status = 'VERIFIED' ORDER BY length(id) DESC LIMIT 1`.pipe(Effect.orDie)
         const key = rows[0]
-        if (key === undefined) return raw
+        // Only the verified holder's key signs: never another organization's, for any sender.
+        if (key === undefined || key.organization_id !== organizationId) return raw
         const privateKeyPem = yield* open(settings.secretKey, key.id, key.dkim_private_key)
         if (privateKeyPem === undefined) {
           // A key sealed under another INBOX_SECRET_KEY: mail still goes, unsigned, and the operator is told.

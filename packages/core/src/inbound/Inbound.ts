@@ -6,7 +6,8 @@
  *
  * Rules (README, "Receiving mail"):
  * - parsed once, whatever the number of inboxes; addresses not hosted here are skipped and
- *   named in the answer; none hosted is 404 not_found;
+ *   named in the answer; none hosted is 404 not_found; an inbox on a custom domain that
+ *   another organization now holds verified is not hosted (Domains.permitted);
  * - labels `received` and `unread`, plus:
  *   - `unauthenticated` when DMARC fails, or, with no DMARC verdict (absent or `none`),
  *     when SPF and DKIM both fail (fail, softfail or permerror);
@@ -28,6 +29,7 @@ import { Events } from "../events/Events.ts"
 import { type ProviderEvent, ProviderEvents } from "../events/Provider.ts"
 import { type DeliveryReport, parseDeliveryReport } from "../mail/report.ts"
 import type { EventType } from "../events/catalogue.ts"
+import { Domains } from "../domains/Domains.ts"
 import { Lists } from "../lists/Lists.ts"
 import { MailParser } from "../mail/parse.ts"
 import type { ParseResult } from "../mail/model.ts"
@@ -173,6 +175,8 @@ export class Inbound extends Context.Service<Inbound, {
    * relays; the answer is handed back to `deliver` (`Arrival.inboxes`).
    */
   recipient(address: string): Effect.Effect<InboxTarget | undefined>
+  /** The hosted inboxes among `addresses` (lower case), as `deliver` finds them: mail between inboxes of this server. */
+  hosted(addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<InboxTarget>>
 }>()("inbox/Inbound") {
   static readonly layer = Layer.effect(Inbound, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -181,6 +185,7 @@ export class Inbound extends Context.Service<Inbound, {
     const events = yield* Events
     const lists = yield* Lists
     const providerEvents = yield* ProviderEvents
+    const domains = yield* Domains
 
     const parse = (raw: Uint8Array) =>
       parser.parse(raw).pipe(Effect.catchTag("MailParseError", (e): Effect.Effect<never, BadRequest | PayloadTooLarge> => {
@@ -281,10 +286,14 @@ export class Inbound extends Context.Service<Inbound, {
         return yield* Deferred.await(done)
       })
 
+    /** The inboxes at these addresses that may receive mail at them: only a verified holder of a custom domain does. */
+    const hostedInboxes = (addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<InboxTarget>> =>
+      addresses.length === 0 ? Effect.succeed([]) : sql`SELECT id, organization_id, pod_id, email FROM inboxes
+        WHERE email = ANY(${addresses}::text[])`.pipe(decodeRows(InboxTarget), Effect.flatMap(domains.permitted))
+
     const deliver = Effect.fn("Inbound.deliver")(function*(arrival: Arrival) {
       const addresses = [...new Set(arrival.to.map((a) => normaliseAddress(a)?.toLowerCase() ?? a.trim().toLowerCase()))]
-      const inboxes = arrival.inboxes ?? (addresses.length === 0 ? [] : yield* sql`SELECT id, organization_id, pod_id, email FROM inboxes
-        WHERE email = ANY(${addresses}::text[])`.pipe(decodeRows(InboxTarget)))
+      const inboxes = arrival.inboxes ?? (yield* hostedInboxes(addresses))
       const hosted = new Map(inboxes.map((i) => [i.email, i]))
       const skipped = addresses.filter((a) => !hosted.has(a))
       if (hosted.size === 0) {
@@ -350,15 +359,9 @@ export class Inbound extends Context.Service<Inbound, {
 
     const recipient = (address: string): Effect.Effect<InboxTarget | undefined> => {
       const normal = normaliseAddress(address)?.toLowerCase()
-      return normal === undefined
-        ? Effect.succeed(undefined)
-        : sql`SELECT id, organization_id, pod_id, email FROM inboxes WHERE email = ${normal}`.pipe(
-          decodeRows(InboxTarget),
-          Effect.map((rows) => rows[0]),
-          Effect.orDie
-        )
+      return normal === undefined ? Effect.succeed(undefined) : Effect.map(hostedInboxes([normal]), (rows) => rows[0])
     }
 
-    return Inbound.of({ deliver, recipient })
+    return Inbound.of({ deliver, recipient, hosted: hostedInboxes })
   }))
 }

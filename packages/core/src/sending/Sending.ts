@@ -7,7 +7,9 @@
  * 2. the request itself: recipients (at least one; 50 unique at most, 422
  *    too_many_recipients), addresses, attachments' shape, `html_required`,
  *    `tracking_disabled` (Mail.validateSend);
- * 3. the account and the inbox: `send_locked`, `email_unverified`, `inbox_paused`;
+ * 3. the account and the inbox: `send_locked`, `email_unverified`, `inbox_paused`, and
+ *    `domain_not_verified` for an inbox on a custom domain another organization now holds
+ *    verified (Domains.admitSender);
  * 4. the recipients: lists (`recipient_blocked`: send lists for new messages and forwards,
  *    reply lists for replies) and suppressions (`recipient_suppressed`);
  * 5. the Idempotency-Key (Idempotency.ts);
@@ -137,12 +139,7 @@ export class Sending extends Context.Service<Sending, {
     const domains = yield* Domains
 
     const hostedAmong = (addresses: ReadonlyArray<string>) =>
-      addresses.length === 0
-        ? Effect.succeed(new Set<string>())
-        : sql<{ email: string }>`SELECT email FROM inboxes WHERE email = ANY(${addresses.map((a) => a.toLowerCase())}::text[])`.pipe(
-          Effect.map((rows) => new Set(rows.map((r) => r.email))),
-          Effect.orDie
-        )
+      Effect.map(inbound.hosted(addresses.map((a) => a.toLowerCase())), (rows) => new Set(rows.map((r) => r.email)))
 
     /** Step 7: checks the caps and stores the message as `sending`, in one transaction. */
     const record = (inbox: InboxRow, org: OrganizationRow, row: Omit<Parameters<typeof store.insert>[0], "inbox">, key: KeyRef | undefined) =>
@@ -213,7 +210,9 @@ export class Sending extends Context.Service<Sending, {
         const remote = message.recipient_addresses.filter((a) => !local.has(a.toLowerCase()))
         const handed = Effect.gen(function*() {
           // Mail leaving the server from a verified custom domain is DKIM-signed as that domain.
-          if (remote.length > 0) yield* transport.send({ envelope: { from, to: remote }, raw: yield* domains.signOutgoing(from, raw) })
+          if (remote.length > 0) {
+            yield* transport.send({ envelope: { from, to: remote }, raw: yield* domains.signOutgoing(message.organization_id, from, raw) })
+          }
           if (local.size > 0) {
             // Mail between inboxes of this server takes the inbound path; an inbox deleted meanwhile is simply skipped.
             yield* inbound.deliver({ raw, to: [...local] }).pipe(Effect.catch(() => Effect.void))
@@ -273,6 +272,7 @@ export class Sending extends Context.Service<Sending, {
       if (inbox.status === "paused") {
         return yield* new InboxPaused({ message: `The inbox ${inbox.email} is paused.`, fix: "Set its status to active to send again." })
       }
+      yield* domains.admitSender(inbox.organization_id, inbox.email)
       const scope = { organizationId: inbox.organization_id, podId: inbox.pod_id, inboxId: inbox.id }
       const direction = request.kind === "reply" || request.kind === "reply_all" ? "reply" : "send"
       const verdicts = yield* lists.verdicts(scope, direction, addresses)
