@@ -3,29 +3,46 @@
  * Errors already_exists, domain_not_verified, subdomains_not_enabled, 402 domains), with
  * DNS served by a real DNS server on loopback: records published late, a wrong value, a
  * name that never answers. Also inboxes on custom domains and the DKIM signature of mail
- * sent from them, checked with mailauth against the same DNS server.
+ * sent from them, checked with mailauth against the same DNS server; and one name held by
+ * several organizations (issue 24): none blocks another until one verifies, the first to
+ * verify owns it (also when two verify at the same moment, which PostgreSQL runs on two
+ * connections), and only the owner receives mail at it (over /inbound/raw and real SMTP)
+ * or sends as it.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Dns, Jobs } from "@inbox/core"
-import { CapturedMail, engineWithDns, LoopbackDns, newOrganization, publishDomainRecords, storages, TestApp, type TestZone } from "@inbox/testkit"
+import { Dns, Jobs, SmtpReceiver } from "@inbox/core"
+import {
+  CapturedMail,
+  deliverMail,
+  engineWithDns,
+  LoopbackDns,
+  newOrganization,
+  publishDomainRecords,
+  storages,
+  TEST_INBOUND_SECRET,
+  TestApp,
+  type TestZone
+} from "@inbox/testkit"
 import { Effect, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { authenticate } from "mailauth"
 import { Resolver } from "node:dns/promises"
+import nodemailer from "nodemailer"
 
 interface DomainBody {
   domain_id: string
   domain: string
   status: string
   reason?: string
+  tracking_enabled: boolean
   records: Array<{ type: string; name: string; value: string; priority?: number; status: string }>
 }
 
 let counter = 0
 const uniqueName = (label: string) => `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}.example.com`
 
-const setUp = (plan: "free" | "pro" = "pro") =>
+const setUp = (plan: "free" | "pro" | "scale" = "pro") =>
   Effect.gen(function*() {
     const app = yield* TestApp
     const org = yield* newOrganization({ plan })
@@ -38,12 +55,70 @@ const setUp = (plan: "free" | "pro" = "pro") =>
 
 const publish = (zone: TestZone, domain: DomainBody, mailHostAddress = "127.0.0.1") => publishDomainRecords(zone, domain, mailHostAddress)
 
+/** Every holder's records at once, as a DNS host keeps them: each one's verification token and DKIM key side by side. */
+const publishEvery = (zone: TestZone, ...holders: ReadonlyArray<DomainBody>) => {
+  for (const d of holders) publish(zone, d)
+  const name = `_inbox-verification.${holders[0]?.domain}`
+  zone.set(name, "TXT", holders.map((d) => d.records.find((r) => r.name === name)?.value ?? ""))
+}
+
+const tokenOf = (d: DomainBody) => d.records.find((r) => r.name.startsWith("_inbox-verification."))?.value
+const selectorOf = (d: DomainBody) => d.records.find((r) => r.name.includes("._domainkey."))?.name.split(".")[0]
+
 const domainEvents = (organizationId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ event_type: string; payload: unknown }>`SELECT event_type, payload FROM events
       WHERE organization_id = ${organizationId} AND event_type = 'domain.verified'`.pipe(Effect.orDie)
   })
+
+/** The domain.verified events of these organizations that name `domain`. */
+const verifiedEventsOf = (domain: string, ...organizationIds: ReadonlyArray<string>) =>
+  Effect.map(Effect.forEach(organizationIds, domainEvents), (all) =>
+    all.flat().filter((e) => {
+      const payload = (typeof e.payload === "string" ? JSON.parse(e.payload) : e.payload) as { domain: DomainBody }
+      return payload.domain.domain_id === domain
+    }))
+
+/** One SMTP conversation with the engine's receiver: the answer to the message, or the refusal. */
+const smtpSend = (port: number, to: string) =>
+  Effect.promise(() =>
+    nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true })
+      .sendMail({ from: "ann@sender.example", to, subject: "Over SMTP", text: "Hello" })
+      .then((info) => ({ ok: true as const, response: info.response }), (error: { responseCode?: number; response?: string }) => ({ ok: false as const, code: error.responseCode }))
+  )
+
+/**
+ * A name that changed hands: organizations A and B added it, A verified it and has an inbox
+ * `alice@` on it; then the DNS records became B's (A's token gone), A's check found that
+ * (FAILED), and B verified it, which moved A to FAILED with verified_by_another_organization.
+ * B has `bob@`.
+ */
+const handedOver = Effect.gen(function*() {
+  const a = yield* setUp()
+  const b = yield* setUp()
+  const zone = yield* LoopbackDns
+  const name = uniqueName("moved")
+  publish(zone, (yield* a.add(name)).body)
+  const held = (yield* b.add(name)).body as DomainBody
+  yield* a.verify(name)
+  const alice = (yield* a.app.request("POST", "/v0/inboxes", { key: a.key, json: { username: "alice", domain: name } })).body
+  assert.strictEqual(alice.email, `alice@${name}`)
+  // While A holds it verified, B is an unverified holder: no inbox there, so nothing sent as it.
+  const early = yield* b.app.request("POST", "/v0/inboxes", { key: b.key, json: { username: "bob", domain: name } })
+  assert.strictEqual(early.status, 422, early.text)
+  assert.strictEqual(early.body.code, "domain_not_verified")
+  publish(zone, held)
+  yield* a.verify(name)
+  assert.strictEqual((yield* a.get(name)).reason, "dns_records_invalid")
+  yield* b.verify(name)
+  assert.strictEqual((yield* b.get(name)).status, "VERIFIED")
+  const lost = yield* a.get(name)
+  assert.deepStrictEqual([lost.status, lost.reason], ["FAILED", "verified_by_another_organization"])
+  const bob = (yield* b.app.request("POST", "/v0/inboxes", { key: b.key, json: { username: "bob", domain: name } })).body
+  assert.strictEqual(bob.email, `bob@${name}`)
+  return { a, b, name, alice, bob, held }
+})
 
 const statusOf = (d: DomainBody, type: string, namePrefix: string) =>
   d.records.find((r) => r.type === type && r.name.startsWith(namePrefix))?.status
@@ -53,7 +128,8 @@ const logged: Array<unknown> = []
 const Capture = Logger.layer([Logger.map(Logger.formatStructured, (entry) => void logged.push(entry))])
 
 for (const storage of storages()) {
-  layer(TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storage.layer)), Layer.provideMerge(Capture)), { timeout: "120 seconds" })(
+  const engine = TestApp.layer.pipe(Layer.provideMerge(engineWithDns(storage.layer, { inboundSecret: TEST_INBOUND_SECRET })), Layer.provideMerge(Capture))
+  layer(SmtpReceiver.layer({ host: "127.0.0.1", port: 0 }).pipe(Layer.provideMerge(engine)), { timeout: "120 seconds" })(
     `custom domains (${storage.name})`,
     (it) => {
       it.effect("POST /v0/domains answers the full domain with status NOT_STARTED and the DNS records to publish", () =>
@@ -115,16 +191,163 @@ for (const storage of storages()) {
           assert.strictEqual(base.status, 400, base.text)
         }))
 
-      it.effect("a domain already added anywhere is 403 already_exists", () =>
+      it.effect("a domain the organization already added is 403 already_exists", () =>
         Effect.gen(function*() {
           const w = yield* setUp()
-          const other = yield* setUp()
           const name = uniqueName("taken")
           assert.strictEqual((yield* w.add(name)).status, 200)
-          for (const again of [yield* w.add(name), yield* other.add(name.toUpperCase())]) {
-            assert.strictEqual(again.status, 403, again.text)
-            assert.strictEqual(again.body.code, "already_exists")
+          const again = yield* w.add(name.toUpperCase())
+          assert.strictEqual(again.status, 403, again.text)
+          assert.strictEqual(again.body.code, "already_exists")
+        }))
+
+      it.effect("two organizations add the same domain: each gets its own verification token and DKIM key, and neither blocks the other", () =>
+        Effect.gen(function*() {
+          const a = yield* setUp()
+          const b = yield* setUp()
+          const name = uniqueName("shared")
+          const first = yield* a.add(name)
+          const second = yield* b.add(name.toUpperCase())
+          assert.strictEqual(first.status, 200, first.text)
+          assert.strictEqual(second.status, 200, second.text)
+          assert.strictEqual(second.body.domain_id, name)
+          assert.notStrictEqual(tokenOf(first.body), tokenOf(second.body))
+          assert.notStrictEqual(selectorOf(first.body), selectorOf(second.body))
+          assert.strictEqual(tokenOf(yield* a.get(name)), tokenOf(first.body))
+          assert.strictEqual(tokenOf(yield* b.get(name)), tokenOf(second.body))
+          // What one holder does to its domain leaves the other's alone.
+          const patched = yield* b.app.request("PATCH", `/v0/domains/${name}`, { key: b.key, json: { tracking_enabled: true } })
+          assert.strictEqual(patched.status, 200, patched.text)
+          assert.strictEqual((yield* a.get(name)).tracking_enabled, false)
+          assert.strictEqual((yield* b.app.request("DELETE", `/v0/domains/${name}`, { key: b.key })).status, 204)
+          assert.strictEqual((yield* a.app.request("GET", `/v0/domains/${name}`, { key: a.key })).status, 200)
+          assert.strictEqual((yield* b.app.request("GET", `/v0/domains/${name}`, { key: b.key })).status, 404)
+          assert.strictEqual((yield* b.add(name)).status, 200)
+        }))
+
+      it.effect("the first organization to verify owns the domain; the other holders become FAILED with reason verified_by_another_organization", () =>
+        Effect.gen(function*() {
+          const a = yield* setUp()
+          const b = yield* setUp()
+          const c = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("first")
+          const created = [(yield* a.add(name)).body, (yield* b.add(name)).body, (yield* c.add(name)).body] as Array<DomainBody>
+          yield* c.verify(name)
+          assert.strictEqual((yield* c.get(name)).status, "PENDING")
+          // A's and B's records are all published: either could verify.
+          publishEvery(zone, created[0]!, created[1]!)
+          yield* a.verify(name)
+          assert.strictEqual((yield* a.get(name)).status, "VERIFIED")
+          for (const loser of [b, c]) {
+            const d = yield* loser.get(name)
+            assert.deepStrictEqual([d.status, d.reason], ["FAILED", "verified_by_another_organization"])
           }
+          // B's own records check out, but the name is A's: B stays FAILED, with the same reason.
+          yield* b.verify(name)
+          const kept = yield* b.get(name)
+          assert.deepStrictEqual([kept.status, kept.reason], ["FAILED", "verified_by_another_organization"])
+          assert.ok(kept.records.every((r) => r.status === "VALID"), JSON.stringify(kept.records))
+          assert.lengthOf(yield* verifiedEventsOf(name, a.organizationId), 1)
+          assert.lengthOf(yield* verifiedEventsOf(name, b.organizationId, c.organizationId), 0)
+          // Once A lets the name go, B can verify it.
+          assert.strictEqual((yield* a.app.request("DELETE", `/v0/domains/${name}`, { key: a.key })).status, 204)
+          yield* b.verify(name)
+          assert.strictEqual((yield* b.get(name)).status, "VERIFIED")
+          assert.lengthOf(yield* verifiedEventsOf(name, b.organizationId), 1)
+        }))
+
+      it.effect("adding a domain that another organization has VERIFIED is 403 already_exists", () =>
+        Effect.gen(function*() {
+          const a = yield* setUp()
+          const b = yield* setUp()
+          const zone = yield* LoopbackDns
+          const name = uniqueName("owned")
+          publish(zone, (yield* a.add(name)).body)
+          yield* a.verify(name)
+          assert.strictEqual((yield* a.get(name)).status, "VERIFIED")
+          const refused = yield* b.add(name)
+          assert.strictEqual(refused.status, 403, refused.text)
+          assert.strictEqual(refused.body.code, "already_exists")
+          assert.include(refused.body.message, "verified by another organization")
+        }))
+
+      it.effect("two organizations verifying the same domain at the same moment: exactly one owns it, the other is FAILED, domain.verified fires once", () =>
+        Effect.gen(function*() {
+          const a = yield* setUp("scale")
+          const b = yield* setUp("scale")
+          const zone = yield* LoopbackDns
+          const names = Array.from({ length: 12 }, () => uniqueName("together"))
+          for (const name of names) publishEvery(zone, (yield* a.add(name)).body, (yield* b.add(name)).body)
+          // Every check at once: on PostgreSQL they run on several connections, so the two holders' transactions overlap.
+          const answers = yield* Effect.all(names.flatMap((name) => [a.verify(name), b.verify(name)]), { concurrency: "unbounded" })
+          assert.ok(answers.every((r) => r.status === 200), JSON.stringify(answers.map((r) => [r.status, r.text])))
+          for (const name of names) {
+            const states = [yield* a.get(name), yield* b.get(name)].map((d) => [d.status, d.reason ?? null])
+            assert.sameDeepMembers(states, [["VERIFIED", null], ["FAILED", "verified_by_another_organization"]], name)
+            assert.lengthOf(yield* verifiedEventsOf(name, a.organizationId, b.organizationId), 1, name)
+          }
+        }))
+
+      it.effect("mail to an address at the domain reaches only the verified holder's inboxes, over /inbound/raw and SMTP", () =>
+        Effect.gen(function*() {
+          const { a, alice, b, bob } = yield* handedOver
+          const delivered = yield* deliverMail([alice.email, bob.email], { subject: "Who gets it" })
+          assert.strictEqual(delivered.status, 200, delivered.text)
+          assert.deepStrictEqual(delivered.body.delivered.map((d: { inbox_id: string }) => d.inbox_id), [bob.inbox_id])
+          assert.deepStrictEqual(delivered.body.skipped, [alice.email])
+          const port = (yield* SmtpReceiver).port
+          const refused = yield* smtpSend(port, alice.email)
+          assert.isFalse(refused.ok, JSON.stringify(refused))
+          if (!refused.ok) assert.strictEqual(refused.code, 550)
+          const accepted = yield* smtpSend(port, bob.email)
+          assert.isTrue(accepted.ok, JSON.stringify(accepted))
+          const count = (key: string, inbox: string) =>
+            Effect.map(a.app.request("GET", `/v0/inboxes/${inbox}/messages`, { key }), (r) => r.body.messages.length as number)
+          assert.strictEqual(yield* count(a.key, alice.inbox_id), 0)
+          assert.strictEqual(yield* count(b.key, bob.inbox_id), 2)
+        }))
+
+      it.effect("an organization that does not hold the domain verified cannot send as it (422 domain_not_verified); the holder's mail is signed with its own key", () =>
+        Effect.gen(function*() {
+          const { a, alice, b, bob, held, name } = yield* handedOver
+          const captured = yield* CapturedMail
+          const refused = yield* a.app.request("POST", `/v0/inboxes/${alice.inbox_id}/messages/send`, {
+            key: a.key,
+            json: { to: "someone@elsewhere.example", subject: "Still mine?", text: "No" }
+          })
+          assert.strictEqual(refused.status, 422, refused.text)
+          assert.strictEqual(refused.body.code, "domain_not_verified")
+          assert.lengthOf((yield* captured.all).filter((m) => m.envelope.from === alice.email), 0)
+          const sent = yield* b.app.request("POST", `/v0/inboxes/${bob.inbox_id}/messages/send`, {
+            key: b.key,
+            json: { to: "someone@elsewhere.example", subject: "Mine", text: "Yes" }
+          })
+          assert.strictEqual(sent.status, 200, sent.text)
+          const raw = Buffer.from((yield* captured.all).filter((m) => m.envelope.from === bob.email).at(-1)?.raw ?? new Uint8Array())
+          const unfolded = raw.toString("utf8").replace(/\r?\n[ \t]+/g, " ")
+          const signature = /^DKIM-Signature: (.*)$/m.exec(unfolded)?.[1] ?? ""
+          assert.include(signature, `d=${name};`)
+          assert.include(signature, `s=${selectorOf(held)};`)
+        }))
+
+      it.effect("an inbox on a subdomain that another organization holds verified is 422 domain_not_verified, whatever the parent's flags", () =>
+        Effect.gen(function*() {
+          const a = yield* setUp()
+          const b = yield* setUp()
+          const zone = yield* LoopbackDns
+          const parent = uniqueName("parent-held")
+          publish(zone, (yield* a.add(parent, { subdomains_enabled: true })).body)
+          yield* a.verify(parent)
+          const child = `team.${parent}`
+          publish(zone, (yield* b.add(child)).body)
+          yield* b.verify(child)
+          assert.strictEqual((yield* b.get(child)).status, "VERIFIED")
+          const refused = yield* a.app.request("POST", "/v0/inboxes", { key: a.key, json: { username: "x", domain: child } })
+          assert.strictEqual(refused.status, 422, refused.text)
+          assert.strictEqual(refused.body.code, "domain_not_verified")
+          const elsewhere = yield* a.app.request("POST", "/v0/inboxes", { key: a.key, json: { username: "x", domain: `other.${parent}` } })
+          assert.strictEqual(elsewhere.status, 200, elsewhere.text)
         }))
 
       it.effect("the Free plan has 0 domains: 402 plan_limit_exceeded", () =>
