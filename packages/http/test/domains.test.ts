@@ -62,6 +62,14 @@ const publishEvery = (zone: TestZone, ...holders: ReadonlyArray<DomainBody>) => 
   zone.set(name, "TXT", holders.map((d) => d.records.find((r) => r.name === name)?.value ?? ""))
 }
 
+/** Adds `name` to the organization of `w`, publishes its records and verifies it. */
+const addVerified = (w: Effect.Success<ReturnType<typeof setUp>>, name: string, extra: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    publish(yield* LoopbackDns, (yield* w.add(name, extra)).body)
+    yield* w.verify(name)
+    assert.strictEqual((yield* w.get(name)).status, "VERIFIED")
+  })
+
 const tokenOf = (d: DomainBody) => d.records.find((r) => r.name.startsWith("_inbox-verification."))?.value
 const selectorOf = (d: DomainBody) => d.records.find((r) => r.name.includes("._domainkey."))?.name.split(".")[0]
 
@@ -261,11 +269,8 @@ for (const storage of storages()) {
         Effect.gen(function*() {
           const a = yield* setUp()
           const b = yield* setUp()
-          const zone = yield* LoopbackDns
           const name = uniqueName("owned")
-          publish(zone, (yield* a.add(name)).body)
-          yield* a.verify(name)
-          assert.strictEqual((yield* a.get(name)).status, "VERIFIED")
+          yield* addVerified(a, name)
           const refused = yield* b.add(name)
           assert.strictEqual(refused.status, 403, refused.text)
           assert.strictEqual(refused.body.code, "already_exists")
@@ -335,14 +340,10 @@ for (const storage of storages()) {
         Effect.gen(function*() {
           const a = yield* setUp()
           const b = yield* setUp()
-          const zone = yield* LoopbackDns
           const parent = uniqueName("parent-held")
-          publish(zone, (yield* a.add(parent, { subdomains_enabled: true })).body)
-          yield* a.verify(parent)
+          yield* addVerified(a, parent, { subdomains_enabled: true })
           const child = `team.${parent}`
-          publish(zone, (yield* b.add(child)).body)
-          yield* b.verify(child)
-          assert.strictEqual((yield* b.get(child)).status, "VERIFIED")
+          yield* addVerified(b, child)
           const refused = yield* a.app.request("POST", "/v0/inboxes", { key: a.key, json: { username: "x", domain: child } })
           assert.strictEqual(refused.status, 422, refused.text)
           assert.strictEqual(refused.body.code, "domain_not_verified")
