@@ -171,6 +171,64 @@ for (const storage of storages()) {
           assert.deepStrictEqual(patched.body.labels, ["received"])
         }))
 
+      it.effect("labels: at most 100 a request and 64 characters each, in changes and in list filters; more is 400 validation_error naming the field", () =>
+        Effect.gen(function*() {
+          const { deliver, app, key, inbox, get } = yield* setUp
+          const d = yield* deliver()
+          const many = Array.from({ length: 101 }, (_, i) => `l${i}`)
+          const long = "x".repeat(65)
+          const refused = (res: { status: number; body: any }, path: ReadonlyArray<string>) => {
+            assert.strictEqual(res.status, 400)
+            assert.strictEqual(res.body.code, "validation_error")
+            assert.deepStrictEqual(res.body.errors[0].path, path)
+          }
+          const message = `/v0/inboxes/${inbox.inbox_id}/messages/${d.message_id}`
+          refused(yield* app.request("PATCH", message, { key, json: { add_labels: many } }), ["add_labels"])
+          refused(yield* app.request("PATCH", message, { key, json: { remove_labels: many } }), ["remove_labels"])
+          refused(yield* app.request("PATCH", message, { key, json: { add_labels: [long] } }), ["add_labels", "0"])
+          refused(yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/batch-update`, { key, json: { message_ids: [d.message_id], add_labels: many } }), ["add_labels"])
+          refused(yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/threads/${d.thread_id}`, { key, json: { add_labels: many } }), ["add_labels"])
+          for (const list of ["/messages", "/threads"]) {
+            refused(yield* get(`${list}?labels=${many.join(",")}`), ["labels"])
+            refused(yield* get(`${list}?labels=${encodeURIComponent(JSON.stringify(many))}`), ["labels"])
+            refused(yield* get(`${list}?labels=vip,${long}`), ["labels"])
+            assert.strictEqual((yield* get(`${list}?labels=${many.slice(0, 100).join(",")}`)).status, 200)
+          }
+          assert.strictEqual((yield* get(`/threads?labels=${encodeURIComponent(JSON.stringify(many))}`)).status, 400)
+        }))
+
+      it.effect("a message holds at most 100 labels, its own included: an addition that goes over is 400 validation_error and changes nothing, on message, batch and thread updates", () =>
+        Effect.gen(function*() {
+          const { deliver, app, key, inbox } = yield* setUp
+          const full = yield* deliver({ messageId: "<full@example.org>" })
+          const other = yield* deliver({ messageId: "<other@example.org>" })
+          const message = `/v0/inboxes/${inbox.inbox_id}/messages/${full.message_id}`
+          // received and unread, plus 88: 90 labels, then 20 more go over.
+          const first = Array.from({ length: 88 }, (_, i) => `a${i}`)
+          const twenty = Array.from({ length: 20 }, (_, i) => `b${i}`)
+          assert.strictEqual((yield* app.request("PATCH", message, { key, json: { add_labels: first } })).body.labels.length, 90)
+          const over = yield* app.request("PATCH", message, { key, json: { add_labels: twenty } })
+          assert.strictEqual(over.status, 400)
+          assert.strictEqual(over.body.code, "validation_error")
+          assert.deepStrictEqual(over.body.errors[0].path, ["add_labels"])
+          assert.include(over.body.errors[0].message, full.message_id)
+          const batch = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/batch-update`, {
+            key,
+            json: { message_ids: [other.message_id, full.message_id], add_labels: twenty }
+          })
+          assert.strictEqual(batch.status, 400)
+          const thread = yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/threads/${full.thread_id}`, { key, json: { add_labels: twenty } })
+          assert.strictEqual(thread.status, 400)
+          // Nothing of the refused changes stayed, on either message.
+          assert.strictEqual((yield* app.request("GET", message, { key })).body.labels.length, 90)
+          assert.deepStrictEqual((yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${other.message_id}`, { key })).body.labels, ["received", "unread"])
+          // Up to 100 is fine; labels already there do not count twice; removing is always allowed.
+          const ten = twenty.slice(0, 10)
+          assert.strictEqual((yield* app.request("PATCH", message, { key, json: { add_labels: [...ten, "a0"] } })).body.labels.length, 100)
+          assert.strictEqual((yield* app.request("PATCH", message, { key, json: { add_labels: ["b20"], remove_labels: ["b0"] } })).body.labels.length, 100)
+          assert.strictEqual((yield* app.request("PATCH", message, { key, json: { remove_labels: ["a1"] } })).body.labels.length, 99)
+        }))
+
       it.effect("batch-get and batch-update take 1 to 100 ids and answer { count, messages }", () =>
         Effect.gen(function*() {
           const { deliver, app, key, inbox } = yield* setUp

@@ -29,12 +29,14 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Blobs } from "../blobs/Blobs.ts"
+import type { ValidationError } from "../errors/errors.ts"
 import { decideThread, type ThreadDecision } from "../mail/thread.ts"
 import { Ids } from "../platform/Ids.ts"
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
+import { validationError } from "../shared/validation.ts"
 import { extend, type MessageFacts, start, summarise, type ThreadFacts } from "./aggregate.ts"
-import { FullMessageRow, type StoredAttachment, ThreadRow } from "./model.ts"
+import { FullMessageRow, MAX_LABELS, type StoredAttachment, ThreadRow } from "./model.ts"
 
 /** A stored message related to a new one (MessageStore.related). */
 interface RelatedRow {
@@ -212,9 +214,16 @@ export class MessageStore extends Context.Service<MessageStore, {
   lockThread(threadId: string): Effect.Effect<void>
   /**
    * Adds and removes labels on messages of one inbox, in its own transaction, and refreshes
-   * their threads: the one way labels change after arrival.
+   * their threads: the one way labels change after arrival. A change that would leave a
+   * message with more than MAX_LABELS labels changes nothing (400 validation_error on
+   * `add_labels`): checked here, after the union, for the message, batch and thread updates alike.
    */
-  relabel(inboxId: string, messageIds: ReadonlyArray<string>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>): Effect.Effect<void>
+  relabel(
+    inboxId: string,
+    messageIds: ReadonlyArray<string>,
+    add: ReadonlyArray<string>,
+    remove: ReadonlyArray<string>
+  ): Effect.Effect<void, ValidationError>
   /**
    * Retention: deletes up to `limit` messages labelled trash whose labels last changed before
    * `before`, in one transaction that locks their threads (in a fixed order) and refreshes
@@ -538,13 +547,23 @@ export class MessageStore extends Context.Service<MessageStore, {
           // Thread rows are locked first, in a fixed order, so concurrent changes cannot deadlock.
           for (const t of threads) yield* lockThread(t.thread_id)
           // Added labels go after the present ones, each label once, in order of first appearance.
-          yield* sql`UPDATE messages SET labels = ARRAY(
-              SELECT l FROM unnest(labels || ${add}::text[]) WITH ORDINALITY AS u(l, n)
-              WHERE NOT (l = ANY(${remove}::text[])) GROUP BY l ORDER BY min(n)
-            ), updated_at = ${at}
-            WHERE inbox_id = ${inboxId} AND id = ANY(${ids}::text[])`
+          const over = yield* sql<{ id: string; n: number }>`WITH changed AS (
+              UPDATE messages SET labels = ARRAY(
+                SELECT l FROM unnest(labels || ${add}::text[]) WITH ORDINALITY AS u(l, n)
+                WHERE NOT (l = ANY(${remove}::text[])) GROUP BY l ORDER BY min(n)
+              ), updated_at = ${at}
+              WHERE inbox_id = ${inboxId} AND id = ANY(${ids}::text[])
+              RETURNING id, cardinality(labels) AS n)
+            SELECT id, n FROM changed WHERE n > ${MAX_LABELS} ORDER BY id LIMIT 1`
+          // Only an addition can go over; failing here rolls the whole change back.
+          if (add.length > 0 && over[0] !== undefined) {
+            return yield* validationError([{
+              path: ["add_labels"],
+              message: `A message holds at most ${MAX_LABELS} labels; ${over[0].id} would hold ${over[0].n}`
+            }])
+          }
           for (const t of threads) yield* refreshThread(t.thread_id)
-        })).pipe(Effect.orDie),
+        })).pipe(Effect.catchTag("SqlError", Effect.die)),
       purgeTrash: (before, limit) =>
         sql.withTransaction(Effect.gen(function*() {
           const doomed = yield* sql<{ id: string; thread_id: string }>`SELECT id, thread_id FROM messages

@@ -13,8 +13,8 @@
  *   request it (403 missing_permission);
  * - labels change only by the label operations here (and by arrival or sending): `received`,
  *   `sent`, `draft` and `scheduled` are the service's own and cannot be added or removed
- *   (400 validation_error); a label both added and removed is 400 too; the thread's labels
- *   follow;
+ *   (400 validation_error); a label both added and removed is 400 too; a message holds at
+ *   most MAX_LABELS (model.ts), checked by MessageStore.relabel; the thread's labels follow;
  * - batch operations take 1 to 100 ids and answer the messages found, in the order given.
  */
 import { Context, Effect, Layer, Schema } from "effect"
@@ -27,7 +27,6 @@ import type { Download } from "../catalogue/Operation.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
-import { findUnstorable, parseJson } from "../shared/json.ts"
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -38,7 +37,10 @@ import {
   FullMessageRow,
   HIDDEN_LABELS,
   type HiddenLabel,
-  Label,
+  jsonListOf,
+  Labels,
+  labelsOf,
+  LabelsFilter,
   type Message,
   MessageRow,
   type MessageSummary,
@@ -56,7 +58,7 @@ const MAX_BATCH = 100
 
 export const ListMessagesQuery = Schema.Struct({
   ...PageQueryFields,
-  labels: Schema.optionalKey(Schema.Union([Schema.Array(Label), Line(1024)])),
+  labels: Schema.optionalKey(LabelsFilter),
   from: Schema.optionalKey(Line(320)),
   to: Schema.optionalKey(Line(320)),
   subject: Schema.optionalKey(Line(998)),
@@ -67,8 +69,8 @@ export const ListMessagesQuery = Schema.Struct({
 export type ListMessagesQuery = typeof ListMessagesQuery.Type
 
 export const LabelChanges = {
-  add_labels: Schema.optionalKey(Schema.Array(Label)),
-  remove_labels: Schema.optionalKey(Schema.Array(Label))
+  add_labels: Schema.optionalKey(Labels),
+  remove_labels: Schema.optionalKey(Labels)
 }
 export const UpdateLabelsInput = Schema.Struct(LabelChanges)
 export type UpdateLabelsInput = typeof UpdateLabelsInput.Type
@@ -92,30 +94,9 @@ export const AttachmentInfo = Schema.Struct({
   expires_at: Schema.String
 })
 
-/**
- * A query value written as a JSON array of strings (`["a","b"]`), as the agentmail SDK
- * sends its list filters (README, "Compatibility with the agentmail SDK"); undefined for
- * any other value, which is then taken as written.
- */
-export const jsonListOf = (value: string): ReadonlyArray<string> | undefined => {
-  const trimmed = value.trim()
-  if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) return undefined
-  const parsed = parseJson(trimmed)
-  // An element the database cannot hold (a NUL written as \u0000) makes it no list at all.
-  return parsed.ok && Array.isArray(parsed.value) && parsed.value.every((v) => typeof v === "string") && findUnstorable(parsed.value) === undefined
-    ? parsed.value
-    : undefined
-}
-
 /** The values of a filter that may hold several (all must match): a JSON array, or the value itself. */
 export const filterValuesOf = (value: string | undefined): ReadonlyArray<string> =>
   value === undefined ? [] : (jsonListOf(value) ?? [value]).filter((v) => v.trim().length > 0)
-
-/** The labels as a list, whichever form they came in (a list, comma-separated, a JSON array); unique. */
-export const labelsOf = (value: ReadonlyArray<string> | string | undefined): ReadonlyArray<string> =>
-  value === undefined
-    ? []
-    : [...new Set((typeof value === "string" ? jsonListOf(value) ?? value.split(",") : value).map((l) => l.trim()).filter((l) => l.length > 0))]
 
 const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, "label_spam_read" | "label_blocked_read" | "label_unauthenticated_read" | "label_trash_read">> = {
   spam: "label_spam_read",

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { compact, Line } from "../shared/fields.ts"
+import { findUnstorable, parseJson } from "../shared/json.ts"
 import { Int8, Json } from "../shared/sql.ts"
 import { iso, Timestamp } from "../shared/time.ts"
 
@@ -15,8 +16,52 @@ export type HiddenLabel = typeof HIDDEN_LABELS[number]
 /** Labels only the service sets: by arrival, by sending, and by drafts. */
 export const SYSTEM_LABELS = ["received", "sent", "draft", "scheduled"] as const
 
-/** A caller-defined or system label: one line, lower case, at most 64 characters. */
-export const Label = Line(64).check(Schema.isPattern(/^[^A-Z]*$/, { message: "Labels are lower case" }))
+/** The most labels a message holds, the service's own included (README, "Messages and threads"). */
+export const MAX_LABELS = 100
+/** The longest label, in characters. */
+export const MAX_LABEL_LENGTH = 64
+
+/** A caller-defined or system label: one line, lower case, at most MAX_LABEL_LENGTH characters. */
+export const Label = Line(MAX_LABEL_LENGTH).check(Schema.isPattern(/^[^A-Z]*$/, { message: "Labels are lower case" }))
+
+const tooManyLabels = `At most ${MAX_LABELS} labels`
+
+/**
+ * Labels given in a request (added, removed): at most MAX_LABELS, since no message holds
+ * more. Every input that names labels uses this or LabelsFilter, so the bounds are one rule.
+ */
+export const Labels = Schema.Array(Label).check(Schema.isMaxLength(MAX_LABELS, { message: tooManyLabels }))
+
+/**
+ * A query value written as a JSON array of strings (`["a","b"]`), as the agentmail SDK
+ * sends its list filters (README, "Compatibility with the agentmail SDK"); undefined for
+ * any other value, which is then taken as written.
+ */
+export const jsonListOf = (value: string): ReadonlyArray<string> | undefined => {
+  const trimmed = value.trim()
+  if (!trimmed.startsWith("[") || !trimmed.endsWith("]")) return undefined
+  const parsed = parseJson(trimmed)
+  // An element the database cannot hold (a NUL written as \u0000) makes it no list at all.
+  return parsed.ok && Array.isArray(parsed.value) && parsed.value.every((v) => typeof v === "string") && findUnstorable(parsed.value) === undefined
+    ? parsed.value
+    : undefined
+}
+
+/** The labels as a list, whichever form they came in (a list, comma-separated, a JSON array); unique. */
+export const labelsOf = (value: ReadonlyArray<string> | string | undefined): ReadonlyArray<string> =>
+  value === undefined
+    ? []
+    : [...new Set((typeof value === "string" ? jsonListOf(value) ?? value.split(",") : value).map((l) => l.trim()).filter((l) => l.length > 0))]
+
+/** A labels filter of a list: a list, or one string (comma-separated or a JSON array) with the same bounds once split. */
+export const LabelsFilter = Schema.Union([
+  Labels,
+  Line(1024).check(Schema.makeFilter((value: string) => {
+    const labels = labelsOf(value)
+    if (labels.length > MAX_LABELS) return tooManyLabels
+    return labels.every((l) => l.length <= MAX_LABEL_LENGTH) || `A label has at most ${MAX_LABEL_LENGTH} characters`
+  }))
+])
 
 export const AttachmentMeta = Schema.Struct({
   attachment_id: Schema.String,

@@ -15,11 +15,12 @@ import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
-import { checkHiddenLabels, checkLabelChanges, labelsOf, type UpdateLabelsInput } from "../messages/Messages.ts"
+import { checkHiddenLabels, checkLabelChanges, type UpdateLabelsInput } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import {
   FullMessageRow,
-  Label,
+  labelsOf,
+  LabelsFilter,
   type Thread,
   ThreadRow,
   type ThreadSummary,
@@ -28,13 +29,12 @@ import {
   toThreadSummary
 } from "../messages/model.ts"
 import { Pods } from "../pods/Pods.ts"
-import { Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
 import { decodeRows } from "../shared/sql.ts"
 
 export const ListThreadsQuery = Schema.Struct({
   ...PageQueryFields,
-  labels: Schema.optionalKey(Schema.Union([Schema.Array(Label), Line(1024)]))
+  labels: Schema.optionalKey(LabelsFilter)
 })
 export type ListThreadsQuery = typeof ListThreadsQuery.Type
 
