@@ -15,9 +15,26 @@ const REFUSED = [
   "192.0.0.8", "192.0.2.1", "192.88.99.1", "192.168.0.1", "198.18.0.1", "198.19.255.1", "198.51.100.1", "203.0.113.1",
   "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255",
   "::", "::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:8.8.8.8", "64:ff9b::a00:1", "100::1", "2001::1", "2001:db8::1",
-  "2002:a00:1::", "fc00::1", "fd12:3456::1", "fe80::1", "fec0::1", "ff02::1"
+  "2002:a00:1::", "fc00::1", "fd12:3456::1", "fe80::1", "fec0::1", "ff02::1",
+  // SIIT (RFC 6145), which passed the hand-written list: an IPv4 address in other words.
+  "::ffff:0:a00:1", "::ffff:0:7f00:1", "::ffff:0:808:808",
+  // The well-known NAT64 prefix embedding a private, loopback, link-local or CGNAT IPv4 address;
+  // the local-use NAT64 prefix whatever it embeds.
+  "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::c0a8:101", "64:ff9b::6440:1", "64:ff9b:1::a00:1", "64:ff9b:1::808:808",
+  // 6to4 and Teredo embedding a private or loopback IPv4 address (the relay's, or the client's
+  // XORed with ones), and Teredo by a private server.
+  "2002:7f00:1::1", "2002:a9fe:a9fe::1", "2002:c0a8:101::1", "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:a00:1::1",
+  // The rest of the IANA special-purpose registries: IPv4-compatible, the dummy prefix, ORCHID,
+  // AMT, AS112, benchmarking, drone ids, documentation, segment routing, the IETF anycast services.
+  "::a00:1", "::808:808", "100:0:0:1::1", "2001:10::1", "2001:20::1", "2001:3::1", "2001:4:112::1", "2620:4f:8000::1",
+  "2001:2::1", "2001:30::1", "3fff::1", "5f00::1", "2001:1::1", "192.0.0.9", "192.0.0.170", "192.31.196.1",
+  "192.52.193.1", "192.175.48.1", "0.0.0.0"
 ]
-const ALLOWED = ["8.8.8.8", "93.184.215.14", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "2a00:1450:4001::200e"]
+// A NAT64 address embedding a public IPv4 address is that address, as DNS64 gives an IPv6-only host.
+const ALLOWED = [
+  "8.8.8.8", "93.184.215.14", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "2a00:1450:4001::200e",
+  "64:ff9b::808:808"
+]
 
 /** A DNS server on loopback answering A and AAAA queries from `answer(name, type, n)` (n: how many times the name was asked). */
 const dnsServer = (answer: (name: string, type: "A" | "AAAA", n: number) => ReadonlyArray<string>) =>
@@ -77,9 +94,10 @@ const check = (url: string, port: number) =>
   checkWebhookUrl(url, false).pipe(Effect.provide(HostResolver.layerServers([`127.0.0.1:${port}`])), Effect.result)
 
 describe("webhook URL rule", () => {
-  it("classifies every refused range and public addresses", () => {
+  it("classifies every refused range (SIIT, NAT64, 6to4 and Teredo embedding private IPv4 included) and public addresses", () => {
     for (const a of REFUSED) assert.isFalse(isPublicAddress(a), a)
     for (const a of ALLOWED) assert.isTrue(isPublicAddress(a), a)
+    for (const a of ["", "not an address", "10.0.0.1/8", "0x7f.1"]) assert.isFalse(isPublicAddress(a), a)
   })
 
   it.live("refuses every refused range by literal address and by a host name resolving to it", () =>

@@ -6,36 +6,51 @@
  * a name that answers a public address first and a private one later (DNS rebinding)
  * cannot reach inside. Redirects are never followed.
  *
- * Refused: unspecified, "this network", private (RFC 1918, unique-local), loopback,
- * link-local, CGNAT (100.64/10), multicast, reserved and broadcast, benchmarking,
- * documentation, IETF protocol assignments, 6to4 / NAT64 / Teredo, and IPv4-mapped IPv6
- * addresses (which name an IPv4 address, possibly private). INBOX_WEBHOOK_ALLOW_PRIVATE=1
- * lifts the rule (http and any address) for development and tests only.
+ * Which addresses are public comes from a maintained classification, `ipaddr.js`'s
+ * `range()` (its special ranges follow the IANA IPv4 and IPv6 special-purpose registries):
+ * only what it calls `unicast` is public. Refused, therefore: unspecified, "this network",
+ * private (RFC 1918, unique-local), loopback, link-local, CGNAT (100.64/10), multicast,
+ * reserved and broadcast, benchmarking, documentation, IETF protocol assignments (AS112,
+ * AMT, ORCHID, anycast services among them), discard-only, segment routing, IPv4-mapped
+ * and SIIT (`::ffff:0:0:0/96`) addresses, 6to4 and Teredo (tunnels through relays, their
+ * IPv4 addresses embedded or obfuscated), the local-use NAT64 prefix `64:ff9b:1::/48`; plus what the library does not
+ * name: IPv4-compatible `::/96` (deprecated) and the dummy prefix `100:0:0:1::/64` (RFC
+ * 9780). An address of the well-known NAT64 prefix `64:ff9b::/96` (globally reachable in
+ * the registry: how an IPv6-only host with DNS64 reaches IPv4-only hosts) is judged by the
+ * IPv4 address it embeds. INBOX_WEBHOOK_ALLOW_PRIVATE=1 lifts the rule (http and any
+ * address) for development and tests only.
  */
 import { Context, Effect, Layer } from "effect"
+import ipaddr from "ipaddr.js"
 import { lookup } from "node:dns/promises"
 import { Resolver } from "node:dns/promises"
-import { BlockList, isIP, type LookupFunction } from "node:net"
+import { isIP, type LookupFunction } from "node:net"
 
-// Two lists: Node's BlockList matches an IPv4 address against IPv4-mapped IPv6 rules too,
-// so ::ffff:0:0/96 in one list would refuse every IPv4 address.
-const blocked4 = new BlockList()
-const blocked6 = new BlockList()
-for (const [net, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4]
-] as const) blocked4.addSubnet(net, prefix, "ipv4")
-for (const [net, prefix] of [
-  ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
-  ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]
-] as const) blocked6.addSubnet(net, prefix, "ipv6")
+/**
+ * Ranges ipaddr.js's range() calls `unicast` that are not: IPv4-compatible addresses
+ * (deprecated by RFC 4291; each names an IPv4 address) and the IANA registry's dummy prefix.
+ */
+const UNNAMED = [ipaddr.IPv6.parseCIDR("::/96"), ipaddr.IPv6.parseCIDR("100:0:0:1::/64")]
+const NAT64 = ipaddr.IPv6.parseCIDR("64:ff9b::/96")
 
 /** Whether an IP address (v4 or v6 text) may be the target of a webhook. */
 export const isPublicAddress = (address: string): boolean => {
-  const family = isIP(address)
-  if (family === 0) return false
-  return family === 4 ? !blocked4.check(address, "ipv4") : !blocked6.check(address, "ipv6")
+  if (isIP(address) === 0) return false
+  let ip: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    ip = ipaddr.parse(address)
+  } catch {
+    return false
+  }
+  if (ip.kind() === "ipv6") {
+    const v6 = ip as ipaddr.IPv6
+    if (v6.match(NAT64)) {
+      const [high = 0, low = 0] = v6.parts.slice(6)
+      return isPublicAddress(`${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`)
+    }
+    if (UNNAMED.some((range) => v6.match(range))) return false
+  }
+  return ip.range() === "unicast"
 }
 
 export interface CheckedUrl {
