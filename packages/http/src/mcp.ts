@@ -6,7 +6,9 @@
  * HTTP rules of the spec: the key only in the Authorization header (401 with
  * `WWW-Authenticate: Bearer` otherwise); GET and DELETE are 405 with JSON-RPC error -32000
  * (there is no session stream to open or close); a body over 256 KB is 400 bad_request;
- * `?read_only=1` hides tools that change data; responses carry `Cache-Control: no-store`
+ * `?read_only=1` hides tools that change data (`read_only` is read strictly: once, `1` or
+ * `true`, `0` or `false`; anything else is 400 bad_request, so a value we could misread
+ * never opens the writing tools); responses carry `Cache-Control: no-store`
  * and no CORS headers. A message with no id (a notification) is answered 202 with no body.
  *
  * Streamable HTTP rules: a message the server cannot accept (not JSON-RPC, a batch: any
@@ -14,7 +16,7 @@
  * unsupported MCP-Protocol-Version header is 400 as well. The Host and Origin checks that
  * keep DNS-rebinding pages away run before this handler (guard.ts).
  */
-import { type ApiError, isApiError } from "@inbox/core"
+import { type ApiError, BadRequest, isApiError } from "@inbox/core"
 import { handlePayload, protocolVersionHeaderError } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -32,13 +34,28 @@ const methodNotAllowed = json(405, {
   id: null
 }, { ...NO_STORE, allow: "POST" })
 
+const READ_ONLY: Readonly<Record<string, boolean>> = { "1": true, "true": true, "0": false, "false": false }
+
+/** The `read_only` parameter: absent is false; once with a known value; anything else is refused. */
+const readOnlyOf = (params: URLSearchParams): Effect.Effect<boolean, BadRequest> => {
+  const values = params.getAll("read_only")
+  if (values.length === 0) return Effect.succeed(false)
+  const value = values.length === 1 && Object.hasOwn(READ_ONLY, values[0]!) ? READ_ONLY[values[0]!] : undefined
+  return value !== undefined
+    ? Effect.succeed(value)
+    : Effect.fail(new BadRequest({
+      message: values.length > 1 ? "read_only is given more than once." : `read_only=${JSON.stringify(values[0]!.slice(0, 20))} is not a known value.`,
+      fix: "Send read_only=1 to hide the tools that change data, or leave it out."
+    }))
+}
+
 const post = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const requestId = yield* RequestId
   const principal = yield* authenticateAndLimit(request, { allowQueryKey: false })
   const versionError = protocolVersionHeaderError(request.headers["mcp-protocol-version"])
   if (versionError !== undefined) return json(400, versionError, NO_STORE)
-  const readOnly = ["1", "true"].includes(searchParams(request).get("read_only") ?? "")
+  const readOnly = yield* readOnlyOf(searchParams(request))
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
   const session = { principal, readOnly, context: { clientIp: yield* clientIp(request), requestId } }
   const answer = yield* handlePayload(body, session)

@@ -97,6 +97,26 @@ for (const storage of storages()) {
           assert.strictEqual(res.body.error.code, -32602)
         }).pipe(Effect.scoped))
 
+      it.effect("read_only is read strictly: repeated, empty or unknown values are 400 bad_request and no tool runs; 0 and false show every tool", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const create = (query: string) => app.request("POST", `/mcp${query}`, { key, json: rpc("tools/call", { name: "create_inbox", arguments: { username: `ro${query.length}` } }) })
+          for (const query of ["?read_only=1&read_only=0", "?read_only=0&read_only=1", "?read_only=yes", "?read_only=TRUE", "?read_only=", "?read_only", "?read_only=1%00"]) {
+            const res = yield* create(query)
+            assert.strictEqual(res.status, 400, query)
+            assert.strictEqual(res.body.code, "bad_request", query)
+          }
+          const listed = yield* app.request("GET", "/v0/inboxes", { key })
+          assert.strictEqual(listed.body.count, 0, "no refused call created an inbox")
+          for (const query of ["?read_only=0", "?read_only=false"]) {
+            const tools = yield* app.request("POST", `/mcp${query}`, { key, json: rpc("tools/list") })
+            assert.include(tools.body.result.tools.map((t: { name: string }) => t.name), "create_inbox", query)
+          }
+          const hidden = yield* app.request("POST", "/mcp?read_only=true", { key, json: rpc("tools/list") })
+          assert.notInclude(hidden.body.result.tools.map((t: { name: string }) => t.name), "create_inbox")
+        }))
+
       it.effect("a missing or invalid key is 401 with WWW-Authenticate: Bearer", () =>
         Effect.gen(function*() {
           const app = yield* TestApp
