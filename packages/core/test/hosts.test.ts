@@ -67,12 +67,19 @@ describe("allowed hosts", () => {
     }))
 })
 
+/** The code checkSameOrigin refuses with under a public URL, or "ok". */
+const originCheck = (publicUrl: string) => (origin: string | undefined, host: string) =>
+  checkSameOrigin(origin, host).pipe(
+    Effect.provideService(Settings, Settings.make({ publicUrl })),
+    Effect.flip,
+    Effect.map((e) => e.code),
+    Effect.orElseSucceed(() => "ok")
+  )
+
 describe("Origin", () => {
   it.effect("absent, the request's own origin, or the public URL's origin pass; any other, or null, is 403 forbidden", () =>
     Effect.gen(function*() {
-      const settings = Settings.make({ publicUrl: "https://mail.example.com" })
-      const check = (origin: string | undefined, host: string) =>
-        checkSameOrigin(origin, host).pipe(Effect.provideService(Settings, settings), Effect.flip, Effect.map((e) => e.code), Effect.orElseSucceed(() => "ok"))
+      const check = originCheck("https://mail.example.com")
       assert.strictEqual(yield* check(undefined, "localhost:3000"), "ok")
       assert.strictEqual(yield* check("http://localhost:3000", "localhost:3000"), "ok")
       assert.strictEqual(yield* check("https://mail.example.com", "127.0.0.1:3000"), "ok")
@@ -80,5 +87,21 @@ describe("Origin", () => {
       assert.strictEqual(yield* check("http://evil.example.com", "localhost:3000"), "forbidden")
       assert.strictEqual(yield* check("null", "localhost:3000"), "forbidden")
       assert.strictEqual(yield* check("http://evil.example.com", "evil.example.com@localhost:3000"), "forbidden")
+    }))
+
+  it.effect("the scheme counts: an http:// page of the https public URL's host is another origin (403 forbidden); other names pass by either scheme", () =>
+    Effect.gen(function*() {
+      const check = originCheck("https://mail.example.com")
+      assert.strictEqual(yield* check("http://mail.example.com", "mail.example.com"), "forbidden")
+      assert.strictEqual(yield* check("http://mail.example.com", "MAIL.example.com:80"), "forbidden")
+      assert.strictEqual(yield* check("http://mail.example.com:8080", "mail.example.com:8080"), "forbidden")
+      assert.strictEqual(yield* check("https://mail.example.com", "mail.example.com"), "ok")
+      assert.strictEqual(yield* check("https://mail.example.com:8443", "mail.example.com:8443"), "ok")
+      assert.strictEqual(yield* check("http://localhost:3000", "localhost:3000"), "ok")
+      assert.strictEqual(yield* check("https://api.example.net", "api.example.net"), "ok")
+      // An http public URL: its own http pages pass; an https page of another port is another origin.
+      const checkPlain = originCheck("http://localhost:3000")
+      assert.strictEqual(yield* checkPlain("http://localhost:3000", "localhost:3000"), "ok")
+      assert.strictEqual(yield* checkPlain("https://localhost:3001", "localhost:3000"), "forbidden")
     }))
 })

@@ -8,11 +8,10 @@
  * The route label is the pattern (`/v0/inboxes/:inbox_id`), never the concrete path, so the
  * number of series stays bounded; a request that matched no route counts as `unmatched`.
  */
-import { Database, Jobs, NotFound, OperatorMetrics, Settings, Unauthorized } from "@inbox/core"
+import { Database, Jobs, NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
 import { Clock, Config, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { timingSafeEqual } from "node:crypto"
 import { writeSync } from "node:fs"
 import { errorResponse, json } from "./respond.ts"
 
@@ -121,12 +120,6 @@ const Ready = HttpRouter.add("GET", "/ready", Effect.gen(function*() {
   return json(ready ? 200 : 503, { status: ready ? "ready" : "not_ready", checks })
 }))
 
-const tokenMatches = (given: string, expected: string) => {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
 /** Prometheus text; only with INBOX_METRICS_TOKEN set, and only for `Authorization: Bearer <it>`. */
 const Metrics = HttpRouter.add("GET", "/metrics", Effect.gen(function*() {
   const settings = yield* Settings
@@ -135,7 +128,7 @@ const Metrics = HttpRouter.add("GET", "/metrics", Effect.gen(function*() {
   }
   const request = yield* HttpServerRequest.HttpServerRequest
   const given = (request.headers["authorization"] ?? "").replace(/^Bearer /i, "")
-  if (!tokenMatches(given, settings.metricsToken)) {
+  if (!sameSecret(given, settings.metricsToken)) {
     return errorResponse(new Unauthorized({ message: "The metrics token is missing or wrong.", fix: "Send Authorization: Bearer $INBOX_METRICS_TOKEN." }))
   }
   return HttpServerResponse.text(yield* OperatorMetrics.prometheusText, { contentType: "text/plain; version=0.0.4; charset=utf-8" })

@@ -23,7 +23,8 @@ export interface Browser {
   request(method: string, path: string, json?: unknown, headers?: Record<string, string>): Effect.Effect<TestResponse, never, TestApp>
 }
 
-export const browser = (): Browser => {
+/** A browser whose pages are on `origin` (the harness's own, by plain http, unless given). */
+export const browser = (origin = ORIGIN): Browser => {
   const ip = `10.${(clients >> 16) & 255}.${(clients >> 8) & 255}.${clients++ & 255}`
   const self: Browser = {
     ip,
@@ -37,7 +38,7 @@ export const browser = (): Browser => {
           headers: {
             "x-forwarded-for": ip,
             ...(self.cookie === undefined ? {} : { cookie: self.cookie }),
-            ...(method === "GET" ? {} : { origin: ORIGIN, ...(self.csrf === undefined ? {} : { "x-csrf-token": self.csrf }) }),
+            ...(method === "GET" ? {} : { origin, ...(self.csrf === undefined ? {} : { "x-csrf-token": self.csrf }) }),
             ...headers
           }
         })
@@ -79,9 +80,9 @@ export const totpCode = (secret: string, offsetSeconds = 0) =>
   Effect.map(Clock.currentTimeMillis, (ms) => new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: ms + offsetSeconds * 1000 }))
 
 /** Signs up, verifies by the mailed link and signs in: a browser with a session and its own organization (open sign-up). */
-export const signedInOwner = (email = uniqueEmail("owner"), password = "correct horse battery") =>
+export const signedInOwner = (email = uniqueEmail("owner"), password = "correct horse battery", origin = ORIGIN) =>
   Effect.gen(function*() {
-    const b = browser()
+    const b = browser(origin)
     const up = yield* b.request("POST", "/auth/sign-up", { email, password })
     if (up.status !== 202) return yield* Effect.die(`sign-up failed: ${up.text}`)
     const token = yield* mailedToken(email, "verify-email")

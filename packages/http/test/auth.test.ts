@@ -7,6 +7,7 @@ import { TestClock } from "effect/testing"
 import { browser, mailedToken, mailsTo, ORIGIN, signedInOwner, totpCode, uniqueEmail } from "./auth-helpers.ts"
 
 const PASSWORD = "correct horse battery"
+const HTTPS_ORIGIN = "https://inbox.test"
 
 // The harness is trusted as a proxy, so each test browser's X-Forwarded-For is its client IP.
 const app = (storage: (typeof storages extends () => ReadonlyArray<infer S> ? S : never)["layer"], signup: "open" | "invite" | "closed") =>
@@ -509,11 +510,22 @@ for (const storage of storages()) {
     (it) => {
       it.effect("behind https the session cookie is also Secure, and mailed links use the public URL", () =>
         Effect.gen(function*() {
-          const { browser: b, email, password } = yield* signedInOwner()
+          const { browser: b, email, password } = yield* signedInOwner(undefined, undefined, HTTPS_ORIGIN)
           const app = yield* TestApp
           const res = yield* app.request("POST", "/auth/sign-in", { json: { email, password }, headers: { "x-forwarded-for": b.ip } })
           assert.match(res.headers.get("set-cookie") ?? "", /; HttpOnly; SameSite=Lax; Secure$/)
           assert.isTrue((yield* mailsTo(email)).some((m) => m.includes("https://inbox.test/verify-email?token=")))
+        }))
+
+      it.effect("behind https a page of the same host by http:// is another origin: its session requests and sign-in are 403 csrf_failed", () =>
+        Effect.gen(function*() {
+          const { browser: b, email, password } = yield* signedInOwner(undefined, undefined, HTTPS_ORIGIN)
+          const downgraded = yield* b.request("POST", "/v0/inboxes", { display_name: "Support" }, { origin: ORIGIN })
+          assert.strictEqual(downgraded.status, 403)
+          assert.strictEqual(downgraded.body.code, "csrf_failed")
+          const signIn = yield* browser(ORIGIN).request("POST", "/auth/sign-in", { email, password })
+          assert.strictEqual(signIn.body.code, "csrf_failed")
+          assert.strictEqual((yield* b.request("POST", "/v0/inboxes", { display_name: "Support" })).status, 200)
         }))
     }
   )

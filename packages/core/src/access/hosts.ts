@@ -47,18 +47,27 @@ export const checkHost = (host: string | undefined): Effect.Effect<void, BadRequ
 const originOf = (url: string): string | undefined => URL.parse(url)?.origin
 
 /**
- * Succeeds when `origin` (the Origin header) is absent or the origin the request addresses
- * (its scheme with `host`) or the public URL's; a page on any other origin, or an opaque
- * `null` origin, is refused with 403 forbidden.
+ * Succeeds when `origin` (the Origin header) is absent, the public URL's origin, or the
+ * origin the request addresses: `host` with the scheme the request came by. The scheme
+ * counts: on the public URL's host a request came by the public URL's scheme (a proxy in
+ * front ends TLS), so with an `https` public URL an `http://` page of that host (one a
+ * network attacker can write) is another origin. Other names reach the server's own
+ * listener, plain HTTP, or a proxy's TLS in front of it, so either scheme is theirs. A page
+ * on any other origin, or an opaque `null` origin, is refused with 403 forbidden.
  */
 export const checkSameOrigin = (origin: string | undefined, host: string | undefined): Effect.Effect<void, Forbidden, Settings> =>
   Settings.use((settings) => {
     if (origin === undefined) return Effect.void
     const parsed = URL.parse(origin)
     const given = parsed?.origin
+    const publicUrl = URL.parse(settings.publicUrl)
     if (parsed !== null && given !== undefined && given !== "null") {
-      if (given === originOf(settings.publicUrl)) return Effect.void
-      if (host !== undefined && hostNameOf(host) !== undefined && given === originOf(`${parsed.protocol}//${host.trim()}`)) return Effect.void
+      if (given === publicUrl?.origin) return Effect.void
+      const name = host === undefined ? undefined : hostNameOf(host)
+      if (host !== undefined && name !== undefined && given === originOf(`${parsed.protocol}//${host.trim()}`)) {
+        const downgrade = parsed.protocol === "http:" && publicUrl?.protocol === "https:" && name === hostNameOf(publicUrl.host)
+        if (!downgrade) return Effect.void
+      }
     }
     return Effect.fail(new Forbidden({
       message: `Requests from pages on another origin (${origin.slice(0, 100)}) may not call this endpoint; it has no CORS.`,

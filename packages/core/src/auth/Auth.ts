@@ -39,7 +39,7 @@
 import { hash, verify } from "@node-rs/argon2"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { createHash } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
 import { checkSameOrigin } from "../access/hosts.ts"
 import type { Principal } from "../access/Principal.ts"
@@ -67,6 +67,7 @@ import { Ids } from "../platform/Ids.ts"
 import { RATE_POLICIES, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored, sealIfKey } from "../shared/sealing.ts"
+import { sameSecret } from "../shared/secrets.ts"
 import { decodeRows, Int8 } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
@@ -92,12 +93,6 @@ import {
 } from "./model.ts"
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex")
-
-const sameSecret = (a: string, b: string) => {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
 
 // OWASP's Argon2id minimum: 19 MiB of memory, 2 passes, 1 lane.
 const ARGON2 = { algorithm: 2 /* Argon2id */, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 } as const

@@ -13,21 +13,14 @@
  *   checked here.
  */
 import { Clock, Effect } from "effect"
-import { createHash, timingSafeEqual } from "node:crypto"
 import { NotConfigured, Unauthorized } from "../errors/errors.ts"
 import { Settings } from "../settings/Settings.ts"
+import { sameSecret } from "../shared/secrets.ts"
 import { signatureMatches } from "../shared/signing.ts"
 import type { OperatorCredential } from "./Operation.ts"
 
 /** Signatures older or newer than this are refused, so a captured request cannot be replayed later. */
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60
-
-const sameSecret = (given: string, expected: string): boolean => {
-  // Hashing first gives equal lengths, so the comparison time says nothing about the secret.
-  const a = createHash("sha256").update(given).digest()
-  const b = createHash("sha256").update(expected).digest()
-  return timingSafeEqual(a, b)
-}
 
 const refused = (message: string) => new Unauthorized({ message })
 
