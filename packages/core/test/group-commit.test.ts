@@ -154,9 +154,9 @@ for (const storage of storages()) {
         yield* sql.unsafe(`CREATE TRIGGER refuse_poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_poison()`)
         // Two webhooks: one wants every message.received of the organization, one only another inbox's.
         const hook = (id: string, inboxIds: ReadonlyArray<string>) =>
-          sql`INSERT INTO webhooks (id, organization_id, url, secret, enabled, event_types, inbox_ids, pod_ids, headers, created_at, updated_at)
+          sql`INSERT INTO webhooks (id, organization_id, url, secret, enabled, event_types, inbox_ids, pod_ids, created_at, updated_at)
             VALUES (${id}, ${a.organization_id}, 'https://hooks.example.com/x', 'whsec_x', true, ARRAY['message.received']::text[],
-              ${inboxIds}::text[], ARRAY[]::text[], '{}'::jsonb, now(), now())`
+              ${inboxIds}::text[], ARRAY[]::text[], now(), now())`
         yield* hook(`wh_all_${storage.name}`, [])
         yield* hook(`wh_other_${storage.name}`, ["inb_elsewhere"])
         const raws = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>

@@ -244,6 +244,69 @@ for (const s of storage) {
         assert.strictEqual(deliveries.deliveries[0].error, "secret_unreadable")
       }))
 
+    it.effect("custom header values are sealed at rest like the secret: the stored row holds none in plain text, and deliveries and test sends carry them", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const token = "Bearer receiver-credential-4f1c9"
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, headers: { Authorization: token, "X-Tenant": "tenant-7d2e" } } })).body
+        const stored = () =>
+          SqlClient.SqlClient.use((sql) =>
+            sql<{ header_names: ReadonlyArray<string>; header_values: string }>`SELECT header_names, header_values FROM webhooks WHERE id = ${hook.webhook_id}`
+          ).pipe(Effect.map((rows) => rows[0]!))
+        const atRest = yield* stored()
+        assert.deepStrictEqual([...atRest.header_names], ["authorization", "x-tenant"])
+        assert.match(atRest.header_values, /^v1:/)
+        for (const plain of ["receiver-credential-4f1c9", "tenant-7d2e"]) assert.notInclude(JSON.stringify(atRest), plain)
+        yield* deliverMail(w.email, { subject: "credentialed" })
+        assert.strictEqual(yield* runJobs, 1)
+        assert.strictEqual(receiver.received[0]!.headers["authorization"], token)
+        assert.strictEqual(receiver.received[0]!.headers["x-tenant"], "tenant-7d2e")
+        // A change keeps the other values, sealed again; the test send carries the new set.
+        const path = `/v0/webhooks/${hook.webhook_id}/headers`
+        const patched = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-Region": "eu-west-9b" }, remove: ["x-tenant"] } })
+        assert.deepStrictEqual(patched.body, { headers: ["authorization", "x-region"] })
+        const changed = yield* stored()
+        assert.match(changed.header_values, /^v1:/)
+        for (const plain of ["receiver-credential-4f1c9", "eu-west-9b"]) assert.notInclude(changed.header_values, plain)
+        assert.isTrue((yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })).body.delivered)
+        assert.strictEqual(receiver.received[1]!.headers["authorization"], token)
+        assert.strictEqual(receiver.received[1]!.headers["x-region"], "eu-west-9b")
+        assert.isUndefined(receiver.received[1]!.headers["x-tenant"])
+        // Without headers nothing is stored.
+        yield* app.request("PATCH", path, { key: w.key, json: { remove: ["authorization", "x-region"] } })
+        assert.deepStrictEqual({ ...(yield* stored()) }, { header_names: [], header_values: null })
+      }))
+
+    it.effect("header values sealed under another INBOX_SECRET_KEY are never used nor dropped: deliveries fail as secret_unreadable, and PATCH .../headers must set or remove every one (else 400 validation_error)", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, headers: { "X-A": "1", "X-B": "2" } } })).body
+        const other = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, event_types: ["message.sent"], headers: { "X-A": "3", "X-B": "4" } } })).body
+        // The other webhook's values, copied over: its id is sealed into them, so they do not open here.
+        yield* SqlClient.SqlClient.use((sql) =>
+          sql`UPDATE webhooks SET header_values = (SELECT header_values FROM webhooks WHERE id = ${other.webhook_id}) WHERE id = ${hook.webhook_id}`
+        )
+        yield* deliverMail(w.email, { subject: "headers unreadable" })
+        yield* runJobs
+        assert.lengthOf(receiver.received, 0)
+        const deliveries = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body
+        assert.deepStrictEqual([deliveries.deliveries[0].status, deliveries.deliveries[0].error], ["failed", "secret_unreadable"])
+        assert.strictEqual((yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })).body.error, "secret_unreadable")
+        const path = `/v0/webhooks/${hook.webhook_id}/headers`
+        const partial = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-A": "5" } } })
+        assert.strictEqual(partial.status, 400)
+        assert.strictEqual(partial.body.code, "validation_error")
+        assert.include(partial.body.errors[0].message, "x-b")
+        const whole = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-A": "5" }, remove: ["X-B"] } })
+        assert.deepStrictEqual(whole.body, { headers: ["x-a"] })
+        assert.isTrue((yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })).body.delivered)
+        assert.strictEqual(receiver.received[0]!.headers["x-a"], "5")
+      }))
+
     it.effect("a delivery is the event's envelope, signed (verified by standardwebhooks), with webhook-id equal to the event id and the custom headers", () =>
       Effect.gen(function*() {
         const app = yield* TestApp

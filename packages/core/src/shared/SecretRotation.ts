@@ -1,8 +1,13 @@
 /**
  * Rotating INBOX_SECRET_KEY: with the old key in INBOX_SECRET_KEY_PREVIOUS, every sealed
- * secret (DKIM private keys, webhook signing secrets, authenticator secrets) that does not
- * open with the new key is opened with the old one and sealed again under the new one, once,
- * when the engine starts. After one start the old key can be dropped from the environment.
+ * secret (DKIM private keys, webhook signing secrets and header values, authenticator
+ * secrets) that does not open with the new key is opened with the old one and sealed again
+ * under the new one, once, when the engine starts. After one start the old key can be
+ * dropped from the environment.
+ *
+ * Also at start, with a key: webhook header values still plain (written before they were
+ * sealed, by migration 0032, or by a server without a key) are sealed. A plain value there is
+ * JSON (`{...}`), never taken for a sealed one.
  *
  * Each row is rewritten only if it still holds the value that was read, so several
  * processes starting together re-seal each row once and never overwrite each other.
@@ -16,8 +21,12 @@ import { isSealed, open, seal, type SealPurpose } from "./sealing.ts"
 const SEALED_COLUMNS: ReadonlyArray<{ readonly purpose: SealPurpose; readonly table: string; readonly owner: string; readonly column: string }> = [
   { purpose: "dkim", table: "domains", owner: "id", column: "dkim_private_key" },
   { purpose: "webhook", table: "webhooks", owner: "id", column: "secret" },
+  { purpose: "webhook_headers", table: "webhooks", owner: "id", column: "header_values" },
   { purpose: "totp", table: "users", owner: "id", column: "totp_secret" }
 ]
+
+/** Places whose plain values are sealed at start once there is a key (their plain form cannot start with `v1:`). */
+const SEALED_AT_START = SEALED_COLUMNS.filter((place) => place.purpose === "webhook_headers")
 
 export interface ResealReport {
   /** rows now sealed under the current key that were sealed under the previous one */
@@ -51,12 +60,34 @@ export const reseal = (current: string, previous: string) =>
     return { resealed, unopenable } satisfies ResealReport
   }).pipe(Effect.orDie, Effect.withSpan("SecretRotation.reseal"))
 
+/** Seals under `current` the plain values of SEALED_AT_START; answers how many rows it sealed. */
+export const sealPlain = (current: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let sealed = 0
+    for (const place of SEALED_AT_START) {
+      const rows = yield* sql<{ owner: string; value: string }>`SELECT ${sql(place.owner)} AS owner, ${sql(place.column)} AS value
+        FROM ${sql(place.table)} WHERE ${sql(place.column)} NOT LIKE 'v1:%'`
+      for (const row of rows) {
+        const updated = yield* sql`UPDATE ${sql(place.table)} SET ${sql(place.column)} = ${seal(current, place.purpose, row.owner, row.value)}
+          WHERE ${sql(place.owner)} = ${row.owner} AND ${sql(place.column)} = ${row.value} RETURNING 1`
+        sealed += updated.length
+      }
+    }
+    return sealed
+  }).pipe(Effect.orDie, Effect.withSpan("SecretRotation.sealPlain"))
+
 export class SecretRotation {
-  /** At startup, when INBOX_SECRET_KEY_PREVIOUS is set: re-seal, and say how many rows moved. */
+  /**
+   * At startup, with INBOX_SECRET_KEY: seal the plain values of SEALED_AT_START; when
+   * INBOX_SECRET_KEY_PREVIOUS is set too, re-seal; say how many rows changed.
+   */
   static readonly layer = Layer.effectDiscard(Effect.gen(function*() {
     const settings = yield* Settings
-    if (settings.secretKey === undefined || settings.previousSecretKey === undefined) return
-    if (settings.secretKey === settings.previousSecretKey) return
+    if (settings.secretKey === undefined) return
+    const sealed = yield* sealPlain(settings.secretKey)
+    if (sealed > 0) yield* Effect.logInfo(`sealed ${sealed} webhooks' header values under INBOX_SECRET_KEY`)
+    if (settings.previousSecretKey === undefined || settings.secretKey === settings.previousSecretKey) return
     const report = yield* reseal(settings.secretKey, settings.previousSecretKey)
     yield* Effect.logInfo(`re-sealed ${report.resealed} secrets under the new INBOX_SECRET_KEY; ${report.unopenable} open with neither key`)
   }))

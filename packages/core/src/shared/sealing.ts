@@ -1,7 +1,8 @@
 /**
  * Secrets at rest: sealed with AES-256-GCM under a key derived from INBOX_SECRET_KEY and a
  * purpose, so one operator secret yields a different key for each kind of secret (DKIM
- * private keys, webhook signing secrets, authenticator secrets of two-step verification).
+ * private keys, webhook signing secrets and custom header values, authenticator secrets of
+ * two-step verification).
  *
  * Sealed form: `v1:<iv>:<tag>:<ciphertext>`, base64 parts. The version names the scheme so
  * a key rotation can tell old rows from new. The owner (a domain name, a webhook id) is the
@@ -11,7 +12,7 @@ import { Effect } from "effect"
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
 
 /** What a sealed value is; part of the key derivation. */
-export type SealPurpose = "dkim" | "webhook" | "totp"
+export type SealPurpose = "dkim" | "webhook" | "webhook_headers" | "totp"
 
 const keyOf = (secret: string, purpose: SealPurpose) => createHash("sha256").update(`inbox-engine ${purpose} v1\0${secret}`).digest()
 

@@ -46,6 +46,7 @@ import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
 import { DELIVERY_JOB } from "./FanOut.ts"
 import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "./guard.ts"
+import { openHeaderValues } from "./headers.ts"
 
 /** Spec: a 2xx within 10 seconds counts as delivered. */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
@@ -64,7 +65,7 @@ export const ENDPOINT_CONCURRENCY = 8
  */
 export const ENDPOINT_WAIT = Duration.seconds(1)
 
-/** Webhook secrets kept opened in a process (the oldest opened goes first). */
+/** Webhook secrets (and header values) kept opened in a process (the oldest opened goes first). */
 const OPENED_SECRETS = 10_000
 /** Bytes of a receiver's answer we read before closing: we only need its status. */
 const MAX_ANSWER_BYTES = 64 * 1024
@@ -80,7 +81,7 @@ const Row = Schema.Struct({
   url: Schema.String,
   secret: Schema.String,
   enabled: Schema.Boolean,
-  headers: Json(Schema.Record(Schema.String, Schema.String)),
+  header_values: Schema.NullOr(Schema.String),
   event: Schema.NullOr(Json(Schema.Struct({
     id: Schema.String,
     organization_id: Schema.String,
@@ -243,7 +244,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
             SELECT * FROM unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.attempt)}::int[]) AS i (id, attempt)),
           target AS (
             SELECT d.id, d.status, d.attempts AS previous_attempts, d.last_attempt_at AS previous_attempt_at,
-              d.webhook_id, w.url, w.secret, w.enabled, w.headers, i.attempt,
+              d.webhook_id, w.url, w.secret, w.enabled, w.header_values, i.attempt,
               (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
                 to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
                 FROM events WHERE id = d.event_id) e) AS event
@@ -258,20 +259,25 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
   )
 
   /**
-   * The signing secret: sealed rows open with INBOX_SECRET_KEY; rows from before sealing are
-   * plain. Opened once per webhook and stored value (a rotation changes the value), not per
-   * attempt: deriving the key and opening it was a few per cent of a delivery's CPU.
+   * The signing secret and the custom header values: sealed rows open with INBOX_SECRET_KEY;
+   * secrets from before sealing are plain. Opened once per webhook and stored value (a
+   * rotation or a header change changes the value), not per attempt: deriving the key and
+   * opening it was a few per cent of a delivery's CPU.
    */
-  const opened = new Map<string, { readonly stored: string; readonly secret: string | undefined }>()
-  const signingSecret = (webhookId: string, stored: string) => {
-    const known = opened.get(webhookId)
-    if (known !== undefined && known.stored === stored) return Effect.succeed(known.secret)
-    return Effect.map(openStored(settings.secretKey, "webhook", webhookId, stored), (secret) => {
-      if (opened.size >= OPENED_SECRETS) opened.delete(opened.keys().next().value!)
-      opened.set(webhookId, { stored, secret })
-      return secret
-    })
+  const openedOnce = <A>(openValue: (webhookId: string, stored: string) => Effect.Effect<A | undefined>) => {
+    const opened = new Map<string, { readonly stored: string; readonly value: A | undefined }>()
+    return (webhookId: string, stored: string) => {
+      const known = opened.get(webhookId)
+      if (known !== undefined && known.stored === stored) return Effect.succeed(known.value)
+      return Effect.map(openValue(webhookId, stored), (value) => {
+        if (opened.size >= OPENED_SECRETS) opened.delete(opened.keys().next().value!)
+        opened.set(webhookId, { stored, value })
+        return value
+      })
+    }
   }
+  const signingSecret = openedOnce((webhookId, stored) => openStored(settings.secretKey, "webhook", webhookId, stored))
+  const headerValues = openedOnce((webhookId, stored) => openHeaderValues(settings.secretKey, webhookId, stored))
 
   const run = (job: Job) =>
     Effect.gen(function*() {
@@ -285,17 +291,19 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         return
       }
       const secret = yield* signingSecret(row.webhook_id, row.secret)
-      if (secret === undefined) {
-        // Sealed under another INBOX_SECRET_KEY: no signature we could make would verify.
+      const own = row.header_values === null ? {} : yield* headerValues(row.webhook_id, row.header_values)
+      if (secret === undefined || own === undefined) {
+        // Sealed under another INBOX_SECRET_KEY: no signature we could make would verify, and
+        // a delivery without its headers (often the receiver's credentials) is not this webhook's.
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = 'secret_unreadable', updated_at = ${at}
           WHERE id = ${id}`.pipe(Effect.orDie)
         yield* Metric.update(webhookOutcome.failed, 1)
-        yield* Effect.logError("a webhook secret does not open with INBOX_SECRET_KEY", { webhook_id: row.webhook_id })
+        yield* Effect.logError(`a webhook ${secret === undefined ? "secret" : "header value"} does not open with INBOX_SECRET_KEY`, { webhook_id: row.webhook_id })
         return
       }
       const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
       const body = JSON.stringify(toEnvelope(event))
-      const headers = signedHeaders(row.headers, secret, event.id, at, body)
+      const headers = signedHeaders(own, secret, event.id, at, body)
       const gate = gateOf(row.webhook_id)
       if (!(yield* enter(gate))) {
         // No attempt was made: the row goes back to what this attempt found.

@@ -7,7 +7,8 @@
  * inbox key). `inbox_ids` and `pod_ids` (up to 10 each) narrow it further: with either, it
  * receives only events of those inboxes or pods. `event_types` defaults to the eight
  * default types. The secret (`whsec_` and base64 of 24 random bytes) is shown only by
- * create; custom header values are write-only (their names are shown).
+ * create; custom header values are write-only (their names are shown) and, like the
+ * secret, sealed at rest under INBOX_SECRET_KEY (headers.ts).
  *
  * The URL rule is guard.ts, checked here at creation and change (400 invalid_webhook_url)
  * and again at every delivery. The Free plan's webhook count is checked under the
@@ -27,9 +28,10 @@ import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
 import { openStored, sealIfKey } from "../shared/sealing.ts"
 import { type Attempt, DELIVERY_TIMEOUT, post, signedHeaders } from "./Delivery.ts"
+import { openHeaderValues, sealHeaderValues } from "./headers.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
-import { decodeRows, Json } from "../shared/sql.ts"
+import { decodeRows } from "../shared/sql.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 import { checkWebhookUrl, HostResolver } from "./guard.ts"
@@ -109,7 +111,9 @@ export const WebhookRow = Schema.Struct({
   event_types: Schema.Array(Schema.String),
   inbox_ids: Schema.Array(Schema.String),
   pod_ids: Schema.Array(Schema.String),
-  headers: Json(Schema.Record(Schema.String, Schema.String)),
+  header_names: Schema.Array(Schema.String),
+  /** sealed (headers.ts); null without headers */
+  header_values: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   updated_at: Schema.Date
 })
@@ -291,7 +295,8 @@ export class Webhooks extends Context.Service<Webhooks, {
         return row
       })
 
-    const headerNames = (row: WebhookRow) => ({ headers: Object.keys(row.headers).sort() })
+    const headerNames = (row: WebhookRow) => ({ headers: [...row.header_names].sort() })
+    const namesOf = (headers: Readonly<Record<string, string>>) => Object.keys(headers).sort()
 
     const checkHeaders = (headers: Readonly<Record<string, string>>, field: ReadonlyArray<string>) => {
       const reserved = Object.keys(headers).find((name) => RESERVED_HEADERS.has(name.toLowerCase()))
@@ -330,10 +335,12 @@ export class Webhooks extends Context.Service<Webhooks, {
           const id = yield* ids.make("wh")
           // Sealed at rest when the server has INBOX_SECRET_KEY (always with the embedded database).
           const stored = sealIfKey(settings.secretKey, "webhook", id, secret)
-          const rows = yield* sql`INSERT INTO webhooks (id, organization_id, pod_id, inbox_id, url, secret, enabled, event_types, inbox_ids, pod_ids, headers, created_at, updated_at)
+          const headers = lower(input.headers ?? {})
+          const rows = yield* sql`INSERT INTO webhooks (id, organization_id, pod_id, inbox_id, url, secret, enabled, event_types, inbox_ids, pod_ids,
+              header_names, header_values, created_at, updated_at)
             VALUES (${id}, ${org.id}, ${owner.podId ?? null}, ${owner.inboxId ?? null}, ${input.url}, ${stored}, TRUE,
               ${[...new Set(input.event_types ?? DEFAULT_EVENT_TYPES)]}::text[], ${scope.inboxIds}::text[], ${scope.podIds}::text[],
-              ${JSON.stringify(lower(input.headers ?? {}))}::jsonb, ${at}, ${at})
+              ${namesOf(headers)}::text[], ${sealHeaderValues(settings.secretKey, id, headers)}, ${at}, ${at})
             RETURNING *`.pipe(decodeRows(WebhookRow))
           const { webhook_id, url, ...rest } = toWebhook(rows[0]!)
           return { webhook_id, url, secret, ...rest }
@@ -383,10 +390,21 @@ export class Webhooks extends Context.Service<Webhooks, {
         if (both !== undefined) return yield* validationError([{ path: ["remove"], message: `The header ${both} cannot be set and removed at once` }])
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = yield* find(principal, path, id, true)
-          const headers: Record<string, string> = { ...row.headers, ...set }
+          const kept = row.header_names.filter((name) => !remove.includes(name) && !Object.hasOwn(set, name))
+          const stored = yield* openHeaderValues(settings.secretKey, row.id, row.header_values)
+          // Sealed under another INBOX_SECRET_KEY: the values kept cannot be carried over, and
+          // are never dropped silently; setting or removing every one of them is still possible.
+          if (stored === undefined && kept.length > 0) {
+            return yield* validationError([{
+              path: ["set"],
+              message: `The stored values of ${kept.join(", ")} do not open with this server's INBOX_SECRET_KEY; set or remove them too`
+            }])
+          }
+          const headers: Record<string, string> = { ...stored, ...set }
           for (const name of remove) delete headers[name]
           if (Object.keys(headers).length > MAX_HEADERS) return yield* validationError([{ path: ["set"], message: `At most ${MAX_HEADERS} headers` }])
-          const rows = yield* sql`UPDATE webhooks SET headers = ${JSON.stringify(headers)}::jsonb, updated_at = ${yield* now}
+          const rows = yield* sql`UPDATE webhooks SET header_names = ${namesOf(headers)}::text[],
+              header_values = ${sealHeaderValues(settings.secretKey, row.id, headers)}, updated_at = ${yield* now}
             WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(WebhookRow))
           return headerNames(rows[0]!)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -412,13 +430,14 @@ export class Webhooks extends Context.Service<Webhooks, {
         const result = (attempt: Attempt): WebhookTestResult =>
           compact({ event_id: eventId, delivered: attempt.error === undefined, status_code: attempt.statusCode, error: attempt.error })
         const secret = yield* openStored(settings.secretKey, "webhook", row.id, row.secret)
-        if (secret === undefined) return result({ error: "secret_unreadable" })
+        const headers = yield* openHeaderValues(settings.secretKey, row.id, row.header_values)
+        if (secret === undefined || headers === undefined) return result({ error: "secret_unreadable" })
         const checked = yield* checkWebhookUrl(row.url, settings.webhookAllowPrivate).pipe(
           Effect.provideService(HostResolver, resolver),
           Effect.result
         )
         if (checked._tag === "Failure") return result({ error: "invalid_url" })
-        const attempt = yield* post(checked.success, signedHeaders(row.headers, secret, eventId, at, body), body).pipe(Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }))
+        const attempt = yield* post(checked.success, signedHeaders(headers, secret, eventId, at, body), body).pipe(Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }))
         return result(attempt)
       })
     })
