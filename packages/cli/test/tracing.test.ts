@@ -117,4 +117,52 @@ describe("OpenTelemetry traces over OTLP", { timeout: 300_000 }, () => {
       await server.output
     }
   })
+
+  it("a key given in the URL (?api_key=am_...) is in no log line and no exported span, whatever the route answers", async () => {
+    const { server, url } = await serve(ROOT, childEnv({
+      INBOX_DATA_DIR: join(dir, "data"),
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "200"
+    }))
+    const secret = key.slice("am_".length)
+    const unknown = `am_${"0".repeat(secret.length)}`
+    const statuses: Array<number> = []
+    try {
+      const requestIds: Array<string> = []
+      // The direct path, the router (WebSocket route without an upgrade, a download, an
+      // unknown route, a malformed URL, a preflight), a wrong key, and the key twice.
+      for (const [method, path] of [
+        ["GET", `/v0/inboxes?api_key=${key}`],
+        ["GET", `/v0/inboxes?limit=2&api_key=${key}&page_token=x`],
+        ["GET", `/v0/websocket?api_key=${key}`],
+        ["GET", `/v0/inboxes/nope/messages/nope/raw/download?api_key=${key}`],
+        ["GET", `/v0/no-such-route?api_key=${key}`],
+        ["GET", `/v0/%E0%A4%A?api_key=${key}`],
+        ["OPTIONS", `/v0/inboxes?api_key=${key}`],
+        ["GET", `/v0/inboxes?api_key=${unknown}`],
+        ["GET", `/v0/inboxes?API_KEY=${key}&api_key=${key}`]
+      ] as const) {
+        const res = await fetch(`${url}${path}`, { method })
+        statuses.push(res.status)
+        requestIds.push(res.headers.get("x-request-id") ?? "")
+        await res.arrayBuffer()
+      }
+      assert.strictEqual(statuses[0], 200)
+      const attribute = (s: Span, k: string) => s.attributes.find((a) => a.key === k)?.value.stringValue
+      await until(() => collector.spans.some((s) => (attribute(s, "url.full") ?? "").includes("/v0/websocket")), "the router's spans")
+      await until(() => requestIds.filter((id) => collector.spans.some((s) => attribute(s, "inbox.request_id") === id)).length >= 2, "the direct path's spans")
+      const exported = JSON.stringify(collector.spans)
+      for (const s of [secret, unknown.slice(3)]) assert.notInclude(exported, s, "a span holds the key")
+      assert.include(exported, "api_key=REDACTED")
+    } finally {
+      server.kill("SIGTERM")
+      const { stdout, stderr } = await server.output
+      assert.include(stdout, "\"request\"", "the request lines were logged")
+      for (const s of [secret, unknown.slice(3)]) {
+        assert.notInclude(stdout, s, `stdout holds the key (statuses ${statuses.join(", ")})`)
+        assert.notInclude(stderr, s, "stderr holds the key")
+      }
+    }
+  })
 })

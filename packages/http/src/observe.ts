@@ -7,10 +7,15 @@
  *
  * The route label is the pattern (`/v0/inboxes/:inbox_id`), never the concrete path, so the
  * number of series stays bounded; a request that matched no route counts as `unmatched`.
+ *
+ * Secrets a URL may carry (an API key in `?api_key=`, which browsers' WebSockets need, and
+ * the dashboard's `?csrf_token=`) reach no log line and no span: the router's spans and
+ * errors name URLs with those values REDACTED (RedactedQueryParams), and every log line
+ * written, whatever wrote it, has them and any `am_` key replaced (redactSecrets).
  */
 import { Database, Jobs, NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
-import { Clock, Config, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { writeSync } from "node:fs"
 import { errorResponse, json } from "./respond.ts"
@@ -159,6 +164,31 @@ const batchedStdout = (() => {
   }
 })()
 
+/** Query parameters whose values are secrets. */
+const SECRET_PARAMS = ["api_key", "csrf_token"]
+
+/** The router's spans and errors show URLs with these parameters' values REDACTED (Effect's list, plus ours). */
+export const RedactedQueryParams = Layer.succeed(UrlParams.CurrentRedactedNames, [
+  ...UrlParams.CurrentRedactedNames.defaultValue(),
+  ...SECRET_PARAMS
+])
+
+const SECRET_IN_TEXT = /\b(api_key|csrf_token)=[^&\s"'\\#]*|\bam_[0-9a-f]{16,}/gi
+
+/** A log line with the values of secret query parameters and any API key (`am_` and hex) replaced by REDACTED. */
+export const redactSecrets = (line: string): string =>
+  // Most lines name neither: the test costs less than the replace.
+  !/api_key|csrf_token|am_/i.test(line)
+    ? line
+    : line.replace(SECRET_IN_TEXT, (_found, name: string | undefined) => name !== undefined ? `${name}=REDACTED` : "am_REDACTED")
+
+/** Effect's pretty logger writes through the Console service: this one redacts every string it is given. */
+const redactingConsole = (console: Console.Console): Console.Console => {
+  const redactArgs = (write: (...args: ReadonlyArray<unknown>) => void) => (...args: ReadonlyArray<unknown>) =>
+    write(...args.map((a) => typeof a === "string" ? redactSecrets(a) : a))
+  return { ...console, log: redactArgs(console.log), error: redactArgs(console.error), info: redactArgs(console.info), warn: redactArgs(console.warn), debug: redactArgs(console.debug) }
+}
+
 const isPlain = (value: unknown) => value === null || typeof value !== "object" && typeof value !== "bigint"
 
 /**
@@ -169,7 +199,7 @@ const isPlain = (value: unknown) => value === null || typeof value !== "object" 
  */
 const jsonLogger = Logger.map(Logger.formatStructured, (entry) => {
   const plain = isPlain(entry.message) && Object.values(entry.annotations).every(isPlain)
-  batchedStdout(plain ? JSON.stringify(entry) : Formatter.formatJson(entry))
+  batchedStdout(redactSecrets(plain ? JSON.stringify(entry) : Formatter.formatJson(entry)))
 })
 
 /**
@@ -182,8 +212,9 @@ export const LoggingLive = Layer.unwrap(Effect.gen(function*() {
   const levels: Record<typeof level, LogLevel.LogLevel> = {
     trace: "Trace", debug: "Debug", info: "Info", warning: "Warn", error: "Error", fatal: "Fatal", none: "None"
   }
-  return Layer.merge(
+  return Layer.mergeAll(
     Logger.layer([format === "json" ? jsonLogger : Logger.consolePretty()]),
-    Layer.succeed(References.MinimumLogLevel, levels[level])
+    Layer.succeed(References.MinimumLogLevel, levels[level]),
+    format === "json" ? Layer.empty : Layer.succeed(Console.Console, redactingConsole(Console.Console.defaultValue()))
   )
 }).pipe(Effect.orDie))

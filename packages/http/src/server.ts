@@ -16,7 +16,7 @@ import { Config, Console, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
-import { LoggingLive } from "./observe.ts"
+import { LoggingLive, RedactedQueryParams } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
 import { TracingLive } from "./tracing.ts"
 
@@ -42,7 +42,8 @@ const AnnounceDashboard = Layer.effectDiscard(Effect.gen(function*() {
 /** The HTTP server over an engine the caller provides. */
 export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).pipe(
   Layer.merge(AnnounceDashboard),
-  Layer.provide(HttpLive)
+  Layer.provide(HttpLive),
+  Layer.provide(RedactedQueryParams)
 )
 
 /**

@@ -5,10 +5,12 @@
  * `/ready`, which needs the database, the migrations and a live job worker. Webhook delivery
  * outcomes and the database pool's use are checked on PGlite and PostgreSQL.
  */
-import { assert, it, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Jobs } from "@inbox/core"
 import { deliverMail, engineLayer, newOrganization, pglite, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
-import { Effect, Layer, Logger } from "effect"
+import { ConfigProvider, Effect, Layer, Logger } from "effect"
+import { vi } from "vitest"
+import { LoggingLive, redactSecrets } from "../src/observe.ts"
 
 const TOKEN = "metrics-test-token"
 const logged: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
@@ -81,6 +83,55 @@ layer(
       assert.deepStrictEqual([after.status, after.body], [200, { status: "ready", checks: { database: "ok", migrations: "ok", job_worker: "ok" } }])
       assert.deepStrictEqual((yield* app.request("GET", "/health")).body, { status: "ok" })
     }).pipe(Effect.scoped))
+})
+
+describe("secrets in log lines", () => {
+  const key = `am_${"3f".repeat(32)}`
+  const line = `request failed: GET /v0/websocket?api_key=${key}&csrf_token=c0ffee&limit=2 (Authorization: Bearer ${key})`
+
+  it("redactSecrets replaces the values of api_key and csrf_token, and any am_ key, with REDACTED", () => {
+    assert.strictEqual(
+      redactSecrets(line),
+      "request failed: GET /v0/websocket?api_key=REDACTED&csrf_token=REDACTED&limit=2 (Authorization: Bearer am_REDACTED)"
+    )
+    assert.strictEqual(redactSecrets(`{"url":"/v0/x?API_KEY=${key}"}`), `{"url":"/v0/x?API_KEY=REDACTED"}`)
+    const plain = `{"message":"request","annotations":{"route":"/v0/inboxes","status":200}}`
+    assert.strictEqual(redactSecrets(plain), plain)
+  })
+
+  const logThrough = (format: "json" | "pretty", capture: () => { readonly text: () => string; readonly restore: () => void }) =>
+    Effect.gen(function*() {
+      const captured = capture()
+      try {
+        yield* Effect.logError(line, { url: `/v0/inboxes?api_key=${key}` }).pipe(
+          Effect.provide(LoggingLive.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { INBOX_LOG_FORMAT: format } })))))
+        )
+        // The JSON lines of one turn of the event loop are written together, on the next.
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        return captured.text()
+      } finally {
+        captured.restore()
+      }
+    })
+
+  it.effect("the server's JSON logger and pretty logger write every line with them redacted", () =>
+    Effect.gen(function*() {
+      const json = yield* logThrough("json", () => {
+        const spy = vi.spyOn(process.stdout, "write").mockImplementation(() => true)
+        return { text: () => spy.mock.calls.map((c) => String(c[0])).join(""), restore: () => spy.mockRestore() }
+      })
+      const pretty = yield* logThrough("pretty", () => {
+        const spy = vi.spyOn(console, "log").mockImplementation(() => undefined)
+        return { text: () => spy.mock.calls.map((c) => c.map(String).join(" ")).join("\n"), restore: () => spy.mockRestore() }
+      })
+      for (const text of [json, pretty]) {
+        assert.include(text, "request failed")
+        assert.include(text, "api_key=REDACTED")
+        assert.include(text, "csrf_token=REDACTED")
+        assert.notInclude(text, "3f3f3f3f")
+        assert.notInclude(text, "c0ffee")
+      }
+    }))
 })
 
 const scrape = Effect.gen(function*() {
