@@ -79,14 +79,17 @@ describe("OpenTelemetry traces over OTLP", { timeout: 300_000 }, () => {
     collector.server.close()
     rmSync(dir, { recursive: true, force: true })
   })
-
-  it("exports a request's spans (request, operation, Effect.fn, SQL statements) as one trace to OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
-    const { server, url } = await serve(ROOT, childEnv({
+  /** `inboxctl serve` exporting its spans to the collector as JSON, in batches 200 ms apart. */
+  const serveTraced = () =>
+    serve(ROOT, childEnv({
       INBOX_DATA_DIR: join(dir, "data"),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_BSP_SCHEDULE_DELAY: "200"
     }))
+
+  it("exports a request's spans (request, operation, Effect.fn, SQL statements) as one trace to OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
+    const { server, url } = await serveTraced()
     try {
       const created = await fetch(`${url}/v0/inboxes`, {
         method: "POST",
@@ -119,12 +122,7 @@ describe("OpenTelemetry traces over OTLP", { timeout: 300_000 }, () => {
   })
 
   it("a key given in the URL (?api_key=am_...) is in no log line and no exported span, whatever the route answers", async () => {
-    const { server, url } = await serve(ROOT, childEnv({
-      INBOX_DATA_DIR: join(dir, "data"),
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_BSP_SCHEDULE_DELAY: "200"
-    }))
+    const { server, url } = await serveTraced()
     const secret = key.slice("am_".length)
     const unknown = `am_${"0".repeat(secret.length)}`
     const statuses: Array<number> = []
