@@ -2,7 +2,7 @@
  * Rotating INBOX_SECRET_KEY (README, "Custom domains", key rotation): with the old key in
  * INBOX_SECRET_KEY_PREVIOUS, the engine's start re-seals every DKIM key sealed under the old
  * key under the new one, so the domain keeps signing after the old key is dropped. Webhook
- * header values stored plain (by migration 0032 from the rows before it, or by a server
+ * header values stored plain (by migration 0034 from the rows before it, or by a server
  * without a key) are sealed by the next start with a key. Runs the startup layer itself
  * over the test's database, on every storage.
  */
@@ -58,7 +58,7 @@ for (const storage of storages()) {
         assert.strictEqual(yield* storedKey("rotate.example"), resealed)
       }))
 
-    it.effect("webhook header values of before migration 0032 are moved by it as plain JSON, sealed by the next start with a key, and re-sealed by a rotation", () =>
+    it.effect("webhook header values of before migration 0034 are moved by it as plain JSON, sealed by the next start with a key, and re-sealed by a rotation", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { organization } = yield* (yield* Organizations).create({ ownerEmail: "owner@hooks.example", verified: true, plan: "scale" })
@@ -69,10 +69,10 @@ for (const storage of storages()) {
             Effect.orDie,
             Effect.map((rows) => rows[0]!)
           )
-        // The table as the schema before 0032 left it, with a credential in plain text, then the migration.
+        // The table as the schema before 0034 left it, with a credential in plain text, then the migration.
         yield* sql`ALTER TABLE webhooks DROP COLUMN header_names, DROP COLUMN header_values, ADD COLUMN headers jsonb NOT NULL DEFAULT '{}'`
         yield* sql`UPDATE webhooks SET headers = '{"authorization": "Bearer legacy-9c1", "x-tenant": "t"}' WHERE id = ${hook.webhook_id}`
-        yield* Database.loadMigrations()["0032_webhook_header_values"]!.pipe(Effect.orDie)
+        yield* Database.loadMigrations()["0034_webhook_header_values"]!.pipe(Effect.orDie)
         const moved = yield* values()
         assert.deepStrictEqual([...moved.header_names], ["authorization", "x-tenant"])
         assert.deepStrictEqual(JSON.parse(moved.header_values), { authorization: "Bearer legacy-9c1", "x-tenant": "t" })

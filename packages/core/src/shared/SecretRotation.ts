@@ -6,7 +6,7 @@
  * dropped from the environment.
  *
  * Also at start, with a key: webhook header values still plain (written before they were
- * sealed, by migration 0032, or by a server without a key) are sealed. A plain value there is
+ * sealed, by migration 0034, or by a server without a key) are sealed. A plain value there is
  * JSON (`{...}`), never taken for a sealed one.
  *
  * Each row is rewritten only if it still holds the value that was read, so several
