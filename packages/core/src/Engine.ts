@@ -178,8 +178,8 @@ export interface CallRequest<Params, Input> {
  * in its body. `principal` is an organization member for member operations; pass
  * `undefined` for public ones.
  */
-export const call = <Params, Input, Output>(
-  operation: TypedOperation<Params, Input, Output>,
+export const call = <Name extends string, Params, Input, Output, Services>(
+  operation: TypedOperation<Name, Params, Input, Output, Services>,
   principal: Principal | undefined,
   request: CallRequest<Params, Input> = {}
 ): Effect.Effect<Output, ApiError, EngineServices> =>

@@ -9,8 +9,32 @@ export * as Engine from "./Engine.ts"
 export type { EngineServices } from "./Engine.ts"
 export * as Database from "./db/Database.ts"
 export { pgliteStream } from "./db/pglite-bridge.ts"
-export * from "./catalogue/Operation.ts"
-export { findOperation, operations } from "./catalogue/catalogue.ts"
+export {
+  type Access,
+  type Anonymous,
+  type Call,
+  type CallContext,
+  type CliFace,
+  type Download,
+  type InputSchema,
+  type ListEnvelope,
+  type Method,
+  operation,
+  type Operator,
+  type OperatorCredential,
+  Output,
+  paramNames,
+  type ParamsOf,
+  type PrincipalOf,
+  type RequiredPermission,
+  type Route,
+  route,
+  routeOf,
+  type RouteOptions,
+  type ToolFace,
+  type TypedOperation
+} from "./catalogue/Operation.ts"
+export { type CatalogueEntry as Operation, type CatalogueServices, findOperation, operations } from "./catalogue/catalogue.ts"
 export { type RawCall, runOperation } from "./catalogue/run.ts"
 export { inputJsonSchema, type JsonSchema, type ObjectJsonSchema, outputJsonSchema } from "./catalogue/jsonSchema.ts"
 export * from "./access/Principal.ts"

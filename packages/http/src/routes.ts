@@ -8,7 +8,7 @@
  * everything but downloads) and these router routes (downloads, and the in-process app when
  * a request does not take the direct path) run the same code.
  */
-import { type ApiError, type Download, type IntakeBudget, isApiError, type Operation, operations, PayloadTooLarge, runOperation } from "@inbox/core"
+import { type ApiError, type CatalogueServices, type Download, type IntakeBudget, isApiError, type Operation, operations, PayloadTooLarge, runOperation, type Settings } from "@inbox/core"
 import { Effect, Layer, type Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -53,7 +53,7 @@ export const answerOperation = (
   path: string,
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>
-): Effect.Effect<Answer, never, Effect.Services<ReturnType<typeof runOperation>> | Effect.Services<ReturnType<typeof authenticateAndLimit>>> =>
+): Effect.Effect<Answer, never, CatalogueServices | Settings | IntakeBudget | Effect.Services<ReturnType<typeof authenticateAndLimit>>> =>
   Effect.gen(function*() {
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)

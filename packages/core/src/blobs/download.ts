@@ -10,7 +10,7 @@
  * from the message, so both are cleaned before they reach a header.
  */
 import type { Stream } from "effect"
-import type { Download } from "../catalogue/Operation.ts"
+import type { Download } from "../shared/download.ts"
 
 export interface DownloadSource {
   readonly sha256: string

@@ -15,11 +15,14 @@
  *   once, before `run`, and hands `run` a principal of the matching type;
  * - `mutates`, and how it appears as an MCP tool and a CLI command, or why it does not.
  */
-import { type Effect, Schema, type Stream } from "effect"
+import { type Effect, Schema } from "effect"
 import type { Permission } from "../access/permissions.ts"
 import type { Principal, Scope } from "../access/Principal.ts"
-import type { EngineServices } from "../Engine.ts"
 import type { ApiError } from "../errors/errors.ts"
+import type { Download } from "../shared/download.ts"
+
+export type { Download }
+
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE"
 
@@ -96,15 +99,6 @@ export type PrincipalOf<A extends Access> = A extends { readonly kind: "member" 
 /** A Struct of input fields (body or query). */
 export type InputSchema = Schema.Top & { readonly fields: Schema.Struct.Fields; readonly DecodingServices: never }
 
-/** Bytes answered as a download: streamed, never held whole in memory by the adapter. */
-export interface Download {
-  readonly contentType: string
-  readonly size?: number
-  /** Extra response headers (Content-Disposition and the like). */
-  readonly headers?: Readonly<Record<string, string>>
-  readonly body: Stream.Stream<Uint8Array>
-}
-
 export type Output =
   | { readonly kind: "json"; readonly schema: Schema.Top }
   | { readonly kind: "list"; readonly plural: string; readonly item: Schema.Top; readonly schema: Schema.Top }
@@ -146,7 +140,8 @@ export interface OperationSpec<
   B extends InputSchema | undefined,
   Q extends InputSchema | undefined,
   H extends InputSchema | undefined,
-  O extends Output
+  O extends Output,
+  Services
 > {
   readonly name: string
   readonly summary: string
@@ -172,11 +167,11 @@ export interface OperationSpec<
       H extends InputSchema ? H["Type"] : Record<string, never>,
       PrincipalOf<A>
     >
-  ) => Effect.Effect<OutputType<O>, ApiError, EngineServices>
+  ) => Effect.Effect<OutputType<O>, ApiError, Services>
 }
 
-/** An operation as adapters see it: the spec with its types erased. */
-export interface Operation {
+/** An operation as adapters see it: the spec with its types erased but for the services it uses. */
+export interface Operation<Services = unknown> {
   readonly name: string
   readonly summary: string
   readonly routes: ReadonlyArray<Route>
@@ -190,15 +185,16 @@ export interface Operation {
   readonly mutates: boolean
   readonly mcp: ToolFace
   readonly cli: CliFace
-  readonly run: (call: Call<Record<string, string | undefined>, unknown, unknown, unknown>) => Effect.Effect<unknown, ApiError, EngineServices>
+  readonly run: (call: Call<Record<string, string | undefined>, unknown, unknown, unknown>) => Effect.Effect<unknown, ApiError, Services>
   /** The input fields (body or query), or an empty Struct. */
   readonly input: InputSchema
   /** Path parameter names across all routes, with whether every route has them. */
   readonly params: ReadonlyArray<{ readonly name: string; readonly required: boolean }>
 }
 
-/** A typed operation: an `Operation` that remembers what its callers send and get. */
-export interface TypedOperation<Params, Input, Output> extends Operation {
+/** A typed operation: an `Operation` that remembers its name, what its callers send and get, and the services it uses. */
+export interface TypedOperation<Name extends string, Params, Input, Output, Services> extends Operation<Services> {
+  readonly name: Name
   readonly "~types"?: { readonly params: Params; readonly input: Input; readonly output: Output }
 }
 
@@ -225,18 +221,22 @@ const EmptyFields = Schema.Struct({})
  * defect, never a request that silently misbehaves.
  */
 export const operation = <
+  const N extends string,
   const R extends Route,
   const A extends Access,
   B extends InputSchema | undefined = undefined,
   Q extends InputSchema | undefined = undefined,
   H extends InputSchema | undefined = undefined,
-  const O extends Output = Output
+  const O extends Output = Output,
+  Services = never
 >(
-  spec: OperationSpec<R, A, B, Q, H, O>
+  spec: OperationSpec<R, A, B, Q, H, O, Services> & { readonly name: N }
 ): TypedOperation<
+  N,
   ParamsOf<R>,
   B extends InputSchema ? B["Encoded"] : Q extends InputSchema ? Q["Encoded"] : Record<string, never>,
-  OutputType<O>
+  OutputType<O>,
+  Services
 > => {
   const fail = (why: string) => {
     throw new Error(`operation ${spec.name}: ${why}`)
@@ -254,7 +254,7 @@ export const operation = <
   const params = all.map((name) => ({ name, required: perRoute.every((s) => s.has(name)) }))
   const input = (spec.body ?? spec.query ?? EmptyFields) as InputSchema
   for (const p of all) if (Object.hasOwn(input.fields, p)) fail(`path parameter ${p} is also an input field`)
-  return { ...(spec as unknown as Operation), input, params }
+  return { ...(spec as unknown as Operation<Services>), input, params } as never
 }
 
 /** Outputs: a JSON resource, a list envelope, a download, or nothing. */

@@ -25,6 +25,7 @@ import { searchOperations } from "../search/operations.ts"
 import { domainOperations } from "../domains/operations.ts"
 import { metricsOperations } from "../metrics/operations.ts"
 import { billingOperations } from "../billing/operations.ts"
+import type { Effect } from "effect"
 import type { Operation } from "./Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
@@ -35,7 +36,7 @@ const unique = (what: string, values: ReadonlyArray<string>) => {
   }
 }
 
-export const collect = (operations: ReadonlyArray<Operation>): ReadonlyArray<Operation> => {
+export const collect = <S>(operations: ReadonlyArray<Operation<S>>): ReadonlyArray<Operation<S>> => {
   unique("operation", operations.map((op) => op.name))
   unique("route", operations.flatMap((op) => op.routes.map((r) => `${r.method} ${r.path.replace(/:[a-z_]+/g, ":")}`)))
   unique("MCP tool", operations.flatMap((op) => "tool" in op.mcp ? [op.mcp.tool] : []))
@@ -43,7 +44,7 @@ export const collect = (operations: ReadonlyArray<Operation>): ReadonlyArray<Ope
   return operations
 }
 
-export const operations: ReadonlyArray<Operation> = collect([
+const all = [
   ...agentOperations,
   ...podOperations,
   ...inboxOperations,
@@ -63,6 +64,19 @@ export const operations: ReadonlyArray<Operation> = collect([
   ...domainOperations,
   ...metricsOperations,
   ...billingOperations
-])
+]
 
-export const findOperation = (name: string): Operation | undefined => operations.find((op) => op.name === name)
+/** Every operation of the catalogue, with its own types. */
+export type CatalogueOperation = (typeof all)[number]
+
+/** What the catalogue's operations use, together: the services an engine must provide. */
+export type CatalogueServices = ServicesOf<CatalogueOperation>
+
+type ServicesOf<O> = O extends { readonly run: (call: never) => Effect.Effect<unknown, unknown, infer R> } ? R : never
+
+/** An operation of this catalogue, its types erased but for the services it may use. */
+export type CatalogueEntry = Operation<CatalogueServices>
+
+export const operations: ReadonlyArray<CatalogueEntry> = collect<CatalogueServices>(all)
+
+export const findOperation = (name: string): Operation<CatalogueServices> | undefined => operations.find((op) => op.name === name)

@@ -15,9 +15,9 @@
  */
 import { Effect, Exit, Schema } from "effect"
 import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
-import type { EngineServices } from "../Engine.ts"
 import { type ApiError, Unauthorized, type ValidationError } from "../errors/errors.ts"
 import { Id } from "../shared/fields.ts"
+import type { Settings } from "../settings/Settings.ts"
 import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
 import { admitOperator, verifyOperatorBody } from "./operator.ts"
@@ -45,7 +45,7 @@ const ANONYMOUS: Anonymous = { kind: "anonymous" }
 
 const decodeId = Schema.decodeUnknownExit(Id)
 
-const admit = (op: Operation, call: RawCall) => {
+const admit = (op: Operation<unknown>, call: RawCall) => {
   const access = op.access
   switch (access.kind) {
     case "public":
@@ -69,7 +69,7 @@ const admit = (op: Operation, call: RawCall) => {
 
 // Every request decodes its path parameters: synchronously, with no fiber work unless one is refused.
 const decodeParams = (
-  op: Operation,
+  op: Operation<unknown>,
   given: Readonly<Record<string, string | undefined>>
 ): Effect.Effect<Record<string, string | undefined>, ValidationError> => {
   const params: Record<string, string | undefined> = {}
@@ -88,7 +88,7 @@ const decodeParams = (
   return Effect.succeed(params)
 }
 
-const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | undefined>>) => {
+const decodeHeaders = (op: Operation<unknown>, headers: Readonly<Record<string, string | undefined>>) => {
   const schema = op.headers
   if (schema === undefined) return Effect.succeed({})
   const picked: Record<string, string> = {}
@@ -99,7 +99,7 @@ const decodeHeaders = (op: Operation, headers: Readonly<Record<string, string | 
   return decodeInput(schema, picked, "headers")
 }
 
-export const runOperation = (op: Operation, call: RawCall): Effect.Effect<unknown, ApiError, EngineServices> =>
+export const runOperation = <Services>(op: Operation<Services>, call: RawCall): Effect.Effect<unknown, ApiError, Services | Settings> =>
   traced(op.name)(Effect.gen(function*() {
     const principal = yield* admit(op, call)
     const body = call.body === undefined ? call : yield* call.body

@@ -23,7 +23,7 @@ import { holds, missingPermission, notFound, type Principal } from "../access/Pr
 import { visibleTo } from "../access/visibility.ts"
 import { Blobs, type SignedDownload } from "../blobs/Blobs.ts"
 import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
-import type { Download } from "../catalogue/Operation.ts"
+import type { Download } from "../shared/download.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
