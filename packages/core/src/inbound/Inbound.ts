@@ -21,7 +21,7 @@
  *   `.unauthenticated` or `.spam` (in that order of precedence) for a labelled message.
  */
 import { Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
-import { messagesReceived } from "../operating/metrics.ts"
+import { inboundBatchesSplit, messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { sha256Of } from "../blobs/Blobs.ts"
 import { BadRequest, NotFound, PayloadTooLarge } from "../errors/errors.ts"
@@ -252,6 +252,7 @@ export class Inbound extends Context.Service<Inbound, {
           return
         }
         // One delivery's failure must not fail the others: each again, alone.
+        yield* Metric.update(inboundBatchesSplit, 1)
         for (const w of batch) yield* Deferred.done(w.done, Exit.map(yield* Effect.exit(commit([w.job])), (all) => all[0]!))
       }))
     const writer = Effect.gen(function*() {

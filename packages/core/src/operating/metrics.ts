@@ -16,6 +16,16 @@ export const messagesReceived = Metric.counter("inbox_messages_received_total", 
   incremental: true
 })
 
+/**
+ * Inbound group-commit batches whose shared transaction failed, each delivery then written
+ * again alone (Inbound.ts): every one is a rollback of its neighbours' work, so a steady
+ * rise means some message (or the database) keeps failing.
+ */
+export const inboundBatchesSplit = Metric.counter("inbox_inbound_batches_split_total", {
+  description: "Inbound group-commit batches whose transaction failed, each delivery then written alone",
+  incremental: true
+})
+
 /** Messages the relay accepted (sends, replies, forwards). */
 export const messagesSent = Metric.counter("inbox_messages_sent_total", {
   description: "Messages accepted by the outbound relay",
