@@ -19,6 +19,7 @@ import { Transform } from "node:stream"
 import { extractReply } from "./extract.ts"
 import type { MailParseFailure } from "./errors.ts"
 import type { AttachmentMeta, ParsedAttachment, ParsedMessage, ParseResult } from "./model.ts"
+import { storable } from "./storable.ts"
 
 export interface ParseLimits {
   /** raw bytes accepted at all; checked before parsing */
@@ -410,7 +411,11 @@ const classify = (error: unknown): ParseOutcome => {
   return failure("malformed", `Unreadable message: ${message}`)
 }
 
-/** Builds the model from mailparser's output. Pure apart from reading `mail`. */
+/**
+ * Builds the model from mailparser's output. Pure apart from reading `mail`. Every string of
+ * the model (headers map keys included) is storable (storable.ts): made so here, in one pass
+ * over the finished model, rather than by each field's writer downstream.
+ */
 export const toResult = (mail: MimeParts, size: number, limits: ParseLimits = defaultLimits, alternative = false): ParseResult => {
   const headers = headerMap(mail.headerLines, limits.maxHeaderLines)
   const html = typeof mail.html === "string" ? nonEmpty(cut(trimJoins(mail.html), limits.maxBodyChars)) : undefined
@@ -449,7 +454,10 @@ export const toResult = (mail: MimeParts, size: number, limits: ParseLimits = de
     ...(references.length > 0 ? { references } : {}),
     ...(date === undefined ? {} : { date })
   }
-  return { message, attachments }
+  const clean = storable(message)
+  if (clean === message) return { message, attachments }
+  // the attachments' metadata travels twice, in the model and beside each attachment's bytes
+  return { message: clean, attachments: attachments.map((a, i) => ({ meta: clean.attachments[i] ?? a.meta, content: a.content })) }
 }
 
 const nonEmpty = (s: string): string | undefined => (s.length > 0 ? s : undefined)

@@ -6,8 +6,10 @@
  * recipient the action and status, or the complained-about recipients. Deciding whether the
  * original is a message we sent, and what follows (suppression, `message.bounced`), is
  * core's (the provider-events rule), not the parser's. Anything that is not a well-formed
- * report is `undefined`, and the message is ordinary mail.
+ * report is `undefined`, and the message is ordinary mail. What it reports is storable text
+ * (storable.ts): a NUL in a forged report is U+FFFD, not a failed transaction.
  */
+import { storable } from "./storable.ts"
 
 export interface BouncedRecipient {
   readonly address: string
@@ -146,9 +148,9 @@ export const parseDeliveryReport = (raw: Uint8Array): DeliveryReport | undefined
   const parts = children(top.body, boundary)
   switch (param(contentType, "report-type")?.toLowerCase()) {
     case "delivery-status":
-      return bounce(parts)
+      return storable(bounce(parts))
     case "feedback-report":
-      return complaint(parts)
+      return storable(complaint(parts))
     default:
       return undefined
   }

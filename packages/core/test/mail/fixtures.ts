@@ -8,7 +8,7 @@ const dir = new URL("../../../testkit/fixtures/mail/parse/", import.meta.url)
 
 export const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(name, dir)))
 
-export const fixtureNames = ["encoded-words.eml", "html-only-multipart.eml", "html-only.eml", "latin1.eml", "missing-boundary.eml", "nested.eml", "reply.eml", "tnef.eml", "wrong-charset.eml"] as const
+export const fixtureNames = ["encoded-words.eml", "html-only-multipart.eml", "html-only.eml", "latin1.eml", "missing-boundary.eml", "nested.eml", "reply.eml", "tnef.eml", "unstorable.eml", "wrong-charset.eml"] as const
 
 const CRLF = "\r\n"
 const head = (contentType: string) =>

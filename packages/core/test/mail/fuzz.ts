@@ -11,10 +11,14 @@ const seeds = fixtureNames.map((n) => fixture(n))
 const headerName = fc.constantFrom("From", "To", "Cc", "Subject", "Message-ID", "In-Reply-To", "References", "Content-Type", "Content-Transfer-Encoding", "Content-Disposition", "Date", "X-Junk")
 const headerValue = fc.oneof(
   fc.string({ maxLength: 80 }),
-  fc.constantFrom("multipart/mixed; boundary=b", "multipart/alternative", "text/html; charset=x-bogus", "base64", "quoted-printable", "=?utf-8?b?////?=", "=?x?q?=ZZ?=", "<a@b> <c@d", "\"unterminated <x@y>", "attachment; filename*0*=utf-8''%FF%FE"),
+  fc.constantFrom("multipart/mixed; boundary=b", "multipart/alternative", "text/html; charset=x-bogus", "base64", "quoted-printable", "=?utf-8?b?////?=", "=?x?q?=ZZ?=", "<a@b> <c@d", "\"unterminated <x@y>", "attachment; filename*0*=utf-8''%FF%FE",
+    // what PostgreSQL cannot hold: a lone surrogate (D8 00 in UTF-16), a NUL, raw and encoded
+    "=?utf-16be?B?2AAAQQ==?=", "attachment; filename=\"=?utf-16be?B?2AAAQQ==?=\"", "\"A\u0000B\" <a@b>", "attachment; filename=\"a\u0000b\"", "=?utf-8?q?=00?="),
   fc.string({ unit: "binary", maxLength: 40 })
 )
-const part = fc.record({ headers: fc.array(fc.tuple(headerName, headerValue), { maxLength: 6 }), body: fc.string({ unit: "binary", maxLength: 300 }) })
+// bodies: random bytes, sometimes with a quoted-printable `=00` (a NUL once decoded) in them
+const body = fc.oneof(fc.string({ unit: "binary", maxLength: 300 }), fc.tuple(fc.string({ unit: "binary", maxLength: 150 }), fc.string({ maxLength: 150 })).map(([a, b]) => `${a}=00${b}`))
+const part = fc.record({ headers: fc.array(fc.tuple(headerName, headerValue), { maxLength: 6 }), body })
 
 /** A message assembled from random headers and parts, boundaries sometimes right, sometimes not. */
 export const generated = fc.record({

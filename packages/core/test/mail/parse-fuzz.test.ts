@@ -3,12 +3,13 @@ import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { ParseResult } from "../../src/mail/model.ts"
 import { MailParser, parse } from "../../src/mail/parse.ts"
+import { storable } from "../../src/mail/storable.ts"
 import { messages } from "./fuzz.ts"
 
 const isResult = Schema.is(ParseResult)
 
 describe("Mail.parse under fuzzing", () => {
-  it.live("never throws or hangs: every input gives a valid model or a typed MailParseError", () =>
+  it.live("never throws or hangs: every input gives a valid model PostgreSQL can store (no NUL, no lone surrogate) or a typed MailParseError", () =>
     Effect.gen(function*() {
       const outcomes = { ok: 0, failed: 0 }
       yield* Effect.promise(() =>
@@ -20,7 +21,8 @@ describe("Mail.parse under fuzzing", () => {
                 Effect.match({
                   onSuccess: (r) => {
                     outcomes.ok++
-                    return isResult(r) && r.message.size === raw.byteLength && r.message.attachments.length === r.attachments.length
+                    return isResult(r) && r.message.size === raw.byteLength && r.message.attachments.length === r.attachments.length &&
+                      storable(r.message) === r.message
                   },
                   onFailure: (e) => {
                     outcomes.failed++

@@ -98,6 +98,23 @@ for (
         assert.strictEqual(message.size, fixture("reply.eml").byteLength)
       }))
 
+    it.effect("puts U+FFFD where PostgreSQL cannot hold a code point (NUL, lone surrogate) in every field, keeping attachment bytes as they came", () =>
+      Effect.gen(function*() {
+        const { message, attachments } = yield* read("unstorable.eml")
+        assert.strictEqual(message.from, "\uFFFDA <ann@example.org>")
+        assert.strictEqual(message.subject, "\uFFFDA report")
+        assert.strictEqual(message.headers["to"], "\"Bob\uFFFDLee\" <bob@example.org>")
+        assert.strictEqual(message.headers["x-odd\uFFFDname"], "odd\uFFFDvalue")
+        assert.strictEqual(message.text, "Quoted\uFFFDprintable, and a raw \uFFFD byte.")
+        assert.strictEqual(message.html, "<p>HTML with a raw \uFFFD byte.</p>")
+        assert.strictEqual(message.preview, "Quoted\uFFFDprintable, and a raw \uFFFD byte.")
+        assert.deepStrictEqual(message.attachments.map((a) => [a.filename, a.content_id]), [["\uFFFDA", "part\uFFFDone@example.org"], ["nul\uFFFDname.txt", undefined]])
+        // the metadata beside the bytes is the model's
+        assert.deepStrictEqual(attachments.map((a) => a.meta), message.attachments)
+        assert.strictEqual(Buffer.from(attachments[1]?.content ?? []).toString("latin1"), "bytes\0kept")
+        assert.notMatch(JSON.stringify(message), /\\u0000|\\ud[89a-f]/i, "nothing in the model PostgreSQL's jsonb refuses")
+      }))
+
     it.effect("leaves optional fields absent rather than undefined", () =>
       Effect.gen(function*() {
         const { message } = yield* read("latin1.eml")
