@@ -164,6 +164,27 @@ for (const storage of storages()) {
         }
       }))
 
+    it.effect("a NUL or a lone surrogate in the SMTP envelope's MAIL FROM is answered 250 and stored; the receiver's headers name it with U+FFFD", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const port = (yield* SmtpReceiver).port
+        const shape: Shape = { name: "envelope", rest: `Subject: envelope${CRLF}${CRLF}body${CRLF}`, check: () => {} }
+        for (const [i, from] of ["a\0b@example.org", "a\ud800b@example.org"].entries()) {
+          const raw = rawOf(shape, w.inbox.email, `envelope-${i}`)
+          const sent = yield* Effect.promise(() =>
+            nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true }).sendMail({ envelope: { from, to: [w.inbox.email] }, raw }).then(
+              (info) => info.response,
+              (error: { response?: string }) => `refused: ${error.response}`
+            )
+          )
+          assert.match(sent, /^250 /, from)
+          const id = (yield* w.stored).get(`<envelope-${i}@example.org>`)
+          const message = (yield* w.get(`/messages/${id}`)).body as Shown
+          // the NUL is gone by the time the headers name the sender; a lone surrogate went on the wire as U+FFFD in UTF-8
+          assert.include(message.headers["authentication-results"], i === 0 ? "smtp.mailfrom=ab@example.org" : "smtp.mailfrom=\"a\uFFFDb@example.org\"")
+        }
+      }))
+
     it.effect("such a message delivered at once with good ones is stored with them all in a shared batch: none fails, no batch is split", () =>
       Effect.gen(function*() {
         const w = yield* setUp

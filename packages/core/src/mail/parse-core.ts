@@ -567,12 +567,15 @@ const splitHeader = (raw: string): { readonly key: string; readonly value: strin
   return colon <= 0 ? { key: "", value: "" } : { key: line.slice(0, colon).trim().toLowerCase(), value: line.slice(colon + 1).trim() }
 }
 
-// mailsplit hands header bytes over as latin1; raw 8-bit headers are almost always UTF-8
+// mailsplit hands header bytes over as latin1; raw 8-bit headers are almost always UTF-8.
+// Bytes that are not UTF-8 (a U+FFFD the decoding made) read as latin1; a U+FFFD the bytes
+// hold themselves (EF BF BD, as our SMTP receiver writes a lone surrogate of the envelope
+// into Authentication-Results) is UTF-8 like the rest.
 const utf8 = (binary: string): string => {
   if (!/[^\x00-\x7f]/.test(binary)) return binary // ASCII reads the same either way
   const bytes = Buffer.from(binary, "latin1")
   const text = bytes.toString("utf8")
-  return text.includes("\uFFFD") ? binary : text
+  return text.includes("\uFFFD") && !bytes.equals(Buffer.from(text, "utf8")) ? binary : text
 }
 
 // without "=?" (an encoded word) or NUL (libmime's join marker) libmime changes nothing

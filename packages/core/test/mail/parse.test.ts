@@ -115,6 +115,20 @@ for (
         assert.notMatch(JSON.stringify(message), /\\u0000|\\ud[89a-f]/i, "nothing in the model PostgreSQL's jsonb refuses")
       }))
 
+    it.effect("reads a raw 8-bit header as UTF-8 even when it holds U+FFFD itself, and as latin-1 when it is not UTF-8", () =>
+      Effect.gen(function*() {
+        const raw = Buffer.concat([
+          Buffer.from("From: a@x.org\r\nTo: b@y.org\r\nX-Utf8: caf"),
+          Buffer.from([0xc3, 0xa9, 0x20, 0xef, 0xbf, 0xbd]),
+          Buffer.from("\r\nX-Latin: caf"),
+          Buffer.from([0xe9]),
+          Buffer.from("\r\n\r\nbody\r\n")
+        ])
+        const { message } = yield* parse(raw)
+        assert.strictEqual(message.headers["x-utf8"], "café \uFFFD")
+        assert.strictEqual(message.headers["x-latin"], "café")
+      }))
+
     it.effect("leaves optional fields absent rather than undefined", () =>
       Effect.gen(function*() {
         const { message } = yield* read("latin1.eml")
