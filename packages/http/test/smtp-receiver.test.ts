@@ -7,7 +7,7 @@
  * that free a slot; and a storage failure answered 451, so the sender retries.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Inbound, SmtpReceiver } from "@inbox/core"
+import { Inbound, Settings, SmtpReceiver } from "@inbox/core"
 import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -84,6 +84,26 @@ for (const storage of storages()) {
         assert.notInclude(message?.labels ?? [], "unauthenticated")
         const full = yield* w.full(message?.message_id ?? "")
         assert.match(full.headers["authentication-results"] ?? "", /spf=/)
+      }))
+
+    it.effect("an incoming Authentication-Results header bearing our authserv-id is renamed X-Original-Authentication-Results before ours is added; another server's is kept", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const ours = (yield* Settings).mailHost
+        const forged = `${ours.toUpperCase()} 1; dkim=pass header.d=bank.example; spf=pass; dmarc=pass`
+        const raw = `Authentication-Results: ${forged}\r\nAuthentication-Results: mx.elsewhere.example; spf=fail\r\n` +
+          `From: ann@forged.example\r\nTo: ${w.inbox.email}\r\nSubject: Trust me\r\nMessage-ID: <forged-ar@forged.example>\r\n\r\nHello\r\n`
+        const sent = yield* send(transport(w.port), { envelope: { from: "ann@forged.example", to: [w.inbox.email] }, raw })
+        assert.isTrue(sent.ok, JSON.stringify(sent))
+        const [message] = yield* w.messages
+        const full = yield* w.full(message?.message_id ?? "")
+        const results: ReadonlyArray<string> = full.headers["authentication-results"].split("\n")
+        assert.deepStrictEqual(results.map((r) => r.split(";")[0]), [ours, "mx.elsewhere.example"], "ours first, the other server's kept")
+        assert.notInclude(results[0], "dkim=pass")
+        assert.strictEqual(full.headers["x-original-authentication-results"], forged)
+        const rawText = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/messages/${message?.message_id}/raw/download`, { key: w.org.key })).text
+        assert.include(rawText, `\r\nX-Original-Authentication-Results: ${forged}\r\n`)
+        assert.isTrue(rawText.endsWith(`Message-ID: <forged-ar@forged.example>\r\n\r\nHello\r\n`), "the rest as it came")
       }))
 
     it.effect("STARTTLS: the receiver offers it and takes mail over the encrypted session", () =>

@@ -12,7 +12,9 @@
  * - each message is checked with mailauth (SPF for the connecting IP and MAIL FROM, DKIM,
  *   DMARC with alignment, ARC) through the Dns port's cached resolver; the verdicts feed
  *   the same labelling rules as the forwarder's `x-auth-*` headers, and the
- *   Authentication-Results header mailauth writes is prepended to the stored message;
+ *   Authentication-Results header mailauth writes is prepended to the stored message, and
+ *   an incoming one bearing our authserv-id (the mail host) is renamed
+ *   X-Original-Authentication-Results first (RFC 8601 section 5: only ours may claim it);
  * - then the message takes the `/inbound/raw` path (Inbound.deliver). The reply is 250 only
  *   after that commit; a storage failure is 451 4.3.0 so the sender retries: nothing
  *   acknowledged is ever lost.
@@ -25,6 +27,7 @@ import type { SMTPServerOptions } from "smtp-server"
 import { Config } from "effect"
 import { Dns } from "../dns/Dns.ts"
 import { type AuthResult, type AuthVerdicts, Inbound, type InboxTarget } from "../inbound/Inbound.ts"
+import { renameOurAuthenticationResults } from "../mail/auth-results.ts"
 import { defaultLimits } from "../mail/parse-core.ts"
 import { IntakeBudget } from "../ratelimit/IntakeBudget.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -165,7 +168,8 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
               disableBimi: true
             })
           )
-          const stamped = Buffer.concat([Buffer.from(answer.headers), raw])
+          // ours is the only Authentication-Results of our authserv-id a reader may trust
+          const stamped = Buffer.concat([Buffer.from(answer.headers), renameOurAuthenticationResults(raw, settings.mailHost)])
           const inboxes = session.envelope.rcptTo.flatMap((r) => recipients.get(r) ?? [])
           return yield* inbound.deliver({
             raw: stamped,
