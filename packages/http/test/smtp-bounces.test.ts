@@ -5,11 +5,13 @@
  * event as the provider's: a hard bounce suppresses the recipient and records
  * `message.bounced`, a soft one only records it, a complaint suppresses and records
  * `message.complained`; none is stored as mail. A report about a message we never sent, or
- * naming only addresses the message was not sent to, is ordinary mail.
+ * naming only addresses the message was not sent to, or sent by another organization's
+ * inbox, is ordinary mail; so is a feedback report that is no complaint (not-spam,
+ * auth-failure), a report that fails authentication, and one whose Message-ID holds a NUL.
  */
 import { assert, layer } from "@effect/vitest"
 import { SmtpReceiver } from "@inbox/core"
-import { engineWithDns, newOrganization, storages, TestApp } from "@inbox/testkit"
+import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import nodemailer from "nodemailer"
@@ -30,18 +32,20 @@ const setUp = Effect.gen(function*() {
   const sent = (yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/send`, { key: org.key, json: { to: ["reader@remote.example"], text: "hi" } })).body
   const message = (yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${sent.message_id}`, { key: org.key })).body
   const port = (yield* SmtpReceiver).port
-  const deliver = (raw: string) =>
+  const deliver = (raw: string, from = "mailer-daemon@remote.example") =>
     Effect.promise(() =>
       nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true })
-        .sendMail({ envelope: { from: "mailer-daemon@remote.example", to: [inbox.email] }, raw })
+        .sendMail({ envelope: { from, to: [inbox.email] }, raw })
     )
-  const received = Effect.map(
-    app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages`, { key: org.key }),
-    (r) => (r.body.messages as Array<{ subject?: string; labels: Array<string> }>).filter((m) => m.labels.includes("received"))
-  )
+  const receivedWith = (query: string) =>
+    Effect.map(
+      app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages${query}`, { key: org.key }),
+      (r) => (r.body.messages as Array<{ subject?: string; labels: Array<string> }>).filter((m) => m.labels.includes("received"))
+    )
+  const received = receivedWith("")
   const events = Effect.map(app.request("GET", "/v0/events", { key: org.key }), (r) => r.body.events as Array<any>)
   const suppressed = Effect.map(app.request("GET", "/v0/suppressions", { key: org.key }), (r) => (r.body.suppressions as Array<any>))
-  return { inbox, rfc: message.rfc_message_id as string, messageId: sent.message_id as string, deliver, received, events, suppressed }
+  return { inbox, rfc: message.rfc_message_id as string, messageId: sent.message_id as string, deliver, received, receivedWith, events, suppressed }
 })
 
 for (const storage of storages()) {
@@ -99,6 +103,56 @@ for (const storage of storages()) {
         const events = yield* w.events
         assert.isUndefined(events.find((e) => e.event_type === "message.bounced" || e.event_type === "message.complained"))
         assert.lengthOf(yield* w.received, 2)
+      }))
+
+    it.effect("a report naming a message that another organization's inbox sent is stored as ordinary mail, and suppresses nobody", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const other = yield* setUp
+        yield* w.deliver(report("hard-bounce", w.inbox.email, other.rfc, "reader@remote.example"))
+        assert.lengthOf(yield* w.received, 1)
+        for (const side of [w, other]) {
+          assert.lengthOf(yield* side.suppressed, 0)
+          assert.isUndefined((yield* side.events).find((e) => e.event_type === "message.bounced"))
+        }
+      }))
+
+    it.effect("an ARF report of type not-spam or auth-failure is no complaint: stored as ordinary mail, suppresses nobody", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        for (const type of ["not-spam", "auth-failure"]) {
+          const raw = report("complaint", w.inbox.email, w.rfc, "reader@remote.example")
+            .replace("Feedback-Type: abuse", `Feedback-Type: ${type}`)
+            .replace("<arf-1@isp.example>", `<arf-${type}@isp.example>`)
+          assert.match((yield* w.deliver(raw)).response, /^250 /)
+        }
+        assert.lengthOf(yield* w.suppressed, 0)
+        assert.isUndefined((yield* w.events).find((e) => e.event_type === "message.complained"))
+        assert.lengthOf(yield* w.received, 2)
+      }))
+
+    it.effect("a report that fails authentication (SPF fail, DMARC p=reject) counts for nothing: stored as mail labelled unauthenticated, suppresses nobody", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const zone = yield* LoopbackDns
+        // a domain of its own: the receiver's DNS cache may already know remote.example
+        zone.set("forged-bounce.example", "TXT", ["v=spf1 -all"])
+        zone.set("_dmarc.forged-bounce.example", "TXT", ["v=DMARC1; p=reject"])
+        const raw = report("hard-bounce", w.inbox.email, w.rfc, "reader@remote.example").replace("MAILER-DAEMON@mx.remote.example", "MAILER-DAEMON@forged-bounce.example")
+        assert.match((yield* w.deliver(raw, "mailer-daemon@forged-bounce.example")).response, /^250 /)
+        assert.lengthOf(yield* w.suppressed, 0)
+        assert.isUndefined((yield* w.events).find((e) => e.event_type === "message.bounced"))
+        const [stored] = yield* w.receivedWith("?labels=unauthenticated")
+        assert.strictEqual(stored?.subject, "Undelivered Mail Returned to Sender")
+      }))
+
+    it.effect("a report whose original Message-ID holds a NUL is answered 250 and stored as ordinary mail", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const info = yield* w.deliver(report("hard-bounce", w.inbox.email, w.rfc.replace("@", "\0@"), "reader@remote.example"))
+        assert.match(info.response, /^250 /)
+        assert.lengthOf(yield* w.received, 1)
+        assert.lengthOf(yield* w.suppressed, 0)
       }))
 
     it.effect("a DSN for a message we never sent is stored as ordinary mail, and suppresses nobody", () =>

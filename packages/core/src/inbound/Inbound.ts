@@ -113,14 +113,22 @@ const eventTypeOf = (labels: ReadonlyArray<string>): EventType =>
     : "message.received"
 
 /**
+ * Feedback reports (RFC 5965 and 6591) that are not complaints: a recipient's "this is not
+ * spam", and a DMARC or DKIM failure report, which speaks of who sent the message, not of
+ * anyone's wish to stop receiving it.
+ */
+const NOT_COMPLAINTS: ReadonlySet<string> = new Set(["not-spam", "auth-failure"])
+
+/**
  * The provider event a delivery report amounts to: a bounce names the recipients that
  * failed or are delayed (a DSN that only reports success is not a bounce); a complaint names
- * the complaining recipients. Undefined when it names no message or no recipient.
+ * the complaining recipients. Undefined when it names no message or no recipient, or when
+ * it is a feedback report of a kind that is no complaint (NOT_COMPLAINTS).
  */
 export const reportEvent = (report: DeliveryReport | undefined): ProviderEvent | undefined => {
   if (report?.rfc_message_id === undefined) return undefined
   if (report.kind === "complaint") {
-    return report.recipients.length === 0
+    return report.recipients.length === 0 || NOT_COMPLAINTS.has(report.feedback_type)
       ? undefined
       : { type: "complained", rfc_message_id: report.rfc_message_id, recipients: report.recipients, sub_type: report.feedback_type }
   }
@@ -303,7 +311,9 @@ export class Inbound extends Context.Service<Inbound, {
       const rawSha = sha256Of(arrival.raw)
       // A bounce or complaint about a message one of these inboxes sent is the same event as
       // the mail provider's (one rule, events/Provider.ts), not mail; about anything else, it is mail.
-      const reported = reportEvent(parseDeliveryReport(arrival.raw))
+      // One that fails authentication (a spoofed mailer-daemon of a domain that publishes
+      // SPF or DMARC) speaks for nobody: it is mail, labelled unauthenticated.
+      const reported = isUnauthenticated(arrival.auth) ? undefined : reportEvent(parseDeliveryReport(arrival.raw))
       if (reported !== undefined) {
         const outcome = yield* providerEvents.apply(`mail-report:${rawSha}`, reported, [...hosted.values()].map((i) => i.id))
         if (outcome.status !== "ignored") {
