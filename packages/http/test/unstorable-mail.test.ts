@@ -75,6 +75,11 @@ const shapes: ReadonlyArray<Shape> = [
     check: (m) => assert.strictEqual(m.attachments[0]?.filename, "a\uFFFDb.bin")
   },
   {
+    name: "a NUL and a lone surrogate's encoded word in an attachment's content type",
+    rest: attachmentPart(`attachment; filename="f.bin"`, "x").replace("Content-Type: application/octet-stream", `Content-Type: application/x\0y; name="${LONE_SURROGATE_WORD}"`),
+    check: (m) => assert.strictEqual(m.attachments[0]?.filename, "f.bin")
+  },
+  {
     name: "a NUL in a header's name and value",
     rest: `Subject: header nul${CRLF}X-Odd\0Name: odd\0value${CRLF}${CRLF}body${CRLF}`,
     check: (m) => assert.strictEqual(m.headers["x-odd\uFFFDname"], "odd\uFFFDvalue")
