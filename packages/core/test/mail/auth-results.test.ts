@@ -20,7 +20,7 @@ describe("Authentication-Results of our authserv-id", () => {
   })
 
   it("renames each header of ours, whatever its case, folding or comments, and keeps the others and the body as they are", () => {
-    const raw = Buffer.from([
+    const lines = [
       "Received: from a by b",
       "Authentication-Results: mx.inbox.example; dkim=pass header.d=bank.example",
       "authentication-results : (forged)",
@@ -31,19 +31,9 @@ describe("Authentication-Results of our authserv-id", () => {
       "",
       "Authentication-Results: mx.inbox.example; a body line, not a header",
       ""
-    ].join("\r\n"), "latin1")
-    assert.strictEqual(text(renameOurAuthenticationResults(raw, OURS)), [
-      "Received: from a by b",
-      "X-Original-Authentication-Results: mx.inbox.example; dkim=pass header.d=bank.example",
-      "X-Original-authentication-results : (forged)",
-      "\tMX.INBOX.EXAMPLE 1; spf=pass",
-      "Authentication-Results: mx.google.com; dkim=pass",
-      "Authentication-Results: mx.inbox.example.evil; dkim=pass",
-      "Subject: hi",
-      "",
-      "Authentication-Results: mx.inbox.example; a body line, not a header",
-      ""
-    ].join("\r\n"))
+    ]
+    const renamed = lines.map((line, i) => (i === 1 || i === 2 ? `X-Original-${line}` : line))
+    assert.strictEqual(text(renameOurAuthenticationResults(Buffer.from(lines.join("\r\n"), "latin1"), OURS)), renamed.join("\r\n"))
   })
 
   it("gives the same bytes back when no header is ours, LF-only messages included", () => {
