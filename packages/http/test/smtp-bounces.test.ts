@@ -32,10 +32,10 @@ const setUp = Effect.gen(function*() {
   const sent = (yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/send`, { key: org.key, json: { to: ["reader@remote.example"], text: "hi" } })).body
   const message = (yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${sent.message_id}`, { key: org.key })).body
   const port = (yield* SmtpReceiver).port
-  const deliver = (raw: string, from = "mailer-daemon@remote.example") =>
+  const deliver = (raw: string, from = "mailer-daemon@remote.example", to: ReadonlyArray<string> = [inbox.email]) =>
     Effect.promise(() =>
       nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true })
-        .sendMail({ envelope: { from, to: [inbox.email] }, raw })
+        .sendMail({ envelope: { from, to: [...to] }, raw })
     )
   const receivedWith = (query: string) =>
     Effect.map(
@@ -115,6 +115,19 @@ for (const storage of storages()) {
           assert.lengthOf(yield* side.suppressed, 0)
           assert.isUndefined((yield* side.events).find((e) => e.event_type === "message.bounced"))
         }
+      }))
+
+    it.effect("a report addressed both to the inbox that sent the message and to another organization's inbox is applied for the sender and stored as ordinary mail in the other", () =>
+      Effect.gen(function*() {
+        const w = yield* setUp
+        const other = yield* setUp
+        const info = yield* w.deliver(report("hard-bounce", w.inbox.email, w.rfc, "reader@remote.example"), undefined, [w.inbox.email, other.inbox.email])
+        assert.match(info.response, /^250 /)
+        assert.strictEqual((yield* w.suppressed).find((s) => s.address === "reader@remote.example")?.reason, "bounce")
+        assert.lengthOf(yield* w.received, 0)
+        const [stored] = yield* other.received
+        assert.strictEqual(stored?.subject, "Undelivered Mail Returned to Sender")
+        assert.lengthOf(yield* other.suppressed, 0)
       }))
 
     it.effect("an ARF report of type not-spam or auth-failure is no complaint: stored as ordinary mail, suppresses nobody", () =>

@@ -73,7 +73,8 @@ export const DeliveryResult = Schema.Struct({
   skipped: Schema.Array(Schema.String),
   /**
    * Set when the message was a delivery report about a message we sent: it was applied as
-   * the provider's `bounced` / `complained` event (or had been, `duplicate`) and not stored.
+   * the provider's `bounced` / `complained` event (or had been, `duplicate`) and not stored
+   * in the inbox that sent it (`delivered` names the other inboxes it was addressed to).
    */
   report: Schema.optionalKey(Schema.Struct({
     type: Schema.Literals(["bounced", "complained"]),
@@ -313,11 +314,18 @@ export class Inbound extends Context.Service<Inbound, {
       // the mail provider's (one rule, events/Provider.ts), not mail; about anything else, it is mail.
       // One that fails authentication (a spoofed mailer-daemon of a domain that publishes
       // SPF or DMARC) speaks for nobody: it is mail, labelled unauthenticated.
+      // Asked of each inbox alone: the report speaks for the inbox that sent the message, and
+      // to any other inbox it was addressed to (another organization's, say) it is mail.
       const reported = isUnauthenticated(arrival.auth) ? undefined : reportEvent(parseDeliveryReport(arrival.raw))
+      let recipients = [...hosted.values()]
+      let report: DeliveryResult["report"]
       if (reported !== undefined) {
-        const outcome = yield* providerEvents.apply(`mail-report:${rawSha}`, reported, [...hosted.values()].map((i) => i.id))
-        if (outcome.status !== "ignored") {
-          return { delivered: [], skipped, report: { type: reported.type as "bounced" | "complained", status: outcome.status } }
+        const outcomes = yield* Effect.forEach(recipients, (inbox) => providerEvents.apply(`mail-report:${rawSha}`, reported, [inbox.id]))
+        const applied = outcomes.find((o) => o.status !== "ignored")
+        if (applied !== undefined && applied.status !== "ignored") {
+          report = { type: reported.type as "bounced" | "complained", status: applied.status }
+          recipients = recipients.filter((_, k) => outcomes[k]!.status === "ignored")
+          if (recipients.length === 0) return { delivered: [], skipped, report }
         }
       }
       const parsed: ParseResult = yield* parse(arrival.raw)
@@ -337,7 +345,7 @@ export class Inbound extends Context.Service<Inbound, {
         bytes: a.content
       }))
       const delivered = yield* groupCommit({
-        inboxes: [...hosted.values()],
+        inboxes: recipients,
         fromAddress,
         baseLabels,
         weight: arrival.raw.byteLength,
@@ -365,7 +373,7 @@ export class Inbound extends Context.Service<Inbound, {
         }
       })
       yield* Metric.update(messagesReceived, delivered.filter((d) => !d.duplicate).length)
-      return { delivered, skipped }
+      return { delivered, skipped, ...(report === undefined ? {} : { report }) }
     })
 
     const recipient = (address: string): Effect.Effect<InboxTarget | undefined> => {
