@@ -11,16 +11,24 @@ import { assert, layer } from "@effect/vitest"
 import { OperatorMetrics, SmtpReceiver } from "@inbox/core"
 import { engineWithDns, newOrganization, storages, TEST_HOST, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect, Layer, Metric } from "effect"
+import { randomBytes } from "node:crypto"
 import nodemailer from "nodemailer"
 
 const CRLF = "\r\n"
 /** `=?utf-16be?B?2AAAQQ==?=`: the bytes D8 00 00 41, a high surrogate with no low one, then "A". */
 const LONE_SURROGATE_WORD = "=?utf-16be?B?2AAAQQ==?="
+/** 8,000 characters that do not compress (an index entry is compressed before its size is checked). */
+const LONG = randomBytes(4_000).toString("hex")
+/** `n` distinct words of 12 characters, joined by `by`. */
+const words = (n: number, by = " ") => Array.from({ length: n }, () => randomBytes(6).toString("hex")).join(by)
 
 /** What a stored message shows (GET message), as much as a shape's check reads. */
 interface Shown {
   readonly subject: string
   readonly from: string
+  readonly cc?: ReadonlyArray<string>
+  readonly rfc_message_id?: string
+  readonly references?: ReadonlyArray<string>
   readonly text?: string
   readonly headers: Record<string, string>
   readonly attachments: ReadonlyArray<{ readonly attachment_id: string; readonly filename?: string }>
@@ -31,6 +39,8 @@ interface Shape {
   /** header lines after From, To and Message-ID, then the blank line and the body */
   readonly rest: string
   readonly from?: string
+  /** the Message-ID for the test's id; `<id@example.org>` unless given */
+  readonly id?: (id: string) => string
   readonly check: (message: Shown) => void
 }
 
@@ -80,6 +90,33 @@ const shapes: ReadonlyArray<Shape> = [
     check: (m) => assert.strictEqual(m.attachments[0]?.filename, "f.bin")
   },
   {
+    name: "an 8,000-character Message-ID (past a B-tree entry's 2,704 bytes)",
+    rest: `Subject: long id${CRLF}References: <${LONG}@example.org> <parent@example.org>${CRLF}${CRLF}body${CRLF}`,
+    id: (id) => `<${LONG}-${id}@example.org>`,
+    check: (m) => {
+      assert.match(m.rfc_message_id ?? "", /^<[0-9a-f]{64}@message-id\.invalid>$/, "the id derived from the bytes")
+      assert.deepStrictEqual(m.references, ["<parent@example.org>"])
+    }
+  },
+  {
+    name: "8,000-character From and Cc addresses",
+    from: `Ann <${LONG}@example.org>`,
+    rest: `Subject: long addresses${CRLF}Cc: <${LONG}@example.net>, bob@example.net${CRLF}${CRLF}body${CRLF}`,
+    check: (m) => {
+      assert.strictEqual(m.from, "")
+      assert.deepStrictEqual(m.cc, ["bob@example.net"])
+      assert.include(m.headers["from"], LONG, "the header keeps what came")
+    }
+  },
+  {
+    name: "a subject, recipients and attachment names of more distinct words than a search vector holds (1 MB)",
+    rest: `Subject: ${words(30_000)}${CRLF}Cc: ${words(2_000, "@example.net, ")}@example.net${CRLF}MIME-Version: 1.0${CRLF}Content-Type: multipart/mixed; boundary="sep"${CRLF}${CRLF}` +
+      `--sep${CRLF}Content-Type: text/plain${CRLF}${CRLF}${words(14_000)}${CRLF}` +
+      Array.from({ length: 40 }, () => `--sep${CRLF}Content-Type: application/octet-stream${CRLF}Content-Disposition: attachment; filename="${words(3_000)}"${CRLF}${CRLF}x${CRLF}`).join("") +
+      `--sep--${CRLF}`,
+    check: (m) => assert.lengthOf(m.attachments, 40)
+  },
+  {
     name: "a NUL in a header's name and value",
     rest: `Subject: header nul${CRLF}X-Odd\0Name: odd\0value${CRLF}${CRLF}body${CRLF}`,
     check: (m) => assert.strictEqual(m.headers["x-odd\uFFFDname"], "odd\uFFFDvalue")
@@ -88,7 +125,7 @@ const shapes: ReadonlyArray<Shape> = [
 
 /** The shape's raw bytes, to `to`, with its own Message-ID (latin1: every char one byte). */
 const rawOf = (shape: Shape, to: string, id: string): Buffer =>
-  Buffer.from(`From: ${shape.from ?? "Ann <ann@example.org>"}${CRLF}To: ${to}${CRLF}Message-ID: <${id}@example.org>${CRLF}${shape.rest}`, "latin1")
+  Buffer.from(`From: ${shape.from ?? "Ann <ann@example.org>"}${CRLF}To: ${to}${CRLF}Message-ID: ${shape.id?.(id) ?? `<${id}@example.org>`}${CRLF}${shape.rest}`, "latin1")
 
 const setUp = Effect.gen(function*() {
   const app = yield* TestApp
@@ -108,7 +145,14 @@ const setUp = Effect.gen(function*() {
     })
   /** Every message of the inbox by Message-ID, with its id. */
   const stored = Effect.map(get("/messages?limit=100"), (r) => new Map((r.body.messages as Array<{ message_id: string; rfc_message_id?: string }>).map((m) => [m.rfc_message_id, m.message_id])))
-  return { app, org, inbox, get, bytes, inboundRaw, stored }
+  /** The id of the one message stored since `before` (a `stored` map). */
+  const newest = (before: ReadonlyMap<string | undefined, string>) =>
+    Effect.map(stored, (now) => {
+      const added = [...now.values()].filter((id) => ![...before.values()].includes(id))
+      assert.lengthOf(added, 1)
+      return added[0]!
+    })
+  return { app, org, inbox, get, bytes, inboundRaw, stored, newest }
 })
 
 /** The stored message checks out: the shape's fields, an event with it, and its raw download ends with (or is) `raw`. */
@@ -154,6 +198,7 @@ for (const storage of storages()) {
         const smtp = nodemailer.createTransport({ host: "127.0.0.1", port: (yield* SmtpReceiver).port, secure: false, ignoreTLS: true })
         for (const [i, shape] of shapes.entries()) {
           const raw = rawOf(shape, w.inbox.email, `smtp-${i}`)
+          const before = yield* w.stored
           const sent = yield* Effect.promise(() =>
             smtp.sendMail({ envelope: { from: "ann@example.org", to: [w.inbox.email] }, raw }).then(
               (info) => info.response,
@@ -161,9 +206,8 @@ for (const storage of storages()) {
             )
           )
           assert.match(sent, /^250 /, shape.name)
-          const id = (yield* w.stored).get(`<smtp-${i}@example.org>`)
-          assert.isDefined(id, shape.name)
-          yield* verify(w, shape, id!, raw, false)
+          const id = yield* w.newest(before)
+          yield* verify(w, shape, id, raw, false)
           const download = yield* w.bytes(`/messages/${id}/raw/download`)
           assert.match(download.bytes.subarray(0, download.bytes.length - raw.length).toString("latin1"), /^Authentication-Results: /m)
         }
@@ -196,11 +240,11 @@ for (const storage of storages()) {
         const split = yield* Metric.value(OperatorMetrics.inboundBatchesSplit)
         const good: Shape = { name: "good", rest: `Subject: good${CRLF}${CRLF}nothing odd${CRLF}`, check: () => {} }
         // every shape among good messages, all in flight at once: the writers take them in batches
-        const all = Array.from({ length: 32 }, (_, i) => (i % 4 === 1 ? shapes[(i >> 2) % shapes.length]! : good))
+        const all = Array.from({ length: 4 * shapes.length }, (_, i) => (i % 4 === 1 ? shapes[i >> 2]! : good))
         const answers = yield* Effect.forEach(all, (shape, i) => w.inboundRaw(rawOf(shape, w.inbox.email, `batch-${i}`)), { concurrency: "unbounded" })
         assert.deepStrictEqual(answers.map((a) => a.status), all.map(() => 200), answers.map((a) => a.text).join("\n"))
-        const stored = yield* w.stored
-        for (let i = 0; i < all.length; i++) assert.isTrue(stored.has(`<batch-${i}@example.org>`), `message ${i} is stored`)
+        const stored = new Set((yield* w.stored).values())
+        for (const [i, answer] of answers.entries()) assert.isTrue(stored.has(answer.body.delivered[0].message_id), `message ${i} is stored`)
         assert.strictEqual((yield* Metric.value(OperatorMetrics.inboundBatchesSplit)).count, split.count, "no batch failed and was written again one delivery at a time")
       }))
   })

@@ -19,7 +19,7 @@ import { Transform } from "node:stream"
 import { extractReply } from "./extract.ts"
 import type { MailParseFailure } from "./errors.ts"
 import type { AttachmentMeta, ParsedAttachment, ParsedMessage, ParseResult } from "./model.ts"
-import { storable } from "./storable.ts"
+import { storable, storableText } from "./storable.ts"
 
 export interface ParseLimits {
   /** raw bytes accepted at all; checked before parsing */
@@ -589,13 +589,24 @@ const structured = (value: string): string => {
   return JSON.stringify({ value: (parsed?.value ?? value).toLowerCase(), params })
 }
 
-/** Every `<id>` in a Message-ID, In-Reply-To or References value; a bare id gets brackets. */
+/**
+ * The longest Message-ID and address the model keeps, in UTF-8 bytes once storable: RFC
+ * 5322's line and RFC 5321's path limits. Both are keys of PostgreSQL indexes (a B-tree
+ * entry holds at most 2,704 bytes), so a longer one made the message impossible to store.
+ */
+export const MAX_ID_BYTES = 998
+export const MAX_ADDRESS_BYTES = 254
+
+/** Whether `s` is at most `max` UTF-8 bytes once storable (a NUL becomes 3 bytes); counts only when it could be over. */
+const fits = (s: string, max: number): boolean => s.length <= max && (s.length * 3 <= max || Buffer.byteLength(storableText(s)) <= max)
+
+/** Every `<id>` in a Message-ID, In-Reply-To or References value, a bare id bracketed; an id over MAX_ID_BYTES is left out. */
 export const messageIds = (value: string | undefined): Array<string> => {
   if (value === undefined) return []
   const bracketed = value.match(/<[^<>\s]+>/g)
-  if (bracketed !== null) return bracketed
+  if (bracketed !== null) return bracketed.filter((id) => fits(id, MAX_ID_BYTES))
   const bare = value.trim()
-  return bare.length > 0 && bare.length <= 998 && !/\s/.test(bare) && bare.includes("@") ? [`<${bare}>`] : []
+  return bare.length > 0 && fits(`<${bare}>`, MAX_ID_BYTES) && !/\s/.test(bare) && bare.includes("@") ? [`<${bare}>`] : []
 }
 
 const isoDate = (value: string | undefined): string | undefined => {
@@ -614,7 +625,8 @@ const addresses = (value: AddressObject | ReadonlyArray<AddressObject> | undefin
   const objects = new Array<AddressObject>().concat(value)
   return flatten(objects.flatMap((o) => o.value)).flatMap((a) => {
     const address = (a.address ?? "").trim()
-    return address.length > 0 ? [formatAddress(a.name, address)] : []
+    // an address over MAX_ADDRESS_BYTES is no address any server takes; the header keeps it
+    return address.length > 0 && fits(address, MAX_ADDRESS_BYTES) ? [formatAddress(a.name, address)] : []
   })
 }
 
