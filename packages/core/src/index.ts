@@ -5,8 +5,8 @@
  */
 export * from "./errors/errors.ts"
 export * from "./errors/wire.ts"
-export * as Engine from "./Engine.ts"
-export type { EngineServices } from "./Engine.ts"
+export * as Engine from "./engine/Engine.ts"
+export type { EngineServices } from "./engine/Engine.ts"
 export * as Database from "./db/Database.ts"
 export { pgliteStream } from "./db/pglite-bridge.ts"
 export {
@@ -34,8 +34,8 @@ export {
   type ToolFace,
   type TypedOperation
 } from "./catalogue/Operation.ts"
-export { type CatalogueEntry as Operation, type CatalogueServices, findOperation, operations } from "./catalogue/catalogue.ts"
-export { type RawCall, runOperation } from "./catalogue/run.ts"
+export { type CatalogueEntry as Operation, type CatalogueServices, findOperation, operations } from "./engine/catalogue.ts"
+export { type RawCall, runOperation } from "./engine/run.ts"
 export { inputJsonSchema, type JsonSchema, type ObjectJsonSchema, outputJsonSchema } from "./catalogue/jsonSchema.ts"
 export * from "./access/Principal.ts"
 export * from "./access/permissions.ts"

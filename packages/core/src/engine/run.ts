@@ -20,8 +20,8 @@ import { Id } from "../shared/fields.ts"
 import type { Settings } from "../settings/Settings.ts"
 import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
-import { admitOperator, verifyOperatorBody } from "./operator.ts"
-import { type Anonymous, type CallContext, type Operation, routeOf } from "./Operation.ts"
+import { admitOperator, verifyOperatorBody } from "../catalogue/operator.ts"
+import { type Anonymous, type CallContext, type Operation, routeOf } from "../catalogue/Operation.ts"
 
 export interface RawCall {
   /** The organization member calling, for member operations (absent: 401). */

@@ -26,7 +26,7 @@ import { domainOperations } from "../domains/operations.ts"
 import { metricsOperations } from "../metrics/operations.ts"
 import { billingOperations } from "../billing/operations.ts"
 import type { Effect } from "effect"
-import type { Operation } from "./Operation.ts"
+import type { Operation } from "../catalogue/Operation.ts"
 
 const unique = (what: string, values: ReadonlyArray<string>) => {
   const seen = new Set<string>()
