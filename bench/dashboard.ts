@@ -19,7 +19,7 @@
  */
 import { Database, Organizations } from "@inbox/core"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
-import { CapturedMail, engineLayer, freePort } from "@inbox/testkit"
+import { CapturedMail, chromiumPath, engineLayer, freePort } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -98,7 +98,7 @@ export const benchDashboard = async (): Promise<DashboardResult> => {
     Layer.provideMerge(engine)
   )
   const runtime = ManagedRuntime.make(served)
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] })
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] })
   try {
     const seeded = await runtime.runPromise(seed(MESSAGES, 1))
     const inboxId = seeded.inboxIds[0] ?? ""

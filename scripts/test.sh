@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Install (Node 24 and pnpm too, when the machine lacks them), type-check every package and
-# run the whole test suite. Storage tests run on PGlite always, and also on PostgreSQL when
-# INBOX_TEST_DATABASE_URL is set. Arguments go to vitest (a file or a -t filter). No step
-# needs a terminal; a setup step that fails says what failed and how to fix it.
+# Install (Node 24 and pnpm too, when the machine lacks them; Debian's Chromium when run as
+# root), type-check every package and run the whole test suite. Storage tests run on PGlite
+# always, and also on PostgreSQL when INBOX_TEST_DATABASE_URL is set. A file that needs
+# PostgreSQL or Chromium where there is none is skipped, with its reason printed above the
+# closing line; with INBOX_TEST_REQUIRE_ALL=1 (CI) that is an error, and so is any skipped
+# test. Arguments go to vitest (a file or a -t filter). No step needs a terminal; a setup
+# step that fails says what failed and how to fix it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 install_deps
+bring_chromium
+node --import tsx scripts/test-report.ts check
 echo "type-checking..."
 if ! pnpm -s typecheck; then
   setup_failed "type-checking (pnpm -s typecheck)" "correct the type errors listed above; the tests did not run."
@@ -15,10 +20,7 @@ fi
 report="$(mktemp)"
 status=0
 pnpm -s vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" </dev/null || status=$?
-# One plain closing line, for readers that look for "N passed, N failed".
-node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
-' "$report" 2>/dev/null || true
+# The files left out and one plain closing line: N passed, N failed, N skipped, failed files.
+node --import tsx scripts/test-report.ts summary "$report" "$status" "$@" || status=$?
 rm -f "$report"
 exit "$status"

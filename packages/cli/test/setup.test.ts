@@ -3,7 +3,11 @@
  * (scripts/env.sh): none needs a terminal, and a step that fails says what failed and how
  * to fix it instead of exiting 1 without a word (seen with `pnpm install` in a copied
  * checkout, which asks before rebuilding node_modules and refuses without a terminal).
- * Stand-in `pnpm` and `npm` commands play the failures.
+ * Stand-in `pnpm` and `npm` commands play the failures. And what scripts/test.sh brings and
+ * reports: Debian's Chromium when it runs as root (stand-in `id` and `apt-get`), the files
+ * that cannot run here named with their reason, one closing line from vitest's JSON report
+ * (written here by hand), and CI mode (INBOX_TEST_REQUIRE_ALL=1) failing on what is missing
+ * or skipped.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
@@ -79,5 +83,124 @@ exit 1`
     assert.include(inCheckout.stderr, "fix: check that the npm registry is reachable")
     rmSync(checkout, { recursive: true, force: true })
     rmSync(bin, { recursive: true, force: true })
+  })
+})
+
+/** The environment of a run without PostgreSQL, CI mode or a chosen browser. */
+const bare = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env }
+  delete env["INBOX_TEST_DATABASE_URL"]
+  delete env["INBOX_TEST_REQUIRE_ALL"]
+  delete env["INBOX_TEST_CHROMIUM"]
+  return env
+}
+
+const testReport = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/test-report.ts", ...args], {
+    cwd: ROOT,
+    env: { ...bare(), ...env },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr }
+}
+
+/** A vitest JSON report (the fields test-report.ts reads): a.test.ts failed one test, b.test.ts skipped one. */
+const writeReport = (results: ReadonlyArray<{ file: string; statuses: ReadonlyArray<string> }>): string => {
+  const file = join(mkdtempSync(join(tmpdir(), "test-report-")), "report.json")
+  const all = results.flatMap((r) => r.statuses)
+  writeFileSync(file, JSON.stringify({
+    numPassedTests: all.filter((s) => s === "passed").length,
+    numFailedTests: all.filter((s) => s === "failed").length,
+    numPendingTests: all.filter((s) => s === "pending").length,
+    numTodoTests: all.filter((s) => s === "todo").length,
+    testResults: results.map((r) => ({
+      name: join(ROOT, r.file),
+      status: r.statuses.includes("failed") ? "failed" : "passed",
+      assertionResults: r.statuses.map((status, i) => ({ fullName: `case ${i}`, status }))
+    }))
+  }))
+  return file
+}
+
+const POSTGRES_FILES = [
+  "packages/core/test/signals.test.ts",
+  "packages/http/test/auth-races.test.ts",
+  "packages/http/test/concurrency.test.ts",
+  "packages/http/test/crash-postgres.test.ts",
+  "packages/http/test/shared-limits.test.ts",
+  "packages/http/test/two-processes.test.ts"
+]
+
+describe("scripts/test.sh", () => {
+  const chromiumRun = (uid: string, apt: string) => {
+    const record = join(mkdtempSync(join(tmpdir(), "setup-")), "calls")
+    writeFileSync(record, "")
+    const bin = fakeBin({ id: `echo ${uid}`, "apt-get": `echo "apt-get $*" >> "${record}"\n${apt}` })
+    const run = spawnSync("bash", ["-c", `source scripts/env.sh && DEBIAN_CHROMIUM=/nonexistent/chromium && PATH="${bin}:$PATH" && bring_chromium; echo "status=$?"`], {
+      cwd: ROOT,
+      env: bare(),
+      encoding: "utf8"
+    })
+    rmSync(bin, { recursive: true, force: true })
+    return { stdout: run.stdout, stderr: run.stderr, calls: readFileSync(record, "utf8") }
+  }
+
+  it("installs Debian's chromium through apt-get when it is missing and it runs as root, saying so in one line", () => {
+    const run = chromiumRun("0", "exit 0")
+    assert.include(run.stdout, "status=0")
+    assert.strictEqual(run.calls, "apt-get update -qq\napt-get install -y -qq chromium\n")
+    assert.strictEqual(run.stderr, "setup: installing Debian's chromium (apt-get) for the dashboard's browser tests\n")
+  })
+
+  it("goes on without a browser when not root, and when apt-get fails says so with a fix", () => {
+    const user = chromiumRun("1000", "exit 0")
+    assert.strictEqual(user.calls, "")
+    assert.strictEqual(user.stderr, "")
+    assert.include(user.stdout, "status=0")
+    const failing = chromiumRun("0", `echo "E: Unable to locate package chromium" >&2; exit 100`)
+    assert.include(failing.stdout, "status=0")
+    assert.include(failing.stderr, "E: Unable to locate package chromium")
+    assert.include(failing.stderr, "setup: installing chromium (apt-get install chromium) failed.")
+    assert.match(failing.stderr, /\n {2}fix: .+INBOX_TEST_CHROMIUM/)
+  })
+
+  it("without PostgreSQL or Chromium names each file it skips with its reason, above one closing line with the failed files", () => {
+    const report = writeReport([
+      { file: "packages/core/test/a.test.ts", statuses: ["passed", "failed"] },
+      { file: "packages/core/test/b.test.ts", statuses: ["passed", "pending"] }
+    ])
+    const run = testReport(["summary", report, "1"], { INBOX_TEST_CHROMIUM: "/nonexistent/chromium" })
+    assert.strictEqual(run.code, 1, run.stderr)
+    assert.deepStrictEqual(run.stdout.trimEnd().split("\n"), [
+      ...POSTGRES_FILES.map((f) => `skipped ${f}: no PostgreSQL (set INBOX_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)`),
+      "skipped packages/http/test/dashboard-e2e.test.ts: no Chromium at /nonexistent/chromium (INBOX_TEST_CHROMIUM)",
+      "tests: 2 passed, 1 failed, 1 skipped; 7 files not run (above); failed files: packages/core/test/a.test.ts"
+    ])
+    // Files named on the command line: only those of them that cannot run; none found is no failure.
+    const named = testReport(["summary", writeReport([]), "1", "packages/core/test/signals.test.ts"], {})
+    assert.strictEqual(named.code, 0, named.stdout + named.stderr)
+    assert.deepStrictEqual(named.stdout.trimEnd().split("\n"), [
+      `skipped ${POSTGRES_FILES[0]}: no PostgreSQL (set INBOX_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)`,
+      "tests: 0 passed, 0 failed, 0 skipped; 1 file not run (above)"
+    ])
+    assert.strictEqual(testReport(["check"], {}).code, 0)
+  })
+
+  it("in CI mode (INBOX_TEST_REQUIRE_ALL=1) stops before the run when PostgreSQL is missing, and fails a run that skipped a test", () => {
+    const check = testReport(["check"], { INBOX_TEST_REQUIRE_ALL: "1", INBOX_TEST_CHROMIUM: process.execPath })
+    assert.strictEqual(check.code, 1)
+    for (const file of POSTGRES_FILES) assert.include(check.stderr, `  ${file}: no PostgreSQL`)
+    assert.notInclude(check.stderr, "dashboard-e2e")
+    assert.match(check.stderr, /\n {2}fix: .+/)
+    const ci = { INBOX_TEST_REQUIRE_ALL: "1", INBOX_TEST_DATABASE_URL: "postgres://127.0.0.1:1/unused", INBOX_TEST_CHROMIUM: process.execPath }
+    assert.strictEqual(testReport(["check"], ci).code, 0)
+    const run = testReport(["summary", writeReport([{ file: "packages/core/test/b.test.ts", statuses: ["passed", "pending", "todo"] }]), "0"], ci)
+    assert.strictEqual(run.code, 1)
+    assert.deepStrictEqual(run.stdout.trimEnd().split("\n"), [
+      "skipped packages/core/test/b.test.ts > case 1",
+      "skipped packages/core/test/b.test.ts > case 2",
+      "tests: 1 passed, 0 failed, 2 skipped; INBOX_TEST_REQUIRE_ALL=1 (CI) fails a run that skips a test"
+    ])
   })
 })

@@ -1,6 +1,6 @@
 /**
- * The dashboard in a real browser: Debian's Chromium driven by playwright-core against the
- * server on a loopback port (embedded database). One browser for the file; each test has
+ * The dashboard in a real browser: Debian's Chromium (or INBOX_TEST_CHROMIUM) driven by
+ * playwright-core against the server on a loopback port (embedded database). One browser for the file; each test has
  * its own browser context (its own cookies). Mail arrives through the operator inbound route
  * (/inbound/raw), as a forwarder delivers it. Egress is the live one with private targets
  * allowed (INBOX_WEBHOOK_ALLOW_PRIVATE=1), so a webhook's test event reaches a receiver on
@@ -9,7 +9,7 @@
  */
 import { BlobStores, Egress, Engine, Ids, Organizations, Suppressions } from "@inbox/core"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
-import { CapturedMail, freePort, pglite, settingsLayer } from "@inbox/testkit"
+import { CapturedMail, chromiumPath, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter } from "effect/http"
 import { mkdirSync } from "node:fs"
@@ -125,7 +125,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/inbox`
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] })
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] })
 }, 120_000)
 
 afterAll(async () => {

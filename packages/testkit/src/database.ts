@@ -12,9 +12,9 @@ import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import postgres from "./pg-admin.ts"
+import { postgresUrl } from "./requirements.ts"
 
 export const TEMPLATE_ENV = "INBOX_TEST_PGLITE_TEMPLATE"
-export const POSTGRES_ENV = "INBOX_TEST_DATABASE_URL"
 
 /** A fresh migrated PGlite database in memory. */
 export const pglite = Layer.unwrap(Effect.gen(function*() {
@@ -37,10 +37,10 @@ export const postgresSchema = (url: string) =>
 
 /** The storages the suite runs against: PGlite always, PostgreSQL when configured. */
 export const storages = (): ReadonlyArray<{ readonly name: string; readonly layer: typeof pglite }> => {
-  const url = process.env[POSTGRES_ENV]
+  const url = postgresUrl()
   return [
     { name: "PGlite", layer: pglite },
-    ...(url === undefined || url === "" ? [] : [{ name: "PostgreSQL", layer: postgresSchema(url) }])
+    ...(url === undefined ? [] : [{ name: "PostgreSQL", layer: postgresSchema(url) }])
   ]
 }
 

@@ -1,5 +1,6 @@
 /** @inbox/testkit: test ports, storages, and the in-process app harness. */
 export * from "./database.ts"
+export * from "./requirements.ts"
 export * from "./transport.ts"
 export * from "./ids.ts"
 export * from "./engine.ts"
