@@ -10,6 +10,7 @@
  * or skipped.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { CHROMIUM_FILES, POSTGRES_FILES } from "@inbox/testkit"
 import { spawnSync } from "node:child_process"
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -123,15 +124,6 @@ const writeReport = (results: ReadonlyArray<{ file: string; statuses: ReadonlyAr
   return file
 }
 
-const POSTGRES_FILES = [
-  "packages/core/test/signals.test.ts",
-  "packages/http/test/auth-races.test.ts",
-  "packages/http/test/concurrency.test.ts",
-  "packages/http/test/crash-postgres.test.ts",
-  "packages/http/test/shared-limits.test.ts",
-  "packages/http/test/two-processes.test.ts"
-]
-
 describe("scripts/test.sh", () => {
   const chromiumRun = (uid: string, apt: string) => {
     const record = join(mkdtempSync(join(tmpdir(), "setup-")), "calls")
@@ -174,14 +166,14 @@ describe("scripts/test.sh", () => {
     assert.strictEqual(run.code, 1, run.stderr)
     assert.deepStrictEqual(run.stdout.trimEnd().split("\n"), [
       ...POSTGRES_FILES.map((f) => `skipped ${f}: no PostgreSQL (set INBOX_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)`),
-      "skipped packages/http/test/dashboard-e2e.test.ts: no Chromium at /nonexistent/chromium (INBOX_TEST_CHROMIUM)",
-      "tests: 2 passed, 1 failed, 1 skipped; 7 files not run (above); failed files: packages/core/test/a.test.ts"
+      ...CHROMIUM_FILES.map((f) => `skipped ${f}: no Chromium at /nonexistent/chromium (INBOX_TEST_CHROMIUM)`),
+      `tests: 2 passed, 1 failed, 1 skipped; ${POSTGRES_FILES.length + CHROMIUM_FILES.length} files not run (above); failed files: packages/core/test/a.test.ts`
     ])
     // Files named on the command line: only those of them that cannot run; none found is no failure.
     const named = testReport(["summary", writeReport([]), "1", "packages/core/test/signals.test.ts"], {})
     assert.strictEqual(named.code, 0, named.stdout + named.stderr)
     assert.deepStrictEqual(named.stdout.trimEnd().split("\n"), [
-      `skipped ${POSTGRES_FILES[0]}: no PostgreSQL (set INBOX_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)`,
+      "skipped packages/core/test/signals.test.ts: no PostgreSQL (set INBOX_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)",
       "tests: 0 passed, 0 failed, 0 skipped; 1 file not run (above)"
     ])
     assert.strictEqual(testReport(["check"], {}).code, 0)
@@ -191,7 +183,7 @@ describe("scripts/test.sh", () => {
     const check = testReport(["check"], { INBOX_TEST_REQUIRE_ALL: "1", INBOX_TEST_CHROMIUM: process.execPath })
     assert.strictEqual(check.code, 1)
     for (const file of POSTGRES_FILES) assert.include(check.stderr, `  ${file}: no PostgreSQL`)
-    assert.notInclude(check.stderr, "dashboard-e2e")
+    for (const file of CHROMIUM_FILES) assert.notInclude(check.stderr, file)
     assert.match(check.stderr, /\n {2}fix: .+/)
     const ci = { INBOX_TEST_REQUIRE_ALL: "1", INBOX_TEST_DATABASE_URL: "postgres://127.0.0.1:1/unused", INBOX_TEST_CHROMIUM: process.execPath }
     assert.strictEqual(testReport(["check"], ci).code, 0)

@@ -46,23 +46,29 @@ interface Requirement {
   readonly missing: () => string | undefined
 }
 
+/** Files whose every test needs PostgreSQL. */
+export const POSTGRES_FILES: ReadonlyArray<string> = [
+  "packages/core/test/signals.test.ts",
+  "packages/http/test/auth-races.test.ts",
+  "packages/http/test/concurrency.test.ts",
+  "packages/http/test/crash-postgres.test.ts",
+  "packages/http/test/shared-limits.test.ts",
+  "packages/http/test/two-processes.test.ts"
+]
+
+/** Files that drive Chromium. */
+export const CHROMIUM_FILES: ReadonlyArray<string> = ["packages/http/test/dashboard-e2e.test.ts"]
+
 const REQUIREMENTS: ReadonlyArray<Requirement> = [
   {
-    files: [
-      "packages/core/test/signals.test.ts",
-      "packages/http/test/auth-races.test.ts",
-      "packages/http/test/concurrency.test.ts",
-      "packages/http/test/crash-postgres.test.ts",
-      "packages/http/test/shared-limits.test.ts",
-      "packages/http/test/two-processes.test.ts"
-    ],
+    files: POSTGRES_FILES,
     missing: () =>
       postgresUrl() === undefined
         ? `no PostgreSQL (set ${POSTGRES_ENV}, e.g. postgres://postgres@127.0.0.1:5432/test)`
         : undefined
   },
   {
-    files: ["packages/http/test/dashboard-e2e.test.ts"],
+    files: CHROMIUM_FILES,
     missing: () => {
       const path = chromiumPath()
       if (executable(path)) return undefined
