@@ -25,6 +25,7 @@ export {
   Output,
   paramNames,
   type ParamsOf,
+  type SessionResult,
   type PrincipalOf,
   type RequiredPermission,
   type Route,
@@ -35,7 +36,8 @@ export {
   type TypedOperation
 } from "./catalogue/Operation.ts"
 export { type CatalogueEntry as Operation, type CatalogueServices, findOperation, operations } from "./engine/catalogue.ts"
-export { type RawCall, runOperation } from "./engine/run.ts"
+export { type AdmissionServices, type Credential, type RawCall, runOperation } from "./engine/run.ts"
+export { admitMember, admitSession } from "./engine/credential.ts"
 export { inputJsonSchema, type JsonSchema, type ObjectJsonSchema, outputJsonSchema } from "./catalogue/jsonSchema.ts"
 export * from "./access/Principal.ts"
 export * from "./access/permissions.ts"
@@ -106,6 +108,7 @@ export { Blobs, DOWNLOAD_URL_SECONDS, type DownloadTarget, sha256Of, type Signed
 export { contentDisposition, downloadHeaders, downloadOf, type DownloadSource, safeContentType } from "./blobs/download.ts"
 export * as BlobOperations from "./blobs/operations.ts"
 export { Auth, Me, type NewSession, type Session } from "./auth/Auth.ts"
+export * as AuthOperations from "./auth/operations.ts"
 export * as AuthModel from "./auth/model.ts"
 export * as Backup from "./operating/Backup.ts"
 export * as Move from "./operating/Move.ts"

@@ -11,7 +11,6 @@ import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { guard } from "./guard.ts"
-import { AuthRoutes } from "./auth.ts"
 import { DashboardRoutes } from "./dashboard.ts"
 import { McpRoutes } from "./mcp.ts"
 import { observe, ObserveRoutes } from "./observe.ts"
@@ -66,7 +65,6 @@ export const AppRoutes = Layer.mergeAll(
   McpRoutes,
   Health,
   OpenApi,
-  AuthRoutes,
   DashboardRoutes,
   RequestIds,
   ObserveRoutes

@@ -54,9 +54,9 @@ const errorAnswer = (error: ApiError): WireAnswer => {
 const toWire = (answer: Exclude<Answer, { _tag: "download" }>): WireAnswer => {
   switch (answer._tag) {
     case "json":
-      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(answer.body) }
+      return { status: answer.status, headers: { "content-type": JSON_TYPE, ...answer.headers }, body: JSON.stringify(answer.body) }
     case "empty":
-      return { status: answer.status, headers: {}, body: undefined }
+      return { status: answer.status, headers: { ...answer.headers }, body: undefined }
     case "error":
       return errorAnswer(answer.error)
   }

@@ -12,6 +12,7 @@
  *   `Access-Control-Allow-Origin: *` never lets a browser send or read the dashboard's
  *   session cookie across origins. `OPTIONS` on those paths answers the preflight with 204;
  * - `Cache-Control: no-store` on /v0 (a created key's secret must never be cached) and
+ *   /auth (a session's CSRF token, a two-step secret), and
  *   `X-Content-Type-Options: nosniff` everywhere.
  */
 import { type ApiError, checkHost, checkSameOrigin } from "@inbox/core"
@@ -55,10 +56,17 @@ export const admit = (request: WireRequest, path: string) =>
 const OTHER_HEADERS = { "x-content-type-options": "nosniff" }
 const V0_HEADERS = { ...OTHER_HEADERS, "cache-control": "no-store", ...CORS_HEADERS }
 const PUBLIC_HEADERS = { ...OTHER_HEADERS, ...CORS_HEADERS }
+const AUTH_HEADERS = { ...OTHER_HEADERS, "cache-control": "no-store" }
 
 /** The headers every answer on `path` carries (made once, not per request). */
 export const guardHeaders = (path: string): Readonly<Record<string, string>> =>
-  path.startsWith("/v0/") || path === "/v0" ? V0_HEADERS : withCors(path) ? PUBLIC_HEADERS : OTHER_HEADERS
+  path.startsWith("/v0/") || path === "/v0"
+    ? V0_HEADERS
+    : withCors(path)
+    ? PUBLIC_HEADERS
+    : path.startsWith("/auth/")
+    ? AUTH_HEADERS
+    : OTHER_HEADERS
 
 /** The answer to a refused request (`admit`), before its guard headers. */
 export const refusal = (error: ApiError, path: string) => errorResponse(error, path === "/mcp" ? { "cache-control": "no-store" } : {})

@@ -16,12 +16,12 @@
  * unsupported MCP-Protocol-Version header is 400 as well. The Host and Origin checks that
  * keep DNS-rebinding pages away run before this handler (guard.ts).
  */
-import { type ApiError, BadRequest, isApiError } from "@inbox/core"
+import { admitMember, type ApiError, BadRequest, isApiError } from "@inbox/core"
 import { handlePayload, protocolVersionHeaderError } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
-import { authenticateAndLimit, clientIp, readJsonBody, searchParams } from "./request.ts"
+import { clientIp, credentialOf, readJsonBody, searchParams } from "./request.ts"
 import { errorResponse, json } from "./respond.ts"
 
 export const MCP_BODY_LIMIT = 256 * 1024
@@ -52,12 +52,14 @@ const readOnlyOf = (params: URLSearchParams): Effect.Effect<boolean, BadRequest>
 const post = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const requestId = yield* RequestId
-  const principal = yield* authenticateAndLimit(request, { allowQueryKey: false })
+  const ip = yield* clientIp(request)
+  // Admitted and counted once per POST; each tool call then runs as this member.
+  const principal = yield* admitMember(credentialOf(request, "/mcp"), { stateChanging: true }, { clientIp: ip, requestId })
   const versionError = protocolVersionHeaderError(request.headers["mcp-protocol-version"])
   if (versionError !== undefined) return json(400, versionError, NO_STORE)
   const readOnly = yield* readOnlyOf(searchParams(request))
   const body = yield* readJsonBody(request, MCP_BODY_LIMIT)
-  const session = { principal, readOnly, context: { clientIp: yield* clientIp(request), requestId } }
+  const session = { principal, readOnly, context: { clientIp: ip, requestId } }
   const answer = yield* handlePayload(body, session)
   if (answer === undefined) {
     return HttpServerResponse.empty({ status: 202, headers: NO_STORE })

@@ -14,7 +14,11 @@ export const permissionTable = (): string =>
         const scopes = op.access.kind === "member" ? r.scopes ?? op.access.scopes : undefined
         const permission = op.access.kind === "member"
           ? `\`${op.access.permission}\`${scopes === undefined ? "" : ` (${scopes.join(" or ")} keys)`}`
-          : op.access.kind === "operator" ? "operator" : "none"
+          : op.access.kind === "operator"
+          ? "operator"
+          : op.access.kind === "session"
+          ? `dashboard session${op.access.session === "optional" ? " (optional)" : ""}`
+          : "none"
         return `| ${r.method} | \`${r.path}\` | ${permission} | ${"tool" in op.mcp ? `\`${op.mcp.tool}\`` : "-"} |`
       })
     )

@@ -1,30 +1,17 @@
 /**
- * Reading a request the way the spec asks: the API key (Bearer header, or `?api_key=` on
- * /v0 routes), the JSON body with its content-type and size rules, and the query string.
+ * Reading a request the way the spec asks: the caller's credential (Bearer header,
+ * `?api_key=` on /v0 routes, the session cookie), the JSON body with its content-type and
+ * size rules, and the query string. Core admits the credential (engine/credential.ts).
  *
  * Body rules (400 bad_request): a content type other than JSON; a JSON content type with an
  * empty body; invalid JSON, or JSON nested past core's MAX_JSON_DEPTH (refused while
  * scanning, before anything walks it); a body over the route's limit. A body-less POST with
  * no content type is `{}`.
  */
-import {
-  ApiKeys,
-  type Auth,
-  BadRequest,
-  type CsrfFailed,
-  type EmailNotVerified,
-  IntakeBudget,
-  intakeFull,
-  jsonBodyOf,
-  type Principal,
-  RateLimiter,
-  type ServiceUnavailable,
-  Settings,
-  Unauthorized
-} from "@inbox/core"
+import { BadRequest, type Credential, IntakeBudget, intakeFull, jsonBodyOf, type ServiceUnavailable, Settings } from "@inbox/core"
 import { ByteSize, Effect, type Scope } from "effect"
 import { HttpIncomingMessage } from "effect/http"
-import { sessionIdOf, sessionPrincipal } from "./session.ts"
+import { sessionIdOf } from "./session.ts"
 import { BodyRefused, ChunkGate, type WireRequest } from "./wire.ts"
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -40,25 +27,32 @@ export const searchParams = (request: WireRequest): URLSearchParams => {
   return new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
 }
 
+/** The host the request addresses: its Host header, or the authority of an absolute-form target. */
+export const hostOf = (request: WireRequest): string | undefined =>
+  request.headers["host"] ?? (/^[a-z][a-z0-9+.-]*:\/\//i.test(request.originalUrl) ? URL.parse(request.originalUrl)?.host : undefined)
+
+const ANONYMOUS: Credential = { kind: "anonymous" }
+
 /**
- * The principal of the request: its API key, or (where `allowSession`, i.e. /v0) the
- * dashboard session its cookie names when it sends no key. A key wins over a cookie, so
- * API-key requests never meet the session's CSRF rule.
+ * Who the request says it is, for core to admit: on /auth always the browser (its session
+ * cookie, if any, and what the CSRF rule reads); elsewhere the API key of the Bearer header
+ * (or, on /v0, of `?api_key=`, which browsers' WebSockets need), else on /v0 the dashboard
+ * session of the cookie, else nobody. A key wins over a cookie, so API-key requests never
+ * meet the session's CSRF rule.
  */
-export const authenticate = (
-  request: WireRequest,
-  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean }
-): Effect.Effect<Principal, Unauthorized | CsrfFailed | EmailNotVerified, ApiKeys | Auth | Settings> => {
-  const key = bearer(request.headers["authorization"]) ??
-    (options.allowQueryKey ? searchParams(request).get("api_key") ?? undefined : undefined)
-  if (key === undefined && options.allowSession === true && sessionIdOf(request) !== undefined) return sessionPrincipal(request)
-  if (key === undefined) {
-    return Effect.fail(new Unauthorized({
-      message: "No API key was sent.",
-      fix: "Send the header Authorization: Bearer am_..."
-    }))
-  }
-  return ApiKeys.use((keys) => keys.authenticate(key))
+export const credentialOf = (request: WireRequest, path: string): Credential => {
+  const browser = (): Credential => ({
+    kind: "session",
+    sessionId: sessionIdOf(request),
+    csrfToken: request.headers["x-csrf-token"],
+    origin: request.headers["origin"],
+    host: hostOf(request)
+  })
+  if (path.startsWith("/auth/")) return browser()
+  const onV0 = path.startsWith("/v0/") || path === "/v0"
+  const key = bearer(request.headers["authorization"]) ?? (onV0 ? searchParams(request).get("api_key") ?? undefined : undefined)
+  if (key !== undefined) return { kind: "key", key }
+  return onV0 && sessionIdOf(request) !== undefined ? browser() : ANONYMOUS
 }
 
 const isJson = (contentType: string) => {
@@ -158,25 +152,3 @@ export const clientIp = (request: WireRequest): Effect.Effect<string, never, Set
     }
     return peer
   })
-
-/** Counts the request against its key's limit, or its IP's when no key authenticated it. */
-export const limitRequest = (principal: Principal | undefined, ip: string) =>
-  RateLimiter.use((limiter) => limiter.request(principal?.keyId, ip))
-
-/**
- * Authenticates and counts the request. A request whose key or session is refused counts
- * against its IP, so guessing keys (or a session that may not act) runs into 429 like any
- * other flood.
- */
-export const authenticateAndLimit = (
-  request: WireRequest,
-  options: { readonly allowQueryKey: boolean; readonly allowSession?: boolean; readonly ip?: string }
-) => {
-  const counted = (ip: string) =>
-    authenticate(request, options).pipe(
-      Effect.catch((e) => Effect.andThen(limitRequest(undefined, ip), Effect.fail(e))),
-      Effect.tap((principal) => limitRequest(principal, ip))
-    )
-  // A caller that already read the client's address passes it, so it is not read twice.
-  return options.ip !== undefined ? counted(options.ip) : Effect.flatMap(clientIp(request), counted)
-}

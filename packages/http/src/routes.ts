@@ -1,28 +1,35 @@
 /**
  * REST routes, derived from core's operation catalogue: one route per (operation, path).
- * `answerOperation` decodes the wire format (key, body or query, named headers, raw bytes,
- * path parameters), runs the operation, and says how to answer as the operation's output
- * says: JSON, an empty 204, or a streamed download. Every rule lives in the operation.
+ * `answerOperation` decodes the wire format (the credential: key, session cookie or none;
+ * body or query, named headers, raw bytes, path parameters), runs the operation, and says
+ * how to answer as the operation's output says: JSON, an empty 204, a streamed download,
+ * or JSON with the session cookie set or cleared (/auth). Every rule lives in the operation.
  *
  * It is written against a WireRequest, so the direct path (direct.ts, Node's own server for
  * everything but downloads) and these router routes (downloads, and the in-process app when
  * a request does not take the direct path) run the same code.
  */
-import { type ApiError, type CatalogueServices, type Download, type IntakeBudget, isApiError, type Operation, operations, PayloadTooLarge, runOperation, type Settings } from "@inbox/core"
-import { Effect, Layer, type Scope } from "effect"
+import {
+  type AdmissionServices,
+  type ApiError,
+  type CatalogueServices,
+  type Download,
+  type IntakeBudget,
+  isApiError,
+  type NewSession,
+  type Operation,
+  operations,
+  PayloadTooLarge,
+  runOperation,
+  type SessionResult
+} from "@inbox/core"
+import { Clock, Effect, Layer, type Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
-import { noteRequest } from "./observe.ts"
+import { noteRequest, RequestFacts } from "./observe.ts"
 import { errorResponse, json } from "./respond.ts"
-import {
-  authenticateAndLimit,
-  clientIp,
-  DEFAULT_BODY_LIMIT,
-  limitRequest,
-  queryObject,
-  readBytes,
-  readJsonBody
-} from "./request.ts"
+import { clientIp, credentialOf, DEFAULT_BODY_LIMIT, queryObject, readBytes, readJsonBody } from "./request.ts"
+import { clearedCookie, sessionCookie } from "./session.ts"
 import type { WireRequest } from "./wire.ts"
 
 const hasBody = (method: string) => method === "POST" || method === "PATCH"
@@ -42,10 +49,16 @@ const headerValues = (op: Operation, request: WireRequest): Record<string, strin
 
 /** How to answer an operation call: the carrier (router or direct path) writes it. */
 export type Answer =
-  | { readonly _tag: "json"; readonly body: unknown }
-  | { readonly _tag: "empty"; readonly status: number }
+  | { readonly _tag: "json"; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly _tag: "empty"; readonly status: number; readonly headers?: Readonly<Record<string, string>> }
   | { readonly _tag: "download"; readonly download: Download }
   | { readonly _tag: "error"; readonly error: ApiError }
+
+/** The cookie that carries a session output: the new session, or its end. */
+const sessionHeaders = (session: NewSession | "end" | undefined) =>
+  session === undefined
+    ? Effect.succeed<Record<string, string>>({})
+    : Effect.map(session === "end" ? clearedCookie : Effect.flatMap(Clock.currentTimeMillis, (now) => sessionCookie(session, now)), (cookie) => ({ "set-cookie": cookie }))
 
 /** Runs `op` for a request on `path` (its pattern) with the router's decoded `params`. */
 export const answerOperation = (
@@ -53,16 +66,11 @@ export const answerOperation = (
   path: string,
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>
-): Effect.Effect<Answer, never, CatalogueServices | Settings | IntakeBudget | Effect.Services<ReturnType<typeof authenticateAndLimit>>> =>
+): Effect.Effect<Answer, never, CatalogueServices | AdmissionServices | IntakeBudget> =>
   Effect.gen(function*() {
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)
-    const onV0 = path.startsWith("/v0/")
     yield* noteRequest(path, undefined)
-    const principal = op.access.kind === "member"
-      ? yield* authenticateAndLimit(request, { allowQueryKey: onV0, allowSession: onV0, ip })
-      : yield* Effect.as(limitRequest(undefined, ip), undefined)
-    if (principal !== undefined) yield* noteRequest(path, principal.organizationId)
     const raw = op.raw
     // The body's reader holds a reservation of the intake budget in this request's scope.
     const reading = yield* Effect.context<IntakeBudget | Scope.Scope>()
@@ -76,20 +84,35 @@ export const answerOperation = (
       : !hasBody(request.method)
       ? Effect.succeed({ input: queryObject(request, ["api_key"]) })
       : Effect.map(readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT), (input) => ({ input }))
+    const facts = yield* Effect.serviceOption(RequestFacts)
     const result = yield* runOperation(op, {
-      principal,
+      credential: credentialOf(request, path),
       params,
       headers: headerValues(op, request),
       body: Effect.provideContext(body, reading),
-      context: { clientIp: ip, requestId }
+      context: {
+        clientIp: ip,
+        requestId,
+        // The request log names the organization of whoever was admitted.
+        ...(facts._tag === "Some" ? { onAdmit: (organizationId: string) => void (facts.value.organizationId = organizationId) } : {})
+      }
     })
     switch (op.output.kind) {
       case "empty":
         return { _tag: "empty", status: op.output.status ?? 204 } as const
       case "download":
         return { _tag: "download", download: result as Download } as const
+      case "session": {
+        const { body: answer, session } = result as SessionResult<unknown>
+        const headers = yield* sessionHeaders(session)
+        return op.output.status === 204
+          ? { _tag: "empty", status: 204, headers } as const
+          : { _tag: "json", status: 200, body: answer, headers } as const
+      }
+      case "json":
+        return { _tag: "json", status: op.output.status ?? 200, body: result } as const
       default:
-        return { _tag: "json", body: result } as const
+        return { _tag: "json", status: 200, body: result } as const
     }
   }).pipe(
     // The body's reservation of the intake budget lasts until the operation has answered.
@@ -101,9 +124,9 @@ export const answerOperation = (
 export const answerResponse = (answer: Answer): HttpServerResponse.HttpServerResponse => {
   switch (answer._tag) {
     case "json":
-      return json(200, answer.body)
+      return json(answer.status, answer.body, { ...answer.headers })
     case "empty":
-      return HttpServerResponse.empty({ status: answer.status })
+      return HttpServerResponse.empty({ status: answer.status, headers: { ...answer.headers } })
     case "error":
       return errorResponse(answer.error)
     case "download": {

@@ -22,13 +22,13 @@
  * closed at once with 1013 ("try again later"), past its key's cap with 4029; either way
  * HTTP requests keep their own connections (node.ts).
  */
-import { type ApiError, holds, isApiError, KeyCache, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
+import { admitMember, type ApiError, holds, isApiError, KeyCache, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
 import { errorResponse } from "./respond.ts"
-import { authenticateAndLimit, searchParams } from "./request.ts"
-import { checkWebSocketCsrf } from "./session.ts"
+import { RequestId } from "./context.ts"
+import { clientIp, credentialOf, searchParams } from "./request.ts"
 
 /** Bytes of frames one connection may leave unsent before it is closed as a slow consumer. */
 export const WS_BUFFER_BYTES = 4 * 1024 * 1024
@@ -51,8 +51,15 @@ const unsentBytes = (request: HttpServerRequest.HttpServerRequest): () => number
 
 const handler = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const principal = yield* authenticateAndLimit(request, { allowQueryKey: true, allowSession: true })
-  if (principal.session !== undefined) yield* checkWebSocketCsrf(request, searchParams(request).get("csrf_token") ?? undefined)
+  const credential = credentialOf(request, "/v0/websocket")
+  // The upgrade is a GET, but the socket then streams the organization's mail events: a
+  // session is held to the rule of a state-changing request, its token in ?csrf_token=
+  // since a browser cannot set headers on a WebSocket.
+  const principal = yield* admitMember(
+    credential.kind === "session" ? { ...credential, csrfToken: searchParams(request).get("csrf_token") ?? undefined } : credential,
+    { stateChanging: true },
+    { clientIp: yield* clientIp(request), requestId: yield* RequestId }
+  )
   if (!holds(principal, "message_read")) return yield* missingPermission("message_read")
   const live = yield* LiveEvents
   const socket = yield* request.upgrade

@@ -41,7 +41,8 @@ const JSON_HEADERS = { "content-type": "application/json" }
 
 /** Every REST route that takes a JSON body, with a placeholder id in each path parameter. */
 const jsonRoutes = operations.flatMap((op) =>
-  op.raw !== undefined || op.query !== undefined
+  // /auth's own test is below: it needs a browser's session for some routes.
+  op.raw !== undefined || op.query !== undefined || op.access.kind === "session"
     ? []
     : op.routes.filter((r) => r.method === "POST" || r.method === "PATCH").map((r) => ({
       op,

@@ -43,6 +43,7 @@ import { createHash } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
 import { checkSameOrigin } from "../access/hosts.ts"
 import type { Principal } from "../access/Principal.ts"
+import type { NewSession, Session } from "../access/Session.ts"
 import { Egress } from "../egress/Egress.ts"
 import {
   AlreadyMember,
@@ -143,23 +144,7 @@ const TokenRow = Schema.Struct({
 const MembershipRow = Schema.Struct({ organization_id: Schema.String, name: Schema.String, role: Schema.String })
 
 /** A signed-in person, as a request's session resolves to. */
-export interface Session {
-  readonly idHash: string
-  readonly userId: string
-  readonly email: string
-  /** Whether the person's address is verified: an unverified session may do almost nothing. */
-  readonly emailVerified: boolean
-  readonly organizationId: string | null
-  readonly csrfToken: string
-  readonly expiresAt: Date
-}
-
-/** What sign-in (and a password change) hands the adapter: the cookie's value and the CSRF token. */
-export interface NewSession {
-  readonly sessionId: string
-  readonly csrfToken: string
-  readonly expiresAt: Date
-}
+export type { NewSession, Session } from "../access/Session.ts"
 
 export const Me = Schema.Struct({
   user: Schema.Struct({

@@ -10,14 +10,17 @@
  * - where the input comes from: a `body` or `query` Struct, named `headers`, `raw` bytes;
  * - `output`: a JSON Schema (`json`), a list envelope of items (`list`), bytes with headers
  *   (`download`), or nothing (`empty`, 204 on REST);
- * - `access`: who may call it (an organization member: API key or session; the operator,
- *   by a shared secret; anyone) and the permission it needs. `runOperation` enforces both
- *   once, before `run`, and hands `run` a principal of the matching type;
+ * - `access`: who may call it (an organization member: API key or session; a person's
+ *   dashboard session, for /auth; the operator, by a shared secret or on this machine; the
+ *   local operator alone; anyone) and the permission it needs, with `permissionsFor` the
+ *   permissions a given input needs besides. `runOperation` enforces them once, before
+ *   `run`, and hands `run` a principal of the matching type;
  * - `mutates`, and how it appears as an MCP tool and a CLI command, or why it does not.
  */
 import { type Effect, Schema } from "effect"
 import type { Permission } from "../access/permissions.ts"
 import type { Principal, Scope } from "../access/Principal.ts"
+import type { NewSession, Session } from "../access/Session.ts"
 import type { ApiError } from "../errors/errors.ts"
 import type { Download } from "../shared/download.ts"
 
@@ -81,31 +84,59 @@ export type Access =
     /** Key scopes that may ever do this; a narrower one is 403 missing_permission. Default: all. */
     readonly scopes?: ReadonlyArray<Scope["type"]>
   }
-  /** The operator's forwarder or mail provider, proved by a shared secret or signature. */
+  /**
+   * A person's dashboard session (the /auth routes): `required`, 401 without a live one;
+   * `optional`, `run` gets undefined without one. Either way a browser's state-changing
+   * request must come from a page of this server (the CSRF rule). Not an MCP tool or CLI
+   * command: a session belongs to a browser.
+   */
+  | { readonly kind: "session"; readonly session: "required" | "optional" }
+  /**
+   * The operator's forwarder or mail provider, proved by a shared secret or signature; or
+   * the operator on this machine (the `local` credential: inboxctl, an embedding app).
+   */
   | { readonly kind: "operator"; readonly credential: OperatorCredential }
+  /** The operator on this machine only: inboxctl and embedding applications (no route). */
+  | { readonly kind: "local" }
 
 export interface Anonymous {
   readonly kind: "anonymous"
 }
 export interface Operator {
   readonly kind: "operator"
-  readonly credential: OperatorCredential
+  /** How the operator proved itself: a route's secret or signature, or being on this machine. */
+  readonly credential: OperatorCredential | "local"
+}
+export interface LocalOperator {
+  readonly kind: "local"
 }
 
 export type PrincipalOf<A extends Access> = A extends { readonly kind: "member" } ? Principal
   : A extends { readonly kind: "operator" } ? Operator
+  : A extends { readonly kind: "local" } ? LocalOperator
+  : A extends { readonly kind: "session"; readonly session: "required" } ? Session
+  : A extends { readonly kind: "session" } ? Session | undefined
   : Anonymous
 
 /** A Struct of input fields (body or query). */
 export type InputSchema = Schema.Top & { readonly fields: Schema.Struct.Fields; readonly DecodingServices: never }
 
 export type Output =
-  | { readonly kind: "json"; readonly schema: Schema.Top }
+  | { readonly kind: "json"; readonly schema: Schema.Top; readonly status?: 200 | 202 }
   | { readonly kind: "list"; readonly plural: string; readonly item: Schema.Top; readonly schema: Schema.Top }
   | { readonly kind: "empty"; readonly status?: 200 }
   | { readonly kind: "download" }
+  /** A JSON body, and a session the browser now holds (sign-in) or no longer holds (`end`). */
+  | { readonly kind: "session"; readonly schema: Schema.Top; readonly status?: 204 }
 
-type OutputType<O extends Output> = O extends { readonly kind: "json" | "list"; readonly schema: infer S extends Schema.Top } ? S["Type"]
+/** What a session output's `run` returns; `body` is undefined for a 204. */
+export interface SessionResult<A> {
+  readonly body: A
+  readonly session: NewSession | "end" | undefined
+}
+
+type OutputType<O extends Output> = O extends { readonly kind: "session"; readonly schema: infer S extends Schema.Top } ? SessionResult<S["Type"]>
+  : O extends { readonly kind: "json" | "list"; readonly schema: infer S extends Schema.Top } ? S["Type"]
   : O extends { readonly kind: "download" } ? Download
   : void
 
@@ -121,6 +152,8 @@ export type CliFace = {
 export interface CallContext {
   readonly clientIp: string
   readonly requestId: string
+  /** Told the organization of the member admitted, for the adapter's own records (the request log). */
+  readonly onAdmit?: (organizationId: string) => void
 }
 
 export interface Call<P, I, H, Pr> {
@@ -156,6 +189,14 @@ export interface OperationSpec<
   /** Largest accepted JSON body in bytes (default 1 MiB). */
   readonly bodyLimit?: number
   readonly output: O
+  /**
+   * Permissions a particular input needs besides `access.permission` (an opt-in event type,
+   * a hidden label): checked by runOperation after decoding, 403 missing_permission naming
+   * the first one the caller lacks. Member operations only.
+   */
+  readonly permissionsFor?: (
+    input: B extends InputSchema ? B["Type"] : Q extends InputSchema ? Q["Type"] : Record<string, never>
+  ) => ReadonlyArray<RequiredPermission>
   /** True when the operation sends or changes data (hidden from read-only MCP sessions). */
   readonly mutates: boolean
   readonly mcp: ToolFace
@@ -182,6 +223,7 @@ export interface Operation<Services = unknown> {
   readonly raw?: { readonly maxBytes: number }
   readonly bodyLimit?: number
   readonly output: Output
+  readonly permissionsFor?: (input: never) => ReadonlyArray<RequiredPermission>
   readonly mutates: boolean
   readonly mcp: ToolFace
   readonly cli: CliFace
@@ -241,7 +283,10 @@ export const operation = <
   const fail = (why: string) => {
     throw new Error(`operation ${spec.name}: ${why}`)
   }
-  if (spec.routes.length === 0) fail("has no route")
+  if (spec.routes.length === 0 && spec.access.kind !== "local") fail("has no route")
+  if (spec.routes.length > 0 && spec.access.kind === "local") fail("a local operation has no route")
+  if (spec.access.kind === "session" && ("tool" in spec.mcp || "command" in spec.cli)) fail("a session operation is no MCP tool or CLI command")
+  if (spec.permissionsFor !== undefined && spec.access.kind !== "member") fail("permissionsFor is for member operations")
   const methods = new Set(spec.routes.map((r) => r.method))
   if (methods.size > 1) fail("routes of one operation share one method")
   const method = spec.routes[0]?.method
@@ -260,6 +305,12 @@ export const operation = <
 /** Outputs: a JSON resource, a list envelope, a download, or nothing. */
 export const Output = {
   json: <S extends Schema.Top>(schema: S) => ({ kind: "json" as const, schema }),
+  /** A JSON resource answered 202 Accepted (work started, or a mail on its way). */
+  accepted: <S extends Schema.Top>(schema: S) => ({ kind: "json" as const, schema, status: 202 as const }),
+  /** A JSON body with the session the caller now holds, or ends (`SessionResult`). */
+  session: <S extends Schema.Top>(schema: S) => ({ kind: "session" as const, schema }),
+  /** A session ended with nothing to say: 204. */
+  sessionEnded: { kind: "session" as const, schema: Schema.Undefined, status: 204 as const },
   /** The spec's list envelope, `{ count, limit, next_page_token?, <plural>: [] }`. */
   list: <const K extends string, S extends Schema.Top>(plural: K, item: S) => ({
     kind: "list" as const,

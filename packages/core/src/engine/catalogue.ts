@@ -8,6 +8,7 @@
  */
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
+import { authOperations } from "../auth/operations.ts"
 import { inboundOperations } from "../inbound/operations.ts"
 import { blobOperations } from "../blobs/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
@@ -63,7 +64,8 @@ const all = [
   ...searchOperations,
   ...domainOperations,
   ...metricsOperations,
-  ...billingOperations
+  ...billingOperations,
+  ...authOperations
 ]
 
 /** Every operation of the catalogue, with its own types. */

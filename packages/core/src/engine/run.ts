@@ -1,30 +1,43 @@
 /**
- * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI)
- * and every embedding application goes through here, so they admit, refuse and answer
- * alike. The order is fixed and is the README's:
- * 1. access, from the headers alone: a member operation without a principal is 401; a
- *    scope that may never do it (by any route, or by the route called), or a missing
- *    permission, is 403 missing_permission; an operator route checks its secret (503
- *    not_configured when the server has none, 401 when wrong);
- * 2. the body is read (an adapter reading from a socket hands over `body` to be run only
+ * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI,
+ * the mail servers) and every embedding application goes through here, so they admit,
+ * refuse and answer alike. The order is fixed and is the README's:
+ * 1. the caller, from its credential alone (credential.ts): an API key, a dashboard
+ *    session (with the CSRF rule), the operator's secret or signature headers, the operator
+ *    on this machine, or nobody; the request is counted against its key's or its IP's
+ *    limit, a refused one against its IP's;
+ * 2. access: a member operation without a member is 401; a scope that may never do it (by
+ *    any route, or by the route called), or a missing permission, is 403
+ *    missing_permission; an operator route without its secret is 401 (503 not_configured
+ *    when the server has none);
+ * 3. the body is read (an adapter reading from a socket hands over `body` to be run only
  *    now, so a refused caller never makes the server read or hold what it sends), and a
  *    provider's signature over it is checked;
- * 3. validation: path parameters, named headers and the body or query are decoded, and any
- *    request that can never succeed is 400 before anything is read or written;
- * 4. the operation runs; conflicts, limits and not-found come from there.
+ * 4. validation: path parameters, named headers and the body or query are decoded, and any
+ *    request that can never succeed is 400 before anything is read or written; then the
+ *    permissions this particular input needs (`permissionsFor`: 403 missing_permission);
+ * 5. the operation runs; conflicts, limits and not-found come from there.
  */
 import { Effect, Exit, Schema } from "effect"
 import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
-import { type ApiError, Unauthorized, type ValidationError } from "../errors/errors.ts"
-import { Id } from "../shared/fields.ts"
+import type { ApiKeys } from "../apikeys/ApiKeys.ts"
+import type { Auth } from "../auth/Auth.ts"
+import { admitOperator, verifyOperatorBody } from "../catalogue/operator.ts"
+import { type Anonymous, type CallContext, type LocalOperator, type Operation, type Operator, routeOf } from "../catalogue/Operation.ts"
+import { type ApiError, Forbidden, Unauthorized, type ValidationError } from "../errors/errors.ts"
+import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { Settings } from "../settings/Settings.ts"
+import { Id } from "../shared/fields.ts"
 import { traced } from "../shared/span.ts"
 import { decodeInput, issuesOf, validationError } from "../shared/validation.ts"
-import { admitOperator, verifyOperatorBody } from "../catalogue/operator.ts"
-import { type Anonymous, type CallContext, type Operation, routeOf } from "../catalogue/Operation.ts"
+import { admitMember, admitSession, countRequest, type Credential, credentialOf } from "./credential.ts"
+
+export type { Credential }
 
 export interface RawCall {
-  /** The organization member calling, for member operations (absent: 401). */
+  /** Who calls: an API key, a session, the local operator, a principal already admitted, or nobody (the default). */
+  readonly credential?: Credential
+  /** A member already admitted (the same as `credential: { kind: "principal" }`). */
   readonly principal?: Principal | undefined
   readonly params?: Readonly<Record<string, string | undefined>>
   /** Parsed JSON body or query object. */
@@ -41,29 +54,45 @@ export interface RawCall {
   readonly context: CallContext
 }
 
+/** What running an operation needs besides the operation's own services: the caller's admission. */
+export type AdmissionServices = ApiKeys | Auth | RateLimiter | Settings
+
 const ANONYMOUS: Anonymous = { kind: "anonymous" }
+const LOCAL: LocalOperator = { kind: "local" }
 
 const decodeId = Schema.decodeUnknownExit(Id)
 
-const admit = (op: Operation<unknown>, call: RawCall) => {
+/** A request that changes something, for the CSRF rule: any route but a GET. */
+const stateChanging = (op: Operation<unknown>) => op.routes.length === 0 || op.routes[0]?.method !== "GET"
+
+const admit = (op: Operation<unknown>, call: RawCall, credential: Credential) => {
   const access = op.access
+  const context = call.context
   switch (access.kind) {
     case "public":
-      return Effect.succeed<unknown>(ANONYMOUS)
-    case "operator":
-      return Effect.as(admitOperator(access.credential, call.headers ?? {}), { kind: "operator", credential: access.credential } as unknown)
-    case "member": {
-      const principal = call.principal
-      if (principal === undefined) {
-        return Effect.fail(new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." }))
-      }
-      const scopes = routeOf(op, call.params ?? {})?.scopes ?? access.scopes
-      if (scopes !== undefined && !scopes.includes(principal.scope.type)) {
-        return Effect.fail(scopeTooNarrow(principal, scopes))
-      }
-      if (!holds(principal, access.permission)) return Effect.fail(missingPermission(access.permission))
-      return Effect.succeed<unknown>(principal)
+      return Effect.as(countRequest(credential, undefined, context), ANONYMOUS as unknown)
+    case "local":
+      return credential.kind === "local"
+        ? Effect.succeed<unknown>(LOCAL)
+        : Effect.fail(new Forbidden({ message: "Only the operator on this machine may do this (inboxctl, or an application embedding the engine)." }))
+    case "operator": {
+      if (credential.kind === "local") return Effect.succeed<unknown>({ kind: "operator", credential: "local" } satisfies Operator)
+      const operator: Operator = { kind: "operator", credential: access.credential }
+      return countRequest(credential, undefined, context).pipe(
+        Effect.andThen(admitOperator(access.credential, call.headers ?? {})),
+        Effect.as(operator as unknown)
+      )
     }
+    case "session":
+      return Effect.map(admitSession(credential, { required: access.session === "required", stateChanging: stateChanging(op) }, context), (s) => s as unknown)
+    case "member":
+      return Effect.flatMap(admitMember(credential, { stateChanging: stateChanging(op) }, context), (principal) => {
+        context.onAdmit?.(principal.organizationId)
+        const scopes = routeOf(op, call.params ?? {})?.scopes ?? access.scopes
+        if (scopes !== undefined && !scopes.includes(principal.scope.type)) return Effect.fail(scopeTooNarrow(principal, scopes))
+        if (!holds(principal, access.permission)) return Effect.fail(missingPermission(access.permission))
+        return Effect.succeed<unknown>(principal)
+      })
   }
 }
 
@@ -99,15 +128,30 @@ const decodeHeaders = (op: Operation<unknown>, headers: Readonly<Record<string, 
   return decodeInput(schema, picked, "headers")
 }
 
-export const runOperation = <Services>(op: Operation<Services>, call: RawCall): Effect.Effect<unknown, ApiError, Services | Settings> =>
+/** The permissions this input needs besides the operation's own (`permissionsFor`). */
+const checkInputPermissions = (op: Operation<unknown>, principal: unknown, input: unknown) => {
+  if (op.permissionsFor === undefined) return Effect.void
+  for (const permission of op.permissionsFor(input as never)) {
+    if (!holds(principal as never, permission)) return Effect.fail(missingPermission(permission))
+  }
+  return Effect.void
+}
+
+export const runOperation = <Services>(op: Operation<Services>, call: RawCall): Effect.Effect<unknown, ApiError, Services | AdmissionServices> =>
   traced(op.name)(Effect.gen(function*() {
-    const principal = yield* admit(op, call)
+    const principal = yield* admit(op, call, credentialOf(call))
     const body = call.body === undefined ? call : yield* call.body
     const raw = body.raw ?? new Uint8Array()
-    if (op.access.kind === "operator") yield* verifyOperatorBody(op.access.credential, call.headers ?? {}, raw)
+    if (op.access.kind === "operator" && (principal as Operator).credential !== "local") {
+      yield* verifyOperatorBody(op.access.credential, call.headers ?? {}, raw)
+    }
     const params = yield* decodeParams(op, call.params ?? {})
     const headers = yield* decodeHeaders(op, call.headers ?? {})
     const method = op.routes[0]?.method
     const input = yield* decodeInput(op.input, body.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
+    yield* checkInputPermissions(op, principal, input)
     return yield* op.run({ principal, params, input, headers, raw, context: call.context })
   }))
+
+/** The engine's answer to a member operation called without anyone: what adapters show. */
+export const needsKey = () => new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." })
