@@ -2,6 +2,7 @@
  * `inboxctl serve` with the SMTP receiver's flags (README, "SMTP receiver"): `--smtp-listen`
  * starts it beside the HTTP server, `--smtp-tls-cert` / `--smtp-tls-key` (files) make it
  * offer STARTTLS, SIZE is advertised, and `--smtp-max-connections` is the per-IP limit.
+ * The receiver logs the address it listens on.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -29,7 +30,7 @@ const talk = (port: number) => {
 }
 
 describe("inboxctl serve --smtp-listen", { timeout: 120_000 }, () => {
-  it("starts the SMTP receiver there, with STARTTLS from the certificate files, SIZE advertised, and the per-IP connection limit", async () => {
+  it("starts the SMTP receiver there and logs its address, with STARTTLS from the certificate files, SIZE advertised, and the per-IP connection limit", async () => {
     const dir = mkdtempSync(join(tmpdir(), "inbox-serve-smtp-"))
     execFileSync("openssl", [
       "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mx.inbox.localhost",
@@ -60,5 +61,8 @@ describe("inboxctl serve --smtp-listen", { timeout: 120_000 }, () => {
       await server.output
       rmSync(dir, { recursive: true, force: true })
     }
+    const lines = (await server.output).stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { message: unknown; annotations: Record<string, unknown> })
+    const started = lines.filter((l) => l.message === "SMTP receiver listening")
+    assert.deepStrictEqual(started.map((l) => l.annotations), [{ address: `127.0.0.1:${smtpPort}`, starttls: true }])
   })
 })

@@ -12,7 +12,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Blobs, Engine, Jobs, Maintenance, Metrics, Retention, Sending, SmtpReceiver } from "@inbox/core"
-import { Config, Console, Duration, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
@@ -29,14 +29,15 @@ const HttpLive = Layer.unwrap(Effect.gen(function*() {
 }).pipe(Effect.orDie))
 
 /**
- * Once the listener is up, one plain line on stdout names the dashboard's URL (the public
- * URL when INBOX_PUBLIC_URL is set, else the address listened on), for the person who
- * just ran `inboxctl serve`.
+ * Once the listener is up, one line names the dashboard's URL (the public URL when
+ * INBOX_PUBLIC_URL is set, else the address listened on), for the person who just ran
+ * `inboxctl serve`. It is a log line like any other, so in JSON mode every line of stdout
+ * is JSON (`{"message":"dashboard: http://.../",...}`).
  */
 const AnnounceDashboard = Layer.effectDiscard(Effect.gen(function*() {
   const publicUrl = yield* Config.option(Config.String("INBOX_PUBLIC_URL")).pipe(Effect.orDie)
   const base = Option.isSome(publicUrl) ? publicUrl.value : yield* HttpServer.addressFormattedWith(Effect.succeed)
-  yield* Console.log(`dashboard: ${base.replace(/\/+$/, "")}/`)
+  yield* Effect.logInfo(`dashboard: ${base.replace(/\/+$/, "")}/`)
 }))
 
 /** The HTTP server over an engine the caller provides. */

@@ -18,6 +18,8 @@
  * - then the message takes the `/inbound/raw` path (Inbound.deliver). The reply is 250 only
  *   after that commit; a storage failure is 451 4.3.0 so the sender retries: nothing
  *   acknowledged is ever lost.
+ *
+ * The receiver logs its address when it starts listening.
  */
 import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { authenticate } from "mailauth"
@@ -152,7 +154,9 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       // it puts in the envelope), so DATA does not look the inboxes up a second time.
       const recipients = new WeakMap<object, InboxTarget>()
 
-      const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
+      // smtp-server's callbacks run outside any fiber: with the layer's context, so what they
+      // log goes through the server's logger (JSON lines), not Effect's default one.
+      const run = Effect.runPromiseExitWith(yield* Effect.context<never>())
 
       const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
@@ -258,7 +262,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
                   return callback(smtpError(554, "5.6.0 The message cannot be read"))
                 default:
                   // Storage or another fault of ours: the sender keeps the message and retries.
-                  void Effect.runPromise(Effect.logError("SMTP delivery failed", exit.cause))
+                  void run(Effect.logError("SMTP delivery failed", exit.cause))
                   return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
               }
             })
@@ -274,7 +278,11 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
         }),
         () => Effect.callback<void>((resume) => server.close(() => resume(Effect.void)))
       ).pipe(Effect.orDie)
-      server.on("error", (e) => void Effect.runPromise(Effect.logWarning("SMTP server error", e)))
+      server.on("error", (e) => void run(Effect.logWarning("SMTP server error", e)))
+      yield* Effect.logInfo("SMTP receiver listening").pipe(Effect.annotateLogs({
+        address: `${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
+        starttls: options.tls !== undefined
+      }))
       return SmtpReceiver.of({ port })
     }))
 
