@@ -8,6 +8,7 @@ export * from "./errors/wire.ts"
 export * as Engine from "./engine/Engine.ts"
 export type { EngineServices } from "./engine/Engine.ts"
 export * as Database from "./db/Database.ts"
+export { Availability, isDatabaseUnreachable } from "./db/Availability.ts"
 export { pgliteStream } from "./db/pglite-bridge.ts"
 export {
   type Access,

@@ -4,13 +4,14 @@
  * one database never run one job twice.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Database, Ids, JobDeferred, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
+import { Availability, Database, Ids, JobDeferred, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
 import { postgresSchema, POSTGRES_ENV, storages } from "@inbox/testkit"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
-const runner = <E, R>(storage: Layer.Layer<SqlClient.SqlClient | Signals, E, R>) => Jobs.layer.pipe(Layer.provideMerge(Ids.layer), Layer.provideMerge(storage))
+const runner = <E, R>(storage: Layer.Layer<SqlClient.SqlClient | Signals, E, R>) =>
+  Layer.merge(Jobs.layer, Availability.layer).pipe(Layer.provideMerge(Ids.layer), Layer.provideMerge(storage))
 
 const stateOf = (id: string) =>
   Effect.gen(function*() {

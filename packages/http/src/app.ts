@@ -2,11 +2,13 @@
  * The HTTP application: operation routes, /health, /openapi.json, /mcp, and one global
  * middleware that gives every response an `x-request-id` (errors and 404s too), answers
  * unknown routes with 404 not_found (400 bad_request when the URL cannot be decoded), and
- * turns any defect into a logged 500 internal_error that shows the client nothing internal.
+ * turns any defect into a logged 500 internal_error that shows the client nothing internal
+ * (an unreachable database into 503 service_unavailable with Retry-After, unlogged: the
+ * outage has its own two lines, db/Availability.ts).
  * Inside it, `guard` admits the request by its Host and Origin and adds the CORS and
  * caching headers (guard.ts).
  */
-import { BadRequest, Ids, NotFound } from "@inbox/core"
+import { Availability, BadRequest, Ids, NotFound } from "@inbox/core"
 import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -50,7 +52,10 @@ const RequestIds = HttpRouter.middleware((app) =>
           ))
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-        return Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError())
+        return Effect.flatMap(Availability.use((a) => a.unavailable(cause)), (unavailable) =>
+          unavailable !== undefined
+            ? Effect.succeed(errorResponse(unavailable))
+            : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError()))
       }),
       guard,
       Effect.provideService(RequestId, requestId),

@@ -12,7 +12,7 @@
  * operation route matches, a download, OPTIONS, HEAD) goes on to the router app unchanged,
  * which also keeps every operation route: the in-process test app may call either.
  */
-import { type ApiError, type EngineServices, errorBody, Ids, internalErrorBody, type Operation, operations, statusOf, tracedWith } from "@inbox/core"
+import { type ApiError, Availability, type EngineServices, errorBody, Ids, internalErrorBody, type Operation, operations, statusOf, tracedWith } from "@inbox/core"
 import { Cause, Clock, Context, Effect } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -67,12 +67,14 @@ const INTERNAL_ERROR: WireAnswer = { status: 500, headers: { "content-type": JSO
 /**
  * Builds the direct path over the engine's services (the layer's context). `take(request)`
  * answers whether the direct path serves `request`, and `serve` answers it: an effect that
- * never fails, a defect becoming a logged 500 as in the router app.
+ * never fails, a defect becoming a logged 500 as in the router app (an unreachable database
+ * a 503 with Retry-After, db/Availability.ts).
  */
 export const makeDirectPath = Effect.gen(function*() {
   const services = yield* Effect.context<EngineServices>()
   const router = matcher(yield* HttpRouter.RouterConfig)
   const ids = Context.get(services, Ids)
+  const availability = Context.get(services, Availability)
 
   const take = (method: string, url: string) => {
     if (method !== "GET" && method !== "POST" && method !== "PATCH" && method !== "DELETE" && method !== "PUT") return undefined
@@ -93,7 +95,10 @@ export const makeDirectPath = Effect.gen(function*() {
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), INTERNAL_ERROR)
+            : Effect.flatMap(availability.unavailable(cause), (unavailable) =>
+              unavailable !== undefined
+                ? Effect.succeed(errorAnswer(unavailable))
+                : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), INTERNAL_ERROR))
         ),
         Effect.provideService(RequestId, requestId),
         Effect.provideService(RequestFacts, facts),

@@ -13,8 +13,8 @@
  * errors name URLs with those values REDACTED (RedactedQueryParams), and every log line
  * written, whatever wrote it, has them and any `am_` key replaced (redactSecrets).
  */
-import { Database, Jobs, NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
-import { Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
+import { Availability, Database, Jobs, NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
+import { Cause, Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { writeSync } from "node:fs"
@@ -102,17 +102,19 @@ const READY_WORKER_SECONDS = 10
 
 /**
  * Ready when the database answers, every migration this version knows is applied, and (in a
- * server process) the job worker has looked for work within the last 10 seconds.
+ * server process) the job worker has looked for work within the last 10 seconds. A database
+ * found unreachable here starts an outage like a request would (db/Availability.ts).
  */
 const Ready = HttpRouter.add("GET", "/ready", Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const jobs = yield* Jobs
+  const availability = yield* Availability
   const known = Object.keys(Database.loadMigrations()).length
   const applied = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_migrations`.pipe(
     Effect.map((rows) => rows[0]?.n ?? 0),
     Effect.timeoutOption("2 seconds"),
     Effect.map((n) => (n._tag === "Some" ? n.value : undefined)),
-    Effect.catch(() => Effect.succeed(undefined))
+    Effect.catch((error) => Effect.as(availability.unavailable(Cause.fail(error)), undefined))
   )
   const lastPass = yield* jobs.lastPass
   const at = yield* Clock.currentTimeMillis

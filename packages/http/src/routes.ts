@@ -12,6 +12,7 @@
 import {
   type AdmissionServices,
   type ApiError,
+  type Availability,
   type CatalogueServices,
   type Download,
   type IntakeBudget,
@@ -66,7 +67,7 @@ export const answerOperation = (
   path: string,
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>
-): Effect.Effect<Answer, never, CatalogueServices | AdmissionServices | IntakeBudget> =>
+): Effect.Effect<Answer, never, CatalogueServices | AdmissionServices | IntakeBudget | Availability> =>
   Effect.gen(function*() {
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)

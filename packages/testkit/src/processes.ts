@@ -85,22 +85,37 @@ export interface ServerProcess {
   readonly child: ChildProcess
   /** Everything it wrote on stderr so far (for failure messages). */
   readonly stderr: () => string
+  /** Everything it wrote on stdout so far (its log lines), when started with `captureStdout`. */
+  readonly stdout: () => string
   /** SIGKILL: no shutdown hook, no flush, as a crash or `kill -9` leaves it. */
   readonly kill9: () => Promise<void>
   /** SIGTERM and wait for the exit. */
   readonly stop: () => Promise<void>
 }
 
-/** `inboxctl serve` on a free port (or the given one), resolved once /health answers. */
-export const startServer = async (env: Record<string, string>, port?: number): Promise<ServerProcess> => {
+/**
+ * `inboxctl serve` on a free port (or the given one), resolved once /health answers. Its
+ * stdout (the log) is kept only with `captureStdout`: a long run logs a line per request.
+ */
+export const startServer = async (
+  env: Record<string, string>,
+  port?: number,
+  options: { readonly captureStdout?: boolean } = {}
+): Promise<ServerProcess> => {
   const p = port ?? await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve", "--port", String(p)], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve", "--port", String(p)], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", options.captureStdout === true ? "pipe" : "ignore", "pipe"]
+  })
   // A test that times out must not leave its servers running.
   const orphan = () => child.kill("SIGKILL")
   process.once("exit", orphan)
   child.once("exit", () => process.off("exit", orphan))
   let stderr = ""
+  let stdout = ""
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
   const exited = new Promise<void>((r) => child.once("exit", () => r()))
   const url = `http://127.0.0.1:${p}`
   const signal = (s: NodeJS.Signals) => async () => {
@@ -113,5 +128,5 @@ export const startServer = async (env: Record<string, string>, port?: number): P
     if (i > 600) throw new Error(`serve did not become healthy: ${stderr}`)
     await new Promise((r) => setTimeout(r, 100))
   }
-  return { url, child, stderr: () => stderr, kill9: signal("SIGKILL"), stop: signal("SIGTERM") }
+  return { url, child, stderr: () => stderr, stdout: () => stdout, kill9: signal("SIGKILL"), stop: signal("SIGTERM") }
 }

@@ -26,9 +26,10 @@
  * `layerSweeper` runs `sweep` every SWEEP_INTERVAL in a background fiber (the server's
  * layer); several processes may sweep at once (SKIP LOCKED shares the rows out).
  */
-import { Cause, Context, Effect, Layer, Schedule, Stream } from "effect"
+import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { logBackgroundFailure } from "../db/Availability.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Settings } from "../settings/Settings.ts"
 import { iso, now } from "../shared/time.ts"
@@ -155,8 +156,7 @@ export class Blobs extends Context.Service<Blobs, {
     const blobs = yield* Blobs
     const sweepAll: Effect.Effect<void> = Effect.flatMap(blobs.sweep(SWEEP_BATCH), (n) => n === SWEEP_BATCH ? sweepAll : Effect.void)
     yield* sweepAll.pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("blob sweep failed", Cause.pretty(cause))),
+      Effect.catchCause(logBackgroundFailure("blob sweep failed")),
       Effect.repeat(Schedule.spaced(SWEEP_INTERVAL)),
       Effect.forkScoped
     )

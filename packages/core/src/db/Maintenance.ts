@@ -12,8 +12,9 @@
  * messages (analyzing messages and threads whether they had changed or not). Where
  * autovacuum runs, the layer does nothing.
  */
-import { Cause, Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { logBackgroundFailure } from "./Availability.ts"
 import { decodeRows, Int8, noAutovacuum } from "../shared/sql.ts"
 
 /**
@@ -52,8 +53,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     }
   })
   yield* pass.pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("database maintenance failed", Cause.pretty(cause))),
+    Effect.catchCause(logBackgroundFailure("database maintenance failed")),
     Effect.delay(MAINTENANCE_INTERVAL),
     Effect.forever,
     Effect.forkScoped

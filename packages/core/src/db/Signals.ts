@@ -19,6 +19,7 @@
 import { PgClient, type PgConnection } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, PubSub, Queue, Stream } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { logBackgroundFailure } from "./Availability.ts"
 import { batched } from "../shared/batching.ts"
 
 const CHANNEL = "inbox_signals"
@@ -75,12 +76,12 @@ export class Signals extends Context.Service<Signals, {
     // what was signalled in between is caught up by the receivers' polling, or missed (the
     // contract's best effort: a WebSocket client catches up through the events list).
     const relisten = Effect.scoped(Effect.flatMap(pg.listen(CHANNEL), pump)).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped; listening again", cause)),
+      Effect.catchCause(logBackgroundFailure("the signal listener stopped; listening again")),
       Effect.andThen(Effect.sleep(LISTEN_RETRY)),
       Effect.forever
     )
     yield* pump(first).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("the signal listener stopped; listening again", cause)),
+      Effect.catchCause(logBackgroundFailure("the signal listener stopped; listening again")),
       Effect.andThen(relisten),
       Effect.forkScoped
     )

@@ -18,6 +18,7 @@ import { BlobStore } from "../blobs/BlobStore.ts"
 import * as BlobStores from "../blobs/stores.ts"
 import { ApiKeys } from "../apikeys/ApiKeys.ts"
 import { KeyCache } from "../apikeys/KeyCache.ts"
+import { Availability } from "../db/Availability.ts"
 import * as Database from "../db/Database.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Lists } from "../lists/Lists.ts"
@@ -95,6 +96,7 @@ export type EngineServices =
   | Billing
   | KeyCache
   | IntakeBudget
+  | Availability
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),
@@ -120,7 +122,9 @@ const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
   // An event's webhook deliveries are written in the event's transaction, as durable jobs.
   Layer.provideMerge(WebhookFanOut.layer),
   // Before any service opens a sealed secret: rows sealed under a rotated-out key move to the new one.
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, SecretRotation.layer, HostResolver.layer, KeyCache.layer))
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, SecretRotation.layer, HostResolver.layer, KeyCache.layer)),
+  // Lowest: every service and background loop reports an unreachable database to it.
+  Layer.provideMerge(Availability.layer)
 )
 
 /**

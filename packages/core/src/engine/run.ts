@@ -17,12 +17,15 @@
  *    request that can never succeed is 400 before anything is read or written; then the
  *    permissions this particular input needs (`permissionsFor`: 403 missing_permission);
  * 5. the operation runs; conflicts, limits and not-found come from there.
+ * An unreachable database, met anywhere on the way, is the operation's 503
+ * service_unavailable (db/Availability.ts), not a defect.
  */
 import { Effect, Exit, Schema } from "effect"
 import { holds, missingPermission, type Principal, scopeTooNarrow } from "../access/Principal.ts"
 import type { ApiKeys } from "../apikeys/ApiKeys.ts"
 import type { Auth } from "../auth/Auth.ts"
 import { admitOperator, verifyOperatorBody } from "../catalogue/operator.ts"
+import { Availability } from "../db/Availability.ts"
 import { type Anonymous, type CallContext, type LocalOperator, type Operation, type Operator, routeOf } from "../catalogue/Operation.ts"
 import { type ApiError, Forbidden, Unauthorized, type ValidationError } from "../errors/errors.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -137,7 +140,7 @@ const checkInputPermissions = (op: Operation<unknown>, principal: unknown, input
   return Effect.void
 }
 
-export const runOperation = <Services>(op: Operation<Services>, call: RawCall): Effect.Effect<unknown, ApiError, Services | AdmissionServices> =>
+export const runOperation = <Services>(op: Operation<Services>, call: RawCall): Effect.Effect<unknown, ApiError, Services | AdmissionServices | Availability> =>
   traced(op.name)(Effect.gen(function*() {
     const principal = yield* admit(op, call, credentialOf(call))
     const body = call.body === undefined ? call : yield* call.body
@@ -151,7 +154,10 @@ export const runOperation = <Services>(op: Operation<Services>, call: RawCall): 
     const input = yield* decodeInput(op.input, body.input, op.query !== undefined || method === "GET" || method === "DELETE" ? "query" : "body")
     yield* checkInputPermissions(op, principal, input)
     return yield* op.run({ principal, params, input, headers, raw, context: call.context })
-  }))
+  }).pipe(Effect.catchCause((cause) =>
+    Effect.flatMap(Availability.use((a) => a.unavailable(cause)), (unavailable) =>
+      unavailable === undefined ? Effect.failCause(cause) : Effect.fail(unavailable))
+  )))
 
 /** The engine's answer to a member operation called without anyone: what adapters show. */
 export const needsKey = () => new Unauthorized({ message: "This operation needs an API key.", fix: "Send Authorization: Bearer am_..." })

@@ -7,8 +7,8 @@
  *
  * The body every adapter shows is `{ name, code, message, fix?, errors? }`. Three errors
  * carry structured detail: ValidationError (`errors[]` of `{ path, message }`),
- * PlanLimitExceeded (`errors[0]` of the limit), and RateLimited / TooManyAttempts
- * (`retryAfterSeconds`, sent as `Retry-After`).
+ * PlanLimitExceeded (`errors[0]` of the limit), and RateLimited / TooManyAttempts /
+ * ServiceUnavailable (`retryAfterSeconds`, sent as `Retry-After`).
  */
 import { Schema } from "effect"
 
@@ -327,8 +327,8 @@ export class NotConfigured extends Schema.TaggedError<NotConfigured>()("NotConfi
 
 /**
  * The server cannot take the request now but will soon (too many request bodies in memory
- * at once); the client retries after `retryAfterSeconds`. The spec names no code for this:
- * README, "Errors".
+ * at once, its database unreachable); the client retries after `retryAfterSeconds`. The
+ * spec names no code for this: README, "Errors".
  */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { ...Common, retryAfterSeconds: Schema.Number }) {
   static readonly wire = wire("service_unavailable", 503, "ServiceUnavailableError")

@@ -29,6 +29,7 @@
  */
 import { Config, Context, Duration, Effect, Fiber, Latch, Layer, Schedule, Schema, Semaphore, Stream } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { Availability, logBackgroundFailure } from "../db/Availability.ts"
 import { Ids } from "../platform/Ids.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { batched } from "../shared/batching.ts"
@@ -251,7 +252,7 @@ export class Jobs extends Context.Service<Jobs, {
       const at = yield* now
       yield* sql`UPDATE jobs SET lease_until = ${leaseEnd(at)} WHERE claim = ANY(${[...claims]}::text[]) AND state = 'running'`
     }).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("renewing job leases failed", cause)),
+      Effect.catchCause(logBackgroundFailure("renewing job leases failed")),
       Effect.repeat(Schedule.spaced(Duration.millis(Duration.toMillis(JOB_LEASE) / 3))),
       Effect.forkScoped
     )
@@ -347,12 +348,16 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.catchCause((cause) => Effect.logWarning("draining the job worker failed", cause))
       ))
     yield* signals.subscribe(WAKE).pipe(Stream.runForEach((kind) => jobs.wakeUp(kind)), Effect.forkScoped)
+    const availability = yield* Availability
     yield* Effect.gen(function*() {
       const started = yield* jobs.runDue({ onlyNews: true })
       if (started > 0) return
       yield* jobs.awaitWork(JOB_POLL)
     }).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("the job worker's pass failed", cause)),
+      // A failed pass waits like an idle one: an unreachable database fails every pass at
+      // once, and the worker then asked it again and again without pause. It is reported
+      // as an outage (one line when it goes, one when it returns), not a warning a pass.
+      Effect.catchCause((cause) => Effect.andThen(availability.report("the job worker's pass failed", cause), jobs.awaitWork(JOB_POLL))),
       Effect.forever,
       Effect.forkScoped
     )

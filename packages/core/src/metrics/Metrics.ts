@@ -22,9 +22,10 @@
  * events is 422 range_too_large. Scope applies: a pod or inbox key reads its own pod or
  * inbox on the organization routes, and a pod or inbox outside its scope is 404.
  */
-import { Cause, Clock, Context, Effect, Layer, Schedule, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../access/Principal.ts"
+import { logBackgroundFailure } from "../db/Availability.ts"
 import { type NotFound, RangeTooLarge, type ValidationError } from "../errors/errors.ts"
 import { EVENT_TYPES } from "../events/catalogue.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
@@ -290,8 +291,7 @@ export class Metrics extends Context.Service<Metrics, {
     )
     const foldAll: Effect.Effect<void> = Effect.flatMap(foldOnce, (n) => n === FOLD_BATCH ? foldAll : Effect.void)
     yield* foldAll.pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("metric fold failed", Cause.pretty(cause))),
+      Effect.catchCause(logBackgroundFailure("metric fold failed")),
       Effect.repeat(Schedule.spaced(FOLD_INTERVAL)),
       Effect.forkScoped
     )

@@ -34,6 +34,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { Principal } from "../access/Principal.ts"
 import { Blobs, sha256Of } from "../blobs/Blobs.ts"
+import { logBackgroundFailure } from "../db/Availability.ts"
 import { Egress } from "../egress/Egress.ts"
 import {
   type ApiError,
@@ -389,7 +390,7 @@ export class Sending extends Context.Service<Sending, {
   /** Runs `recoverStale` every minute for the life of the layer (the server's). */
   static readonly layerRecovery = Layer.effectDiscard(
     Sending.use((s) => s.recoverStale()).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("recovering abandoned sends failed", cause)),
+      Effect.catchCause(logBackgroundFailure("recovering abandoned sends failed")),
       Effect.repeat(Schedule.spaced(Duration.minutes(1))),
       Effect.forkScoped
     )

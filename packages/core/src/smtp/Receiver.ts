@@ -17,16 +17,19 @@
  *   X-Original-Authentication-Results first (RFC 8601 section 5: only ours may claim it);
  * - then the message takes the `/inbound/raw` path (Inbound.deliver). The reply is 250 only
  *   after that commit; a storage failure is 451 4.3.0 so the sender retries: nothing
- *   acknowledged is ever lost.
+ *   acknowledged is ever lost. An unreachable database is noted as an outage
+ *   (db/Availability.ts: one line when it goes, one when it returns), any other failure is
+ *   logged with its cause.
  *
  * The receiver logs its address when it starts listening.
  */
-import { Clock, Context, Effect, Exit, Layer, Option } from "effect"
+import { type Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
 import type { authenticate } from "mailauth"
 import { readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
 import type { SMTPServerOptions } from "smtp-server"
 import { Config } from "effect"
+import { Availability } from "../db/Availability.ts"
 import { Dns } from "../dns/Dns.ts"
 import { type AuthResult, type AuthVerdicts, Inbound, type InboxTarget } from "../inbound/Inbound.ts"
 import { renameOurAuthenticationResults } from "../mail/auth-results.ts"
@@ -129,6 +132,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       const dns = yield* Dns
       const settings = yield* Settings
       const budget = yield* IntakeBudget
+      const availability = yield* Availability
       const maxConnections = options.maxConnectionsPerIp ?? SMTP_DEFAULTS.maxConnectionsPerIp
       const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
       const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
@@ -157,6 +161,10 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       // smtp-server's callbacks run outside any fiber: with the layer's context, so what they
       // log goes through the server's logger (JSON lines), not Effect's default one.
       const run = Effect.runPromiseExitWith(yield* Effect.context<never>())
+
+      /** A failure answered 451 4.3.0: an outage is noted once, anything else logged with its cause. */
+      const failed = (message: string, cause: Cause.Cause<unknown>) =>
+        void run(Effect.flatMap(availability.unavailable(cause), (unavailable) => unavailable === undefined ? Effect.logError(message, cause) : Effect.void))
 
       const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
@@ -221,7 +229,10 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
         },
         onRcptTo(address, _session, callback) {
           void run(inbound.recipient(address.address)).then((exit) => {
-            if (Exit.isFailure(exit)) return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
+            if (Exit.isFailure(exit)) {
+              failed("SMTP recipient check failed", exit.cause)
+              return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
+            }
             if (exit.value === undefined) return callback(smtpError(550, "5.1.1 No such mailbox here"))
             recipients.set(address, exit.value)
             callback()
@@ -262,7 +273,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
                   return callback(smtpError(554, "5.6.0 The message cannot be read"))
                 default:
                   // Storage or another fault of ours: the sender keeps the message and retries.
-                  void run(Effect.logError("SMTP delivery failed", exit.cause))
+                  failed("SMTP delivery failed", exit.cause)
                   return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
               }
             })
@@ -294,7 +305,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
    */
   static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
     const listen = yield* Config.option(Config.String("INBOX_SMTP_LISTEN"))
-    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings | IntakeBudget>
+    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings | IntakeBudget | Availability>
     const at = listen.value.lastIndexOf(":")
     const host = at < 0 ? "0.0.0.0" : listen.value.slice(0, at).replace(/^\[|\]$/g, "")
     const port = Number(at < 0 ? listen.value : listen.value.slice(at + 1))
