@@ -3,12 +3,14 @@
  * burst of inbound deliveries, one of them still sending its body. The listener closes,
  * the requests under way finish and are answered, the process exits 0; after a restart
  * every acknowledged message is stored whole (its raw bytes download) and nothing that was
- * not acknowledged is. The job worker's part (finish or release running jobs) is tested in
- * core's jobs.test.ts.
+ * not acknowledged is. A keep-alive client gets no new request served after the signal:
+ * the answer under way says `Connection: close`, and its next request finds no server. The
+ * log says when the shutdown started and when it was complete. The job worker's part
+ * (finish or release running jobs) is tested in core's jobs.test.ts.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
-import { request } from "node:http"
+import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,7 +23,9 @@ const INBOX = "burst@inbox.localhost"
 const mail = (n: number) =>
   `From: Ann <ann@example.org>\r\nTo: ${INBOX}\r\nSubject: Burst ${n}\r\nMessage-ID: <burst-${n}@example.org>\r\n\r\n${"Line of text.\r\n".repeat(200)}`
 
-type Outcome = { readonly status: number; readonly messageId?: string | undefined } | { readonly status: "refused" }
+type Outcome =
+  | { readonly status: number; readonly messageId?: string | undefined; readonly connection?: string | undefined }
+  | { readonly status: "refused" }
 
 const deliver = (url: string, n: number): Promise<Outcome> =>
   fetch(`${url}/inbound/raw?to=${INBOX}`, { method: "POST", headers: { "x-inbound-secret": SECRET }, body: mail(n) }).then(
@@ -29,8 +33,8 @@ const deliver = (url: string, n: number): Promise<Outcome> =>
     () => ({ status: "refused" as const })
   )
 
-/** A delivery whose body arrives in two parts: the second only when `rest` is called. */
-const slowDelivery = (port: number, n: number) => {
+/** A delivery whose body arrives in two parts (the second only when `rest` is called), on a keep-alive `agent`. */
+const slowDelivery = (port: number, n: number, agent: Agent) => {
   const body = Buffer.from(mail(n))
   const half = Math.floor(body.length / 2)
   let resolve: (o: Outcome) => void = () => {}
@@ -40,16 +44,33 @@ const slowDelivery = (port: number, n: number) => {
     port,
     method: "POST",
     path: `/inbound/raw?to=${INBOX}`,
-    headers: { "x-inbound-secret": SECRET, "content-length": body.length }
+    headers: { "x-inbound-secret": SECRET, "content-length": body.length },
+    agent
   }, (res) => {
     let text = ""
     res.on("data", (d: Buffer) => (text += d.toString("utf8")))
-    res.on("end", () => resolve({ status: res.statusCode ?? 0, messageId: res.statusCode === 200 ? (JSON.parse(text) as { delivered: ReadonlyArray<{ message_id: string }> }).delivered[0]?.message_id : undefined }))
+    res.on("end", () =>
+      resolve({
+        status: res.statusCode ?? 0,
+        messageId: res.statusCode === 200 ? (JSON.parse(text) as { delivered: ReadonlyArray<{ message_id: string }> }).delivered[0]?.message_id : undefined,
+        connection: res.headers.connection
+      }))
   })
   req.on("error", () => resolve({ status: "refused" }))
   req.write(body.subarray(0, half))
   return { done, rest: () => req.end(body.subarray(half)) }
 }
+
+/** A GET on a keep-alive `agent`: it reuses the agent's open connection when there is one. */
+const keepAliveGet = (port: number, path: string, headers: Record<string, string>, agent: Agent) =>
+  new Promise<Outcome>((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path, headers, agent }, (res) => {
+      res.resume()
+      res.on("end", () => resolve({ status: res.statusCode ?? 0 }))
+    })
+    req.on("error", () => resolve({ status: "refused" }))
+    req.end()
+  })
 
 describe("inboxctl serve on SIGTERM", { timeout: 300_000 }, () => {
   let dir = ""
@@ -63,13 +84,16 @@ describe("inboxctl serve on SIGTERM", { timeout: 300_000 }, () => {
   }, 120_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  it("stops accepting, finishes the requests under way, exits 0; every acknowledged delivery is stored whole and nothing else", async () => {
+  it("stops accepting, serves no new request on a keep-alive connection, finishes the requests under way, exits 0, logs the start and end; every acknowledged delivery is stored whole and nothing else", async () => {
     const first = await serve(ROOT, env)
     const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" }
     const inbox = await fetch(`${first.url}/v0/inboxes`, { method: "POST", headers: auth, body: JSON.stringify({ username: "burst" }) })
     assert.strictEqual(inbox.status, 200)
 
-    const slow = slowDelivery(first.port, 0)
+    // One connection, kept alive: the slow delivery goes on it, then the request after it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    assert.strictEqual((await keepAliveGet(first.port, "/health", {}, agent)).status, 200)
+    const slow = slowDelivery(first.port, 0, agent)
     // The slow request's headers and half its body are with the server before the signal.
     await new Promise((r) => setTimeout(r, 500))
     const burst = Array.from({ length: 30 }, (_, i) => deliver(first.url, i + 1))
@@ -77,10 +101,20 @@ describe("inboxctl serve on SIGTERM", { timeout: 300_000 }, () => {
     first.server.kill("SIGTERM")
     await new Promise((r) => setTimeout(r, 200))
     slow.rest()
-    const outcomes = await Promise.all([slow.done, ...burst])
+    const answered = await slow.done
+    const after = await keepAliveGet(first.port, "/v0/inboxes", { authorization: `Bearer ${key}` }, agent)
+    const outcomes = [answered, ...await Promise.all(burst)]
     const run = await first.server.output
+    agent.destroy()
     assert.strictEqual(run.code, 0, run.stderr)
-    assert.strictEqual(outcomes[0]?.status, 200, "the request under way when SIGTERM came is answered")
+    assert.strictEqual(answered.status, 200, "the request under way when SIGTERM came is answered")
+    assert.strictEqual("connection" in answered ? answered.connection : undefined, "close", "its answer closes the connection")
+    assert.include(["refused", 503], after.status, "a request sent after SIGTERM on the kept-alive connection is not served")
+    const logged = run.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { message: unknown; annotations: Record<string, unknown> })
+    const shutdown = logged.filter((l) => typeof l.message === "string" && /shutdown|closed to new requests/.test(l.message))
+    assert.deepStrictEqual(shutdown.map((l) => l.message), ["shutdown started", "HTTP server closed to new requests", "shutdown complete"])
+    assert.isAtLeast(Number(shutdown[1]?.annotations["requests_in_flight"]), 1)
+    assert.isAtLeast(Number(shutdown[2]?.annotations["duration_ms"]), 0)
     for (const o of outcomes) assert.include([200, "refused"], o.status)
     const acknowledged = outcomes.flatMap((o) => ("messageId" in o && o.messageId !== undefined ? [o.messageId] : [])).sort()
 

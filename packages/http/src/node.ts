@@ -15,9 +15,16 @@
  * headers over the limit, a timeout) is answered here, on the socket, with the spec's error
  * body and an `x-request-id`, instead of Node's empty default answer: 400 bad_request, 431
  * headers_too_large, 408 request_timeout.
+ *
+ * Shutdown: when the listener is closed (Effect's adapter calls `server.close()` on SIGTERM)
+ * the server stops taking requests at once, not when the last keep-alive connection goes:
+ * answers still to be written say `Connection: close`, idle connections are closed (and each
+ * one that becomes idle), and a request that arrives anyway on an open connection is
+ * answered 503 service_unavailable with `Connection: close`, never served. The requests under
+ * way finish (within INBOX_SHUTDOWN_TIMEOUT, server.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, SETTING_DEFAULTS, statusOf } from "@inbox/core"
+import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, ServiceUnavailable, SETTING_DEFAULTS, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
@@ -102,6 +109,18 @@ const refusalFor = (code: string | undefined, options: NodeServerOptions): ApiEr
   }
 }
 
+const SHUTTING_DOWN = new ServiceUnavailable({
+  message: "The server is shutting down.",
+  fix: "Send the request again: it reaches another server, or this one when it is back.",
+  retryAfterSeconds: 1
+})
+
+/** Hooks of the shutdown, for the server's log. */
+export interface DrainHooks {
+  /** The listener closed; `inFlight` requests are still being answered. */
+  readonly onDrain?: (inFlight: number) => void
+}
+
 /** A whole HTTP/1.1 response, as bytes for a socket Node has given up parsing. */
 const rawResponse = (error: ApiError, requestId: string): string => {
   const body = JSON.stringify(errorBody(error))
@@ -114,9 +133,57 @@ const rawResponse = (error: ApiError, requestId: string): string => {
     "cache-control: no-store",
     "x-content-type-options: nosniff",
     "connection: close",
+    ...("retryAfterSeconds" in error && error.retryAfterSeconds !== undefined ? [`retry-after: ${error.retryAfterSeconds}`] : []),
     "",
     body
   ].join("\r\n")
+}
+
+/**
+ * Stops `server` taking requests once `server.close()` is called (the module's "Shutdown").
+ * `refused(response)` is what the request listener does first with each request: true when
+ * it was refused here.
+ */
+const drainOnClose = (server: Server, requestId: () => string, hooks: DrainHooks) => {
+  const open = new Set<ServerResponse>()
+  let draining = false
+  const closeIdle = () => setImmediate(() => server.closeIdleConnections())
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    if (!draining) {
+      draining = true
+      // Node decides Connection: keep-alive or close when it writes the headers.
+      for (const response of open) if (!response.headersSent) response.shouldKeepAlive = false
+      hooks.onDrain?.(open.size)
+    }
+    const closed = close(callback)
+    server.closeIdleConnections()
+    return closed
+  }) as Server["close"]
+  const refused = (response: ServerResponse): boolean => {
+    if (draining) {
+      const error = SHUTTING_DOWN
+      const body = JSON.stringify(errorBody(error))
+      response.shouldKeepAlive = false
+      response.writeHead(statusOf(error), {
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(body)),
+        "x-request-id": requestId(),
+        "cache-control": "no-store",
+        "retry-after": String(error.retryAfterSeconds)
+      })
+      response.end(body)
+      return true
+    }
+    open.add(response)
+    // An answer whose headers said keep-alive before the close leaves its connection idle.
+    response.once("close", () => {
+      open.delete(response)
+      if (draining) closeIdle()
+    })
+    return false
+  }
+  return { refused, draining: () => draining }
 }
 
 /**
@@ -127,7 +194,8 @@ const rawResponse = (error: ApiError, requestId: string): string => {
 export const makeNodeServer = (
   options: NodeServerOptions,
   requestId: () => string,
-  direct?: (request: IncomingMessage, response: ServerResponse) => boolean
+  direct?: (request: IncomingMessage, response: ServerResponse) => boolean,
+  hooks: DrainHooks = {}
 ): Server => {
   const requestTimeout = Math.max(1, options.requestTimeoutSeconds) * 1000
   const server = createServer({
@@ -137,13 +205,22 @@ export const makeNodeServer = (
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     connectionsCheckingInterval: 1000
   })
-  if (direct !== undefined) {
-    // Effect's adapter adds its own "request" listener; the direct path must run before it
-    // and, when it takes a request, instead of it, which a second listener cannot do.
-    const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
-    server.emit = ((event: string, ...args: Array<unknown>) =>
-      event === "request" && direct(args[0] as IncomingMessage, args[1] as ServerResponse) ? true : emit(event, ...args)) as Server["emit"]
-  }
+  const drain = drainOnClose(server, requestId, hooks)
+  // Effect's adapter adds its own "request" listener; the shutdown's refusal and the direct
+  // path must run before it and, when they take a request, instead of it, which a second
+  // listener cannot do.
+  const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
+  server.emit = ((event: string, ...args: Array<unknown>) => {
+    if (event === "request" || event === "checkContinue") {
+      const response = args[1] as ServerResponse
+      if (drain.refused(response)) return true
+      if (event === "request" && direct?.(args[0] as IncomingMessage, response) === true) return true
+    } else if (event === "upgrade" && drain.draining()) {
+      (args[1] as Duplex).end(rawResponse(SHUTTING_DOWN, requestId()))
+      return true
+    }
+    return emit(event, ...args)
+  }) as Server["emit"]
   server.maxHeadersCount = MAX_HEADERS_COUNT
   // Node's own cap covers every socket; HTTP's share is counted here, so WebSockets (and
   // sockets of refused ones, while they close) never take a connection from HTTP.
@@ -181,7 +258,7 @@ export const makeNodeServer = (
   return server
 }
 
-/** Node's server listening at `listen`, with x-request-ids from the engine's Ids. */
+/** Node's server listening at `listen`, with x-request-ids from the engine's Ids; its shutdown is logged. */
 export const layerNodeServer = (
   listen: { readonly port: number; readonly host: string; readonly gracefulShutdownTimeout?: Duration.Duration },
   options: NodeServerOptions
@@ -189,5 +266,9 @@ export const layerNodeServer = (
   Layer.unwrap(Effect.gen(function*() {
     const ids = yield* Ids
     const direct = yield* makeDirectPath
-    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req")), direct.listener), listen)
+    const log = Effect.runForkWith(yield* Effect.context<never>())
+    const hooks: DrainHooks = {
+      onDrain: (inFlight) => void log(Effect.logInfo("HTTP server closed to new requests").pipe(Effect.annotateLogs({ requests_in_flight: inFlight })))
+    }
+    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req")), direct.listener, hooks), listen)
   }))

@@ -5,14 +5,15 @@
  * sends, VACUUM where the database runs no autovacuum). Storage is built first, so
  * migrations have run before the first request is answered and /health means ready.
  *
- * Shutdown (SIGTERM, SIGINT) closes the layers in reverse: the listener stops accepting and
- * the requests under way finish (INBOX_SHUTDOWN_TIMEOUT), the job worker stops claiming and
- * its running jobs finish or go back to the queue (Jobs.drain), and the database closes last,
- * after everything that writes to it.
+ * Shutdown (SIGTERM, SIGINT) closes the layers in reverse: the listener stops accepting, no
+ * keep-alive connection gets a new request served, and the requests under way finish
+ * (INBOX_SHUTDOWN_TIMEOUT; node.ts), the job worker stops claiming and its running jobs
+ * finish or go back to the queue (Jobs.drain), and the database closes last, after
+ * everything that writes to it. Its start and its end are logged.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Blobs, Engine, Jobs, Maintenance, Metrics, Retention, Sending, SmtpReceiver } from "@inbox/core"
-import { Config, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
@@ -63,17 +64,40 @@ export const BackgroundLive = Layer.mergeAll(
 )
 
 /**
+ * Two log lines around a shutdown: `started` is built after everything else, so its
+ * finalizer runs first, and `complete` before the engine, so its finalizer runs after the
+ * database has closed. A start that fails logs neither.
+ */
+const shutdownLog = () => {
+  let startedAt: number | undefined
+  const started = Layer.effectDiscard(Effect.addFinalizer(() =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) => {
+      startedAt = at
+      return Effect.logInfo("shutdown started")
+    })))
+  const complete = Layer.effectDiscard(Effect.addFinalizer(() =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      startedAt === undefined ? Effect.void : Effect.logInfo("shutdown complete").pipe(Effect.annotateLogs({ duration_ms: at - startedAt })))))
+  return { started, complete }
+}
+
+/**
  * Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain), with `extra`
  * layers over the same engine (inboxctl adds its local channel).
  */
-export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine.EngineServices | SqlClient.SqlClient>) => Layer.launch(
-  Layer.mergeAll(ServerLive, BackgroundLive, extra).pipe(
-    Layer.provide(Engine.layerConfig),
-    // Outermost, like the logger: every layer above is built with the tracer (or none) in its context.
-    Layer.provide(TracingLive),
-    Layer.provide(LoggingLive)
+export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine.EngineServices | SqlClient.SqlClient>) => {
+  const shutdown = shutdownLog()
+  return Layer.launch(
+    shutdown.started.pipe(
+      Layer.provide(Layer.mergeAll(ServerLive, BackgroundLive, extra)),
+      Layer.provide(Engine.layerConfig),
+      Layer.provide(shutdown.complete),
+      // Outermost, like the logger: every layer above is built with the tracer (or none) in its context.
+      Layer.provide(TracingLive),
+      Layer.provide(LoggingLive)
+    )
   )
-)
+}
 
 export const launchServer = launchServerWith(Layer.empty)
 
