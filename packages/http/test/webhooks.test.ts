@@ -3,12 +3,13 @@
  * Limits; Errors invalid_webhook_url and 402): CRUD with the secret shown once, default
  * event types, scope ids, write-only custom headers, the Free plan's limit, the URL rule,
  * and signed deliveries to a real loopback receiver verified with the `standardwebhooks`
- * package, with the retry schedule driven by the TestClock.
+ * package, with the retry schedule driven by the TestClock; failed attempts logged at most
+ * once a minute per webhook.
  */
 import { assert, layer } from "@effect/vitest"
 import { DEFAULT_EVENT_TYPES, DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, ENDPOINT_WAIT, Jobs } from "@inbox/core"
 import { deliverMail, engineLayer, newOrganization, type ReceivedRequest, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Webhook as StandardWebhook } from "standardwebhooks"
@@ -370,6 +371,39 @@ for (const s of storage) {
         const ids = new Set(receiver.received.map((r) => r.headers["webhook-id"]))
         assert.strictEqual(ids.size, 1)
         for (const r of receiver.received) verify(hook.secret, r)
+      }).pipe(Effect.scoped))
+
+    it.effect("failed attempts are logged at most once a minute per webhook, with the failures since that webhook's last line", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver(() => 500)
+        const w = yield* setUp()
+        const hooks = [
+          (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body.webhook_id as string,
+          (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: `${receiver.url}?second` } })).body.webhook_id as string
+        ]
+        const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+        const capture = Logger.layer([Logger.map(Logger.formatStructured, (entry) => void lines.push(entry))])
+        const failing = (webhookId: string) =>
+          lines.filter((l) => l.message === "webhook deliveries failing" && l.annotations["webhook_id"] === webhookId).map((l) => l.annotations)
+        yield* Effect.gen(function*() {
+          for (const n of [1, 2, 3]) yield* deliverMail(w.email, { subject: `down ${n}` })
+          // Three first attempts per webhook at once: the first is logged, the other two counted.
+          yield* runJobs
+          // The retries after 5 s, within the minute: counted.
+          yield* TestClock.adjust("6 seconds")
+          yield* runJobs
+          // The retries after 30 s more, a minute after the first line: one line with the six failures since it.
+          yield* TestClock.adjust("60 seconds")
+          yield* runJobs
+        }).pipe(Effect.provide(capture))
+        assert.lengthOf(receiver.received, 18)
+        for (const id of hooks) {
+          assert.deepStrictEqual(failing(id), [
+            { webhook_id: id, failures: 1, error: "http_5xx", status_code: 500, delivery_status: "pending" },
+            { webhook_id: id, failures: 6, error: "http_5xx", status_code: 500, delivery_status: "pending" }
+          ])
+        }
       }).pipe(Effect.scoped))
 
     it.effect("a retry that answers 2xx is delivered; status codes map to http_4xx", () =>

@@ -14,6 +14,10 @@
  *   fails with retry: the runner waits by RETRY_POLICIES.webhook (5 s, 30 s, 2 min, 10 min,
  *   30 min, 1 h, 2 h) and the eighth failed attempt marks the delivery `failed`.
  *
+ * A failed attempt is logged, at most one line a minute per webhook (`webhook deliveries
+ * failing`, with the failures since that webhook's last line), so an endpoint that is down
+ * shows in the log without a line per retry.
+ *
  * A crash mid-attempt leaves the job's lease to run out; another worker (or the restarted
  * process) claims it again, so nothing is lost, and a receiver may see one event twice
  * only under the same `webhook-id`. Attempts to one endpoint run at most
@@ -69,6 +73,30 @@ export const ENDPOINT_WAIT = Duration.seconds(1)
 const OPENED_SECRETS = 10_000
 /** Bytes of a receiver's answer we read before closing: we only need its status. */
 const MAX_ANSWER_BYTES = 64 * 1024
+/** A failing webhook gets at most one log line in this time. */
+const FAILURE_LOG_INTERVAL_MS = 60_000
+/** Webhooks whose failures are remembered for the log at most (the longest unheard goes first). */
+const FAILURE_LOG_WEBHOOKS = 10_000
+
+/**
+ * The log's rate limit for failures, per webhook: `failed(webhookId, at)` answers how many
+ * failures to report now (this one and those counted since the webhook's last line), or
+ * undefined within FAILURE_LOG_INTERVAL_MS of that line, when this one is only counted.
+ */
+const failureLog = (intervalMs = FAILURE_LOG_INTERVAL_MS, webhooks = FAILURE_LOG_WEBHOOKS) => {
+  const lines = new Map<string, { readonly at: number; counted: number }>()
+  return (webhookId: string, at: number): number | undefined => {
+    const last = lines.get(webhookId)
+    if (last !== undefined && at - last.at < intervalMs) {
+      last.counted++
+      return undefined
+    }
+    lines.delete(webhookId)
+    if (lines.size >= webhooks) lines.delete(lines.keys().next().value!)
+    lines.set(webhookId, { at, counted: 0 })
+    return (last?.counted ?? 0) + 1
+  }
+}
 
 const Row = Schema.Struct({
   id: Schema.String,
@@ -194,6 +222,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
   const resolver = yield* HostResolver
   const endpoints = new Map<string, Gate>()
   const policy = RETRY_POLICIES.webhook
+  const failed = failureLog()
 
   const gateOf = (webhookId: string) => {
     let gate = endpoints.get(webhookId)
@@ -217,7 +246,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
     }).pipe(Effect.orDie)
   )
 
-  const record = (id: string, job: Job, outcome: Attempt) =>
+  const record = (id: string, webhookId: string, job: Job, outcome: Attempt) =>
     Effect.gen(function*() {
       if (outcome.error === undefined) {
         yield* recordDelivered({ id, statusCode: outcome.statusCode ?? 200, attempts: job.attempts })
@@ -227,6 +256,16 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
       const at = yield* now
       const status = job.attempts >= maxAttempts(policy) ? "failed" : "pending"
       yield* Metric.update(status === "failed" ? webhookOutcome.failed : webhookOutcome.retried, 1)
+      const failures = failed(webhookId, at.getTime())
+      if (failures !== undefined) {
+        yield* Effect.logWarning("webhook deliveries failing").pipe(Effect.annotateLogs({
+          webhook_id: webhookId,
+          failures,
+          error: outcome.error,
+          status_code: outcome.statusCode ?? null,
+          delivery_status: status
+        }))
+      }
       yield* sql`UPDATE webhook_deliveries SET status = ${status}, status_code = ${outcome.statusCode ?? null},
           error = ${outcome.error}, attempts = ${job.attempts}, last_attempt_at = ${at}, delivered_at = NULL, updated_at = ${at}
         WHERE id = ${id}`.pipe(Effect.orDie)
@@ -298,7 +337,12 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = 'secret_unreadable', updated_at = ${at}
           WHERE id = ${id}`.pipe(Effect.orDie)
         yield* Metric.update(webhookOutcome.failed, 1)
-        yield* Effect.logError(`a webhook ${secret === undefined ? "secret" : "header value"} does not open with INBOX_SECRET_KEY`, { webhook_id: row.webhook_id })
+        const failures = failed(row.webhook_id, at.getTime())
+        if (failures !== undefined) {
+          yield* Effect.logError(`a webhook ${secret === undefined ? "secret" : "header value"} does not open with INBOX_SECRET_KEY`).pipe(
+            Effect.annotateLogs({ webhook_id: row.webhook_id, failures })
+          )
+        }
         return
       }
       const event: EventRow = { ...row.event, created_at: new Date(row.event.created_at) }
@@ -325,7 +369,7 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
         Effect.timeoutOrElse({ duration: DELIVERY_TIMEOUT, orElse: () => Effect.succeed<Attempt>({ error: "timeout" }) }),
         Effect.ensuring(Effect.sync(() => leave(gate)))
       )
-      yield* record(id, job, outcome)
+      yield* record(id, row.webhook_id, job, outcome)
     }).pipe(traced("Webhooks.deliver"))
 
   yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run })
