@@ -1,8 +1,9 @@
 /**
  * The operator's day-two commands over an embedded installation: `backup FILE`, `restore
  * FILE` (INBOX_DATA_DIR and its blobs, as one tar file) and `move-to-postgres` (INBOX_DATA_DIR
- * to the PostgreSQL server of --database-url, blobs to --blob-url when given). The work is
- * core's (operating/); here are the settings, progress on stderr, and the closing advice.
+ * to the PostgreSQL server of --database-url, blobs to --blob-url when given, checked against
+ * INBOX_SECRET_KEY). The work is core's (operating/); here are the settings, progress on
+ * stderr, and the closing advice.
  */
 import { Backup, type DataFolderInUse, Move } from "@inbox/core"
 import { Config, Effect, Option } from "effect"
@@ -15,6 +16,7 @@ const progress = (line: string) => Effect.sync(() => writeErr(`${line}\n`))
 const dataDir = Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
 const databaseUrl = Config.option(Config.String("INBOX_DATABASE_URL"))
 const blobUrl = Config.option(Config.String("INBOX_BLOB_URL"))
+const secretKey = Config.option(Config.String("INBOX_SECRET_KEY"))
 
 const asCli = <A, R>(effect: Effect.Effect<A, Backup.OperatingError | DataFolderInUse, R>) =>
   effect.pipe(
@@ -68,10 +70,12 @@ export const moveCommand = Effect.gen(function*() {
   }
   const dir = yield* dataDir
   const blobs = yield* blobUrl
+  const key = Option.getOrUndefined(yield* secretKey)
   const summary = yield* asCli(Move.moveToPostgres({
     dataDir: dir,
     databaseUrl: target.value,
     ...(Option.isSome(blobs) ? { blobUrl: blobs.value } : {}),
+    secretKey: key,
     progress
   }))
   const rows = Object.values(summary.tables).reduce((a, b) => a + b, 0)
@@ -80,6 +84,7 @@ export const moveCommand = Effect.gen(function*() {
     "Next: start every server with",
     `  INBOX_DATABASE_URL=${redact(target.value)}`,
     ...(Option.isSome(blobs) ? [`  INBOX_BLOB_URL=${blobs.value}`] : ["  (blobs are in the database; set INBOX_BLOB_URL only after moving them to S3)"]),
+    ...(key === undefined ? [] : ["  INBOX_SECRET_KEY set to the same key as for this move (the sealed webhook, DKIM and two-step secrets open with it)"]),
     `and without INBOX_DATA_DIR. ${dir} is left as it was: keep it until the new setup has run for a while.`
   ].join("\n"))
 }).pipe(Effect.catchTag("ConfigError", Effect.die))

@@ -6,10 +6,24 @@
 import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
+import { Webhook } from "standardwebhooks"
 
 export interface ReceivedRequest {
   readonly headers: IncomingHttpHeaders
   readonly body: string
+}
+
+/**
+ * Whether `request` is signed with `secret` the Standard Webhooks way, as the
+ * `standardwebhooks` package checks it (its timestamp against the wall clock).
+ */
+export const signedWith = (secret: string, request: ReceivedRequest): boolean => {
+  try {
+    new Webhook(secret).verify(request.body, request.headers as Record<string, string>)
+    return true
+  } catch {
+    return false
+  }
 }
 
 export type Answer = number | "hang"

@@ -14,6 +14,14 @@
  * source's counts as they were. Serial counters continue after the highest copied value.
  * The rows are written in one transaction on the target: a move that fails leaves it empty.
  * The target must be empty; the source is locked for the whole move and left unchanged.
+ *
+ * The secret key travels with the operator, not with the rows: webhook signing secrets and
+ * header values, DKIM keys and two-step secrets are sealed under the embedded server's key (its data folder's
+ * `secret.key` unless INBOX_SECRET_KEY was set), which PostgreSQL servers cannot read from
+ * that folder. So the move refuses to start without INBOX_SECRET_KEY when the folder has a
+ * key or a sealed secret (`secret_key_required`), or when a sealed secret does not open with
+ * the key given (`secret_key_mismatch`): the servers then start with the very key the move
+ * was checked with, and every secret opens there.
  */
 import { Context, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,6 +31,7 @@ import { join } from "node:path"
 import { BlobStore } from "../blobs/BlobStore.ts"
 import * as BlobStores from "../blobs/stores.ts"
 import * as Database from "../db/Database.ts"
+import { unopenableWith } from "../shared/SecretRotation.ts"
 import { OperatingError, type Progress } from "./Backup.ts"
 
 /** Tables that do not move as rows: the migrations' own record, and the bytes of the PostgreSQL blob store (blobs move through the stores). */
@@ -86,6 +95,29 @@ const copyTable = (from: SqlClient.SqlClient, to: SqlClient.SqlClient, table: st
     return copied
   })
 
+/** The folder's sealed secrets open with `secretKey`, and there is one when they need it (module comment). */
+const checkSecretKey = (from: SqlClient.SqlClient, dataDir: string, secretKey: string | undefined) =>
+  Effect.gen(function*() {
+    const keyFile = join(dataDir, "secret.key")
+    const { sealed, unopenable } = yield* unopenableWith(secretKey ?? "").pipe(Effect.provideService(SqlClient.SqlClient, from))
+    if (secretKey === undefined || secretKey === "") {
+      if (sealed === 0 && !existsSync(keyFile)) return
+      return yield* new OperatingError({
+        code: "secret_key_required",
+        message: `the sealed secrets of ${dataDir} (${sealed}: webhook secrets and header values, DKIM keys, two-step secrets) need their key on the PostgreSQL servers, which cannot read ${keyFile}. ` +
+          `Run the move with INBOX_SECRET_KEY set to the key the embedded server used (INBOX_SECRET_KEY="$(cat ${keyFile})" unless you set one for it), ` +
+          "and start every server with the same INBOX_SECRET_KEY."
+      })
+    }
+    if (unopenable.length > 0) {
+      return yield* new OperatingError({
+        code: "secret_key_mismatch",
+        message: `${unopenable.length} of the ${sealed} sealed secrets of ${dataDir} do not open with INBOX_SECRET_KEY ` +
+          `(${unopenable.slice(0, 3).map((u) => `${u.purpose} of ${u.owner}`).join(", ")}): set it to the key the embedded server used (${keyFile} unless you set one for it).`
+      })
+    }
+  })
+
 const sha256OfStream = (stream: Stream.Stream<Uint8Array>) =>
   Stream.runFold(stream, () => createHash("sha256"), (hash, chunk) => hash.update(chunk)).pipe(Effect.map((hash) => hash.digest("hex")))
 
@@ -94,6 +126,8 @@ export const moveToPostgres = Effect.fn("Operating.moveToPostgres")(function*(op
   readonly dataDir: string
   readonly databaseUrl: string
   readonly blobUrl?: string
+  /** INBOX_SECRET_KEY: the key the folder's secrets are sealed with, which the new servers will use. */
+  readonly secretKey: string | undefined
   readonly progress: Progress
 }) {
   const { dataDir, progress } = options
@@ -102,8 +136,10 @@ export const moveToPostgres = Effect.fn("Operating.moveToPostgres")(function*(op
   }
   // Both sides are opened by the storage layers, so both are migrated to this version first.
   const source = yield* Layer.build(Database.layerPglite({ dataDir }))
-  const target = yield* Layer.build(Database.layerPostgres({ url: options.databaseUrl, maxConnections: 2 }))
   const from = Context.get(source, SqlClient.SqlClient)
+  // Before the target is touched: a move refused for its key changes nothing anywhere.
+  yield* checkSecretKey(from, dataDir, options.secretKey)
+  const target = yield* Layer.build(Database.layerPostgres({ url: options.databaseUrl, maxConnections: 2 }))
   const to = Context.get(target, SqlClient.SqlClient)
   const sourceBlobs = Context.get(yield* Layer.build(BlobStores.layerFiles(dataDir)), BlobStore)
   const targetBlobs = Context.get(

@@ -35,6 +35,29 @@ export interface ResealReport {
   readonly unopenable: number
 }
 
+/** The sealed rows of every kind, with the owner each was sealed for. */
+const sealedRows = (sql: SqlClient.SqlClient, place: (typeof SEALED_COLUMNS)[number]) =>
+  sql<{ owner: string; value: string }>`SELECT ${sql(place.owner)} AS owner, ${sql(place.column)} AS value
+    FROM ${sql(place.table)} WHERE ${sql(place.column)} LIKE 'v1:%'`
+
+/**
+ * The sealed secrets that do not open with `key` (a move checks its key with it): what
+ * they are (`dkim`, `webhook`, `webhook_headers`, `totp`) and whose. Storage failures are defects.
+ */
+export const unopenableWith = (key: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const found: Array<{ readonly purpose: SealPurpose; readonly owner: string }> = []
+    let sealed = 0
+    for (const place of SEALED_COLUMNS) {
+      for (const row of yield* sealedRows(sql, place)) {
+        sealed++
+        if ((yield* open(key, place.purpose, row.owner, row.value)) === undefined) found.push({ purpose: place.purpose, owner: row.owner })
+      }
+    }
+    return { sealed, unopenable: found }
+  }).pipe(Effect.orDie)
+
 /** Re-seals under `current` what was sealed under `previous`; storage failures are defects. */
 export const reseal = (current: string, previous: string) =>
   Effect.gen(function*() {
@@ -42,9 +65,7 @@ export const reseal = (current: string, previous: string) =>
     let resealed = 0
     let unopenable = 0
     for (const place of SEALED_COLUMNS) {
-      const rows = yield* sql<{ owner: string; value: string }>`SELECT ${sql(place.owner)} AS owner, ${sql(place.column)} AS value
-        FROM ${sql(place.table)} WHERE ${sql(place.column)} LIKE 'v1:%'`
-      for (const row of rows) {
+      for (const row of yield* sealedRows(sql, place)) {
         if (!isSealed(row.value) || (yield* open(current, place.purpose, row.owner, row.value)) !== undefined) continue
         const plaintext = yield* open(previous, place.purpose, row.owner, row.value)
         if (plaintext === undefined) {
