@@ -46,12 +46,16 @@ interface Requirement {
   readonly missing: () => string | undefined
 }
 
-/** Files whose every test needs PostgreSQL. */
+/**
+ * Files whose every test needs PostgreSQL (database-outage.test.ts runs a server of its own
+ * from the binaries installed with it: own-postgres.ts).
+ */
 export const POSTGRES_FILES: ReadonlyArray<string> = [
   "packages/core/test/signals.test.ts",
   "packages/http/test/auth-races.test.ts",
   "packages/http/test/concurrency.test.ts",
   "packages/http/test/crash-postgres.test.ts",
+  "packages/http/test/database-outage.test.ts",
   "packages/http/test/shared-limits.test.ts",
   "packages/http/test/two-processes.test.ts"
 ]
