@@ -1,29 +1,17 @@
 /**
- * The operator's commands, which act without an API key: `serve`, `migrate`, `org create`,
- * `org key`, `org plan`, `suppressions add`, `outbox` and `mcp` (which takes a key but speaks MCP on
- * stdio). Each is a thin effect
- * over core (or over @inbox/http for serve) run by `runCommand`.
+ * The operator's commands that are not operations of the catalogue: `serve`, `migrate`,
+ * `inbound` (which reads a file for the forwarder's operation) and `mcp` (which takes a key
+ * but speaks MCP on stdio). The operator's other commands (`org create`, `org key`,
+ * `org plan`, `suppressions add`, `outbox`, `ready`) are the catalogue's local operations,
+ * added like every resource command (resources.ts).
  */
-import {
-  ApiKeys,
-  Billing,
-  Database,
-  decodeInput,
-  EmailAddress,
-  Inbound,
-  Organizations,
-  type PlanId,
-  readLocalOutbox,
-  type SuppressionReason,
-  Suppressions
-} from "@inbox/core"
+import { Database, type DeliveryResult, InboundOperations, OperatorOperations, runOperation } from "@inbox/core"
 import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
-import { Config, Effect, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
-import { callerPath, writeErr, writeOut } from "./ambient.ts"
-import { fields, json, print, table } from "./output.ts"
-import { apiKeyFrom, authenticate, CliError, storageInUse, withDatabase, withEngine } from "./runtime.ts"
+import { Config, Effect, Option } from "effect"
+import { callerPath } from "./ambient.ts"
+import { json, print, table } from "./output.ts"
+import { apiKeyFrom, authenticate, CLI_CONTEXT, CliError, storageInUse, withEngine } from "./runtime.ts"
 
 /** Flags of `serve`, each setting the INBOX_* variable the engine reads. */
 export const SERVE_SETTINGS = [
@@ -110,95 +98,27 @@ const describeStorage = Effect.gen(function*() {
   return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))}`
 }).pipe(Effect.orDie)
 
-const MigrationRow = Schema.Struct({ migration_id: Schema.Number, name: Schema.String })
-
 /** Opening the database applies pending migrations (Database.layerConfig), and says which. */
 export const migrate = Effect.gen(function*() {
   const where = yield* describeStorage
-  const { applied, rows } = yield* withDatabase(Effect.gen(function*() {
-    const { applied } = yield* Database.Migrations
-    const sql = yield* SqlClient.SqlClient
-    const raw = yield* sql`SELECT migration_id, name FROM inbox_migrations ORDER BY migration_id`
-    return { applied, rows: yield* Schema.decodeUnknownEffect(Schema.Array(MigrationRow))(raw) }
-  }).pipe(Effect.orDie))
+  const { applied, listed } = yield* withEngine(Effect.gen(function*() {
+    // What opening the database applied (inside a running server: nothing, it migrated at start).
+    const opened = yield* Effect.serviceOption(Database.Migrations)
+    const applied = opened._tag === "Some" ? opened.value.applied : []
+    const listed = yield* runOperation(OperatorOperations.listMigrations, { credential: { kind: "local" }, context: CLI_CONTEXT })
+    return { applied, listed: listed as typeof OperatorOperations.listMigrations["~types"] extends infer T ? T extends { readonly output: infer O } ? O : never : never }
+  }))
+  const rows = listed.applied
   const name = (id: number, n: string) => `${String(id).padStart(4, "0")}_${n}`
   yield* print(`database: ${where}`)
   for (const m of applied) yield* print(`applied: ${name(m.id, m.name)}`)
   const latest = rows.at(-1)
   yield* print(
     applied.length === 0
-      ? `up to date: ${rows.length} migration${rows.length === 1 ? "" : "s"}${latest === undefined ? "" : `, latest ${name(latest.migration_id, latest.name)}`}`
+      ? `up to date: ${rows.length} migration${rows.length === 1 ? "" : "s"}${latest === undefined ? "" : `, latest ${name(latest.id, latest.name)}`}`
       : `done: ${applied.length} applied, ${rows.length} in total`
   )
 })
-
-export interface OrgCreateOptions {
-  readonly ownerEmail: string
-  readonly name?: string
-  readonly verified?: boolean
-  readonly plan: PlanId
-  readonly json?: boolean
-}
-
-/** An organization and an organization-level key with full permissions (operator only). */
-export const orgCreate = (options: OrgCreateOptions) =>
-  Effect.gen(function*() {
-    const { owner_email } = yield* decodeInput(Schema.Struct({ owner_email: EmailAddress }), { owner_email: options.ownerEmail })
-    const created = yield* withEngine(Effect.gen(function*() {
-      const { organization } = yield* (yield* Organizations).create({
-        ownerEmail: owner_email,
-        plan: options.plan,
-        verified: options.verified === true,
-        ...(options.name === undefined ? {} : { name: options.name })
-      })
-      const key = yield* (yield* ApiKeys).issue(organization.id, { name: "owner" })
-      return { organization, key }
-    }))
-    if (options.json === true) {
-      // The documented shape, byte for byte: `{"organization_id": "...", "api_key": "am_..."}`.
-      return yield* print(`{"organization_id": ${JSON.stringify(created.organization.id)}, "api_key": ${JSON.stringify(created.key.api_key)}}`)
-    }
-    yield* print(fields({
-      organization_id: created.organization.id,
-      owner_email: created.organization.owner_email,
-      email_verified: created.organization.email_verified,
-      plan: created.organization.plan,
-      api_key: created.key.api_key
-    }))
-    yield* print("\nKeep the api_key now: it is shown only once.")
-  })
-
-/**
- * The operator's plan for an organization (billing source `admin`), which wins over any
- * subscription; `free` withdraws the assignment and the subscription, if any, rules again
- * (Billing.assignPlan). Prints the billing summary.
- */
-export const orgPlan = (options: { readonly organizationId: string; readonly plan: PlanId; readonly json?: boolean }) =>
-  Effect.gen(function*() {
-    const summary = yield* withEngine(Effect.gen(function*() {
-      yield* (yield* Organizations).get(options.organizationId)
-      return yield* (yield* Billing).assignPlan(options.organizationId, options.plan)
-    }))
-    if (options.json === true) return yield* print(JSON.stringify(summary))
-    yield* print(fields({ organization_id: options.organizationId, plan: summary.plan, source: summary.source, status: summary.status }))
-  })
-
-/**
- * Issues a new organization-level key with every permission to an existing organization:
- * how an operator recovers an organization whose last full key was revoked.
- */
-export const orgKey = (options: { readonly organizationId: string; readonly name: string; readonly json?: boolean }) =>
-  Effect.gen(function*() {
-    const key = yield* withEngine(Effect.gen(function*() {
-      const organization = yield* (yield* Organizations).get(options.organizationId)
-      return yield* (yield* ApiKeys).issue(organization.id, { name: options.name })
-    }))
-    if (options.json === true) {
-      return yield* print(`{"organization_id": ${JSON.stringify(options.organizationId)}, "api_key": ${JSON.stringify(key.api_key)}}`)
-    }
-    yield* print(fields({ organization_id: options.organizationId, api_key_id: key.api_key_id, api_key: key.api_key }))
-    yield* print("\nKeep the api_key now: it is shown only once.")
-  })
 
 /**
  * Delivers a local .eml file as the forwarder would (the same path as POST /inbound/raw,
@@ -210,70 +130,16 @@ export const inbound = (options: { readonly file: string; readonly to: ReadonlyA
       try: () => new Uint8Array(readFileSync(callerPath(options.file))),
       catch: (e) => new CliError({ code: "unreadable_file", message: e instanceof Error ? e.message : String(e) })
     })
-    const result = yield* withEngine(Inbound.use((i) => i.deliver({ raw, to: options.to })))
+    // The forwarder's operation, as the operator on this machine: no secret needed.
+    const result = (yield* withEngine(runOperation(InboundOperations.receiveRaw, {
+      credential: { kind: "local" },
+      input: { to: options.to.join(",") },
+      raw,
+      context: CLI_CONTEXT
+    }))) as typeof DeliveryResult.Type
     if (options.json === true) return yield* print(json(result))
     yield* print(result.delivered.length === 0 ? "Delivered to no inbox." : table(result.delivered, ["address", "message_id", "thread_id", "duplicate"]))
     if (result.skipped.length > 0) yield* print(`Skipped (not hosted here): ${result.skipped.join(", ")}`)
-  })
-
-/**
- * Suppresses an address in an organization, as a hard bounce or a complaint would: the
- * operator's way until the mail provider's events arrive, and for addresses a recipient
- * asked by other means never to be mailed. An address already suppressed keeps its first
- * record.
- */
-export const suppressionAdd = (options: { readonly organizationId: string; readonly address: string; readonly reason: SuppressionReason }) =>
-  Effect.gen(function*() {
-    const { address } = yield* decodeInput(Schema.Struct({ address: EmailAddress }), { address: options.address })
-    yield* withEngine(Effect.gen(function*() {
-      const organization = yield* (yield* Organizations).get(options.organizationId)
-      yield* (yield* Suppressions).add(organization.id, { address, reason: options.reason })
-    }))
-    yield* print(`Suppressed ${address.toLowerCase()} in ${options.organizationId}: sends to it are refused until the suppression is deleted.`)
-  })
-
-const outboxRows = (limit: number) =>
-  withDatabase(readLocalOutbox(limit)).pipe(
-    Effect.map((rows) =>
-      rows.map((r) => ({
-        id: String(r.id),
-        created_at: r.created_at.toISOString(),
-        from: r.envelope_from,
-        to: r.envelope_to,
-        subject: r.subject ?? "",
-        raw: r.raw
-      }))
-    )
-  )
-
-const smtpHint = Effect.gen(function*() {
-  const smtp = yield* Config.option(Config.String("INBOX_SMTP_URL")).pipe(Effect.orDie)
-  if (Option.isSome(smtp)) writeErr("note: INBOX_SMTP_URL is set, so new mail goes to the relay, not to this outbox\n")
-})
-
-export const outboxList = (options: { readonly limit: number; readonly json?: boolean }) =>
-  Effect.gen(function*() {
-    yield* smtpHint
-    const rows = yield* outboxRows(options.limit)
-    if (options.json === true) return yield* print(json(rows.map(({ raw: _, ...row }) => row)))
-    if (rows.length === 0) return yield* print("The local outbox is empty.")
-    yield* print(table(rows, ["id", "created_at", "from", "to", "subject"]))
-  })
-
-/** Searched among the newest messages: the outbox is a development aid, not an archive. */
-const SHOW_WINDOW = 1000
-
-export const outboxShow = (id: string | undefined) =>
-  Effect.gen(function*() {
-    const rows = yield* outboxRows(id === undefined ? 1 : SHOW_WINDOW)
-    const row = id === undefined ? rows[0] : rows.find((r) => r.id === id)
-    if (row === undefined) {
-      return yield* new CliError({
-        code: "not_found",
-        message: id === undefined ? "the local outbox is empty" : `no message ${id} among the newest ${SHOW_WINDOW} in the local outbox`
-      })
-    }
-    yield* Effect.sync(() => writeOut(Buffer.from(row.raw)))
   })
 
 export const mcp = (options: { readonly apiKey?: string; readonly readOnly?: boolean }) =>

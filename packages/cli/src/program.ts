@@ -3,22 +3,8 @@
  * same meaning before a command runs, so flags and environment are one mechanism; the
  * resource commands come from the operation catalogue (resources.ts).
  */
-import { PLAN_IDS, type PlanId, SUPPRESSION_REASONS, type SuppressionReason } from "@inbox/core"
-import { Command, InvalidArgumentError, Option } from "commander"
-import {
-  inbound,
-  mcp,
-  migrate,
-  orgCreate,
-  orgKey,
-  orgPlan,
-  outboxList,
-  outboxShow,
-  SERVE_SETTINGS,
-  serve,
-  STORAGE_SETTINGS,
-  suppressionAdd
-} from "./admin.ts"
+import { Command } from "commander"
+import { inbound, mcp, migrate, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
 import { inServer } from "./ambient.ts"
 import { verifyWait } from "./domains.ts"
 import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
@@ -44,12 +30,6 @@ const applySettings = (
   }
 }
 
-const positiveInt = (value: string): number => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("Expected a positive integer.")
-  return n
-}
-
 export const buildProgram = (): Command => {
   const program = new Command("inboxctl")
     .description("Operate the inbox engine: run the server, administer organizations, manage resources, speak MCP.")
@@ -72,36 +52,6 @@ export const buildProgram = (): Command => {
     .description("Apply pending database migrations, print what happened, and exit.")
     .action(() => runCommand(migrate))
 
-  const org = program.command("org").description("Organizations (operator).")
-  org.command("create")
-    .description("Create an organization and an organization-level API key with full permissions.")
-    .requiredOption("--owner-email <email>", "owner's email address")
-    .option("--name <name>", "organization name (default: the owner email)")
-    .option("--verified", "mark the owner email verified (sending and creating keys need it)")
-    .addOption(new Option("--plan <plan>", "plan assigned by the operator (billing source admin)").choices([...PLAN_IDS]).default("free"))
-    .option("--json", "print {\"organization_id\", \"api_key\"}")
-    .action((opts: { ownerEmail: string; name?: string; verified?: boolean; plan: PlanId; json?: boolean }) =>
-      runCommand(orgCreate(opts))
-    )
-
-  org.command("key")
-    .description("Issue a new organization-level key with every permission (recovery when an organization revoked its last full key).")
-    .argument("<organization_id>")
-    .option("--name <name>", "key name", "operator recovery")
-    .option("--json", "print {\"organization_id\", \"api_key\"}")
-    .action((organizationId: string, opts: { name: string; json?: boolean }) =>
-      runCommand(orgKey({ organizationId, name: opts.name, ...(opts.json === true ? { json: true } : {}) }))
-    )
-
-  org.command("plan")
-    .description("Assign a plan as the operator (billing source admin, wins over any subscription); free withdraws the assignment.")
-    .argument("<organization_id>")
-    .addOption(new Option("--plan <plan>", "the plan").choices([...PLAN_IDS]).makeOptionMandatory())
-    .option("--json", "print the billing summary as JSON")
-    .action((organizationId: string, opts: { plan: PlanId; json?: boolean }) =>
-      runCommand(orgPlan({ organizationId, plan: opts.plan, ...(opts.json === true ? { json: true } : {}) }))
-    )
-
   program.command("inbound")
     .description("Deliver a local .eml file to hosted inboxes, as the mail forwarder does (POST /inbound/raw).")
     .argument("<file>", "an RFC 822 message")
@@ -112,17 +62,6 @@ export const buildProgram = (): Command => {
     )
 
   addCatalogueCommands(program, { "domains.verify": verifyWait })
-
-  // Beside the catalogue's `suppressions list|delete`: adding one is the operator's, with no key.
-  const suppressions = program.commands.find((c) => c.name() === "suppressions") ?? program.command("suppressions")
-  suppressions.command("add")
-    .description("Suppress an address in an organization (operator): sends to it are refused until the suppression is deleted.")
-    .requiredOption("--org <organization_id>", "the organization")
-    .requiredOption("--address <address>", "the email address")
-    .addOption(new Option("--reason <reason>", "why").choices([...SUPPRESSION_REASONS]).default("manual"))
-    .action((opts: { org: string; address: string; reason: SuppressionReason }) =>
-      runCommand(suppressionAdd({ organizationId: opts.org, address: opts.address, reason: opts.reason }))
-    )
 
   // Beside the catalogue's `events list`: following a running server's WebSocket.
   const events = program.commands.find((c) => c.name() === "events") ?? program.command("events")
@@ -147,16 +86,6 @@ export const buildProgram = (): Command => {
         ...(opts.json === true ? { json: true } : {})
       }))
     })
-
-  const outbox = program.command("outbox")
-    .description("List the local outbox: mail kept when INBOX_SMTP_URL is unset (verification codes in development).")
-    .option("--limit <n>", "how many of the newest messages", positiveInt, 20)
-    .option("--json", "print the list as JSON")
-    .action((opts: { limit: number; json?: boolean }) => runCommand(outboxList(opts)))
-  outbox.command("show")
-    .description("Print one message of the local outbox as raw RFC 822 (default: the newest).")
-    .argument("[id]", "message id from `inboxctl outbox`")
-    .action((id: string | undefined) => runCommand(outboxShow(id)))
 
   program.command("mcp")
     .description("Serve MCP over stdio (newline-delimited JSON-RPC) with the tools of the given key.")

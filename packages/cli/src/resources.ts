@@ -10,7 +10,7 @@
  * fields for one resource, a line for an empty success. Only the presentation is here.
  */
 import { writeOut } from "./ambient.ts"
-import { type ApiError, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
+import { type ApiError, type Credential, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect, Stream } from "effect"
 import { fields, isSeries, json, listing, print, seriesLines } from "./output.ts"
@@ -18,6 +18,8 @@ import { apiKeyFrom, authenticate, CLI_CONTEXT, type CliError, runCommand, withE
 
 /** Descriptions of the command groups (presentation only; the commands come from the catalogue). */
 export const GROUPS: Readonly<Record<string, string>> = {
+  org: "Organizations (operator): create one with its first key, issue a recovery key, assign a plan",
+  outbox: "The local outbox (operator): mail kept when INBOX_SMTP_URL is unset, as verification codes in development",
   pod: "Pods: isolated groups of inboxes",
   inbox: "Inboxes: email addresses that receive and send mail",
   key: "API keys of the organization",
@@ -152,8 +154,13 @@ const addAction = (parent: Command, action: string, op: Operation, extension?: C
     runCommand(Effect.gen(function*() {
       const key = op.access.kind === "member" ? yield* apiKeyFrom(typeof opts["apiKey"] === "string" ? opts["apiKey"] : undefined) : undefined
       const result = yield* withEngine(Effect.gen(function*() {
-        const principal = key === undefined ? undefined : yield* authenticate(key)
-        const result = yield* runOperation(op, { principal, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
+        // The operator's own operations run as the operator on this machine; the rest with the key.
+        const credential: Credential = op.access.kind === "local" || op.access.kind === "operator"
+          ? { kind: "local" }
+          : key === undefined
+          ? { kind: "anonymous" }
+          : { kind: "principal", principal: yield* authenticate(key) }
+        const result = yield* runOperation(op, { credential, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
         // A download streams from its store (the database, for PostgreSQL), so its bytes
         // are written while the engine and its connections are still open.
         if (op.output.kind === "download") yield* writeBytes(result as Download)
@@ -168,7 +175,13 @@ const addAction = (parent: Command, action: string, op: Operation, extension?: C
 const show = (op: Operation, result: unknown, asJson: boolean, ids: ReadonlyArray<string>) => {
   const face = op.cli
   const columns = "command" in face ? face.columns : undefined
-  if (asJson) return result === undefined ? Effect.void : print(json(result))
+  if (asJson) {
+    if (result === undefined) return Effect.void
+    const picked = "command" in face && face.jsonFields !== undefined
+      ? Object.fromEntries(face.jsonFields.map((f) => [f, (result as Record<string, unknown>)[f]]))
+      : result
+    return print(json(picked))
+  }
   switch (op.output.kind) {
     case "empty":
       return print(`Done: ${face && "command" in face ? face.command : op.name}${ids.length > 0 ? ` ${ids.join(" ")}` : ""}.`)

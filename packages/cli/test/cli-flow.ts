@@ -139,8 +139,10 @@ export const cliFlow = (storage: Storage) => {
     it("org create --json prints the organization id and an organization-level API key", async () => {
       const run = await inboxctl(["org", "create", "--owner-email", "owner@example.com", "--verified", "--json"], env)
       assert.strictEqual(run.code, 0, run.stderr)
-      assert.match(run.stdout, /^\{"organization_id": "org_[0-9a-f]+", "api_key": "am_[0-9a-f]+"\}\n$/)
       const body = JSON.parse(run.stdout) as { organization_id: string; api_key: string }
+      assert.deepStrictEqual(Object.keys(body), ["organization_id", "api_key"])
+      assert.match(body.organization_id, /^org_[0-9a-f]+$/)
+      assert.match(body.api_key, /^am_[0-9a-f]+$/)
       orgKey = body.api_key
       orgId = body.organization_id
     })
@@ -181,7 +183,7 @@ export const cliFlow = (storage: Storage) => {
       const revoked = await inboxctl(["key", "revoke", keys.api_keys[0]?.api_key_id ?? "", "--api-key", api_key], env)
       assert.strictEqual(revoked.code, 0, revoked.stderr)
       assert.strictEqual((await inboxctl(["pod", "list", "--api-key", api_key], env)).code, 1)
-      const recovered = await inboxctl(["org", "key", organization_id, "--json"], env)
+      const recovered = await inboxctl(["org", "key", "--organization-id", organization_id, "--json"], env)
       assert.strictEqual(recovered.code, 0, recovered.stderr)
       const fresh = (JSON.parse(recovered.stdout) as { api_key: string }).api_key
       const pods = await inboxctl(["pod", "list", "--api-key", fresh, "--json"], env)
@@ -192,11 +194,11 @@ export const cliFlow = (storage: Storage) => {
     it("org plan assigns the operator's plan (billing source admin) and --plan free withdraws it", async () => {
       const created = await inboxctl(["org", "create", "--owner-email", "plan@example.com", "--verified", "--json"], env)
       const { organization_id } = JSON.parse(created.stdout) as { organization_id: string }
-      const assigned = await inboxctl(["org", "plan", organization_id, "--plan", "scale", "--json"], env)
+      const assigned = await inboxctl(["org", "plan", "--organization-id", organization_id, "--plan", "scale", "--json"], env)
       assert.strictEqual(assigned.code, 0, assigned.stderr)
       const billing = JSON.parse(assigned.stdout) as { plan: string; source: string; limits: { inboxes: number } }
       assert.deepStrictEqual([billing.plan, billing.source, billing.limits.inboxes], ["scale", "admin", 500])
-      const withdrawn = await inboxctl(["org", "plan", organization_id, "--plan", "free", "--json"], env)
+      const withdrawn = await inboxctl(["org", "plan", "--organization-id", organization_id, "--plan", "free", "--json"], env)
       assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
       assert.deepStrictEqual((JSON.parse(withdrawn.stdout) as { source: string }).source, "free")
     })
@@ -243,7 +245,7 @@ export const cliFlow = (storage: Storage) => {
       assert.strictEqual(listed.code, 0, listed.stderr)
       assert.match(listed.stdout, /^ENTRY\s+DIRECTION\s+LIST_TYPE.*\nspam@example\.com\s+send\s+block\s+spam\s/)
 
-      const suppressed = await inboxctl(["suppressions", "add", "--org", orgId, "--address", "Gone@Example.com", "--reason", "complaint"], env)
+      const suppressed = await inboxctl(["suppressions", "add", "--organization-id", orgId, "--address", "Gone@Example.com", "--reason", "complaint"], env)
       assert.strictEqual(suppressed.code, 0, suppressed.stderr)
       const shown = await inboxctl(["suppressions", "list", "--json"], withKey)
       assert.strictEqual(shown.code, 0, shown.stderr)
@@ -251,7 +253,7 @@ export const cliFlow = (storage: Storage) => {
         (JSON.parse(shown.stdout) as { suppressions: ReadonlyArray<{ address: string; reason: string }> }).suppressions.map((x) => [x.address, x.reason]),
         [["gone@example.com", "complaint"]]
       )
-      const unknown = await inboxctl(["suppressions", "add", "--org", "org_000000000000000000000000", "--address", "a@example.com"], env)
+      const unknown = await inboxctl(["suppressions", "add", "--organization-id", "org_000000000000000000000000", "--address", "a@example.com"], env)
       assert.strictEqual(unknown.code, 1)
       assert.match(unknown.stderr, /^error: not_found: /)
     })
@@ -346,23 +348,23 @@ export const cliFlow = (storage: Storage) => {
         assert.strictEqual((await tailRun).code, 130)
         if (storage.embedded) {
           // The server holds the data folder: the command goes to it over the local socket.
-          const through = await inboxctl(["outbox", "--json"], env)
+          const through = await inboxctl(["outbox", "list", "--json"], env)
           assert.strictEqual(through.code, 0, through.stderr)
-          assert.isTrue((JSON.parse(through.stdout) as ReadonlyArray<{ to: ReadonlyArray<string> }>).some((m) => m.to.includes("human@example.com")))
+          assert.isTrue((JSON.parse(through.stdout) as { messages: ReadonlyArray<{ to: ReadonlyArray<string> }> }).messages.some((m) => m.to.includes("human@example.com")))
         }
       } finally {
         server.kill("SIGINT")
       }
       assert.strictEqual((await serverRun).code, 130)
 
-      const outbox = await inboxctl(["outbox", "--json"], env)
+      const outbox = await inboxctl(["outbox", "list", "--json"], env)
       assert.strictEqual(outbox.code, 0, outbox.stderr)
-      const mail = (JSON.parse(outbox.stdout) as ReadonlyArray<{ id: string; to: ReadonlyArray<string>; subject: string }>)
+      const mail = (JSON.parse(outbox.stdout) as { messages: ReadonlyArray<{ id: string; to: ReadonlyArray<string>; subject: string }> }).messages
         .find((m) => m.to.includes("human@example.com"))
       assert.deepStrictEqual(mail?.to, ["human@example.com"])
       const code = mail?.subject.match(/(\d{6})$/)?.[1]
       assert.isDefined(code)
-      const raw = await inboxctl(["outbox", "show", mail?.id ?? ""], env)
+      const raw = await inboxctl(["outbox", "show", "--id", mail?.id ?? ""], env)
       assert.strictEqual(raw.code, 0, raw.stderr)
       assert.include(raw.stdout, `Your verification code is ${code}`)
     })

@@ -2,8 +2,8 @@
  * What an operator sees of the HTTP server: one structured log line per request (request id,
  * the principal's organization, method, route pattern, status, duration; never a key, a
  * body or a query string), request counts and latency per route for `/metrics`, and the
- * probes: `/health` (cheap, for liveness), `/ready` (database reachable, migrations applied,
- * job worker alive) and `/metrics` (Prometheus text, behind INBOX_METRICS_TOKEN).
+ * `/metrics` (Prometheus text, behind INBOX_METRICS_TOKEN). `/ready` is core's operation
+ * (operating/operations.ts).
  *
  * The route label is the pattern (`/v0/inboxes/:inbox_id`), never the concrete path, so the
  * number of series stays bounded; a request that matched no route counts as `unmatched`.
@@ -13,10 +13,9 @@
  * errors name URLs with those values REDACTED (RedactedQueryParams), and every log line
  * written, whatever wrote it, has them and any `am_` key replaced (redactSecrets).
  */
-import { Availability, Database, Jobs, NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
-import { Cause, Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
+import { NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
+import { Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { writeSync } from "node:fs"
 import { errorResponse, json } from "./respond.ts"
 
@@ -98,35 +97,6 @@ export const observe = (requestId: string) =>
       return response
     })
 
-const READY_WORKER_SECONDS = 10
-
-/**
- * Ready when the database answers, every migration this version knows is applied, and (in a
- * server process) the job worker has looked for work within the last 10 seconds. A database
- * found unreachable here starts an outage like a request would (db/Availability.ts).
- */
-const Ready = HttpRouter.add("GET", "/ready", Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const jobs = yield* Jobs
-  const availability = yield* Availability
-  const known = Object.keys(Database.loadMigrations()).length
-  const applied = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM inbox_migrations`.pipe(
-    Effect.map((rows) => rows[0]?.n ?? 0),
-    Effect.timeoutOption("2 seconds"),
-    Effect.map((n) => (n._tag === "Some" ? n.value : undefined)),
-    Effect.catch((error) => Effect.as(availability.unavailable(Cause.fail(error)), undefined))
-  )
-  const lastPass = yield* jobs.lastPass
-  const at = yield* Clock.currentTimeMillis
-  const checks = {
-    database: applied === undefined ? "unreachable" : "ok",
-    migrations: applied === undefined ? "unknown" : applied === known ? "ok" : `${applied} of ${known} applied`,
-    job_worker: lastPass !== undefined && at - lastPass.getTime() < READY_WORKER_SECONDS * 1000 ? "ok" : "not running"
-  }
-  const ready = Object.values(checks).every((c) => c === "ok")
-  return json(ready ? 200 : 503, { status: ready ? "ready" : "not_ready", checks })
-}))
-
 /** Prometheus text; only with INBOX_METRICS_TOKEN set, and only for `Authorization: Bearer <it>`. */
 const Metrics = HttpRouter.add("GET", "/metrics", Effect.gen(function*() {
   const settings = yield* Settings
@@ -141,7 +111,7 @@ const Metrics = HttpRouter.add("GET", "/metrics", Effect.gen(function*() {
   return HttpServerResponse.text(yield* OperatorMetrics.prometheusText, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
 }))
 
-export const ObserveRoutes = Layer.mergeAll(Ready, Metrics)
+export const ObserveRoutes = Metrics
 
 /**
  * Standard output in batches: the lines logged during one turn of the event loop go out in

@@ -111,7 +111,7 @@ export const answerOperation = (
           : { _tag: "json", status: 200, body: answer, headers } as const
       }
       case "json":
-        return { _tag: "json", status: op.output.status ?? 200, body: result } as const
+        return { _tag: "json", status: op.output.statusOf?.(result as never) ?? op.output.status ?? 200, body: result } as const
       default:
         return { _tag: "json", status: 200, body: result } as const
     }

@@ -124,6 +124,8 @@ for (const storage of storages()) {
             if (op.name === "billing.checkout" || op.name === "billing.portal" || op.name === "billing.cancel") continue
             // The walk's engine configures no payment provider (503): billing-providers.test.ts covers them.
             if (op.name === "inbound.billingStripe" || op.name === "inbound.billingRazorpay") continue
+            // Ready only where a job worker runs, which the walk's engine has not: observe.test.ts.
+            if (op.name === "operator.ready") continue
             const res = yield* call(op, op.access.kind === "member" ? world.a.key : undefined, yield* fixture(op, world))
             const route = op.routes[0]
             if (route === undefined) continue

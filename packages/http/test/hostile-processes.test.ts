@@ -28,8 +28,9 @@ interface Answer {
 
 /**
  * A POST whose headers go first; the body follows `waitMs` later unless the server has
- * answered by then (a refusal needs only the headers), and its last byte `holdMs` after
- * that. Resolves with the answer (status 0: the connection failed without one).
+ * answered by then (a refusal needs only the headers: the wait is long enough for a busy
+ * machine to answer, so a refused client never starts writing into a closed connection),
+ * and its last byte `holdMs` after that. Resolves with the answer (status 0: the connection failed without one).
  */
 const post = (
   base: string,
@@ -114,14 +115,14 @@ for (const storage of storagesHere()) {
           const path = `/inbound/raw?to=${encodeURIComponent(inbox.email)}`
           const length = { "content-type": "message/rfc822", "content-length": String(body.length) }
           // Ten without the secret: 401, whatever they send.
-          const refused = await Promise.all(Array.from({ length: 10 }, () => post(server.url, path, length, body, { waitMs: 200 })))
+          const refused = await Promise.all(Array.from({ length: 10 }, () => post(server.url, path, length, body, { waitMs: 1500 })))
           assert.deepStrictEqual(refused.map((a) => a.status), Array(10).fill(401))
           // Twelve with it, held open but for their last byte and then given up: two fit the
           // budget; the others are told to retry at once. Memory is read while they are held.
           let peak = 0
           const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 50)
           const held = await Promise.all(Array.from({ length: 12 }, () =>
-            post(server.url, path, { ...length, "x-inbound-secret": TEST_INBOUND_SECRET }, body, { waitMs: 200, abortAfterMs: 2000 })))
+            post(server.url, path, { ...length, "x-inbound-secret": TEST_INBOUND_SECRET }, body, { waitMs: 1500, abortAfterMs: 2000 })))
           clearInterval(sampler)
           const statuses = held.map((a) => a.status)
           assert.strictEqual(statuses.filter((s) => s === 503).length, 10, JSON.stringify(statuses))

@@ -169,6 +169,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "apiKeys.revoke": (w) =>
     Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
   "plans.list": fixed({}),
+  "operator.ready": fixed({}),
   "inbound.raw": (w) =>
     Effect.map(Effect.promise(() => buildMail({ to: w.a.inboxEmail })), (raw) => ({
       input: { to: w.a.inboxEmail },

@@ -122,7 +122,13 @@ export type PrincipalOf<A extends Access> = A extends { readonly kind: "member" 
 export type InputSchema = Schema.Top & { readonly fields: Schema.Struct.Fields; readonly DecodingServices: never }
 
 export type Output =
-  | { readonly kind: "json"; readonly schema: Schema.Top; readonly status?: 200 | 202 }
+  | {
+    readonly kind: "json"
+    readonly schema: Schema.Top
+    readonly status?: 200 | 202
+    /** The status by the answer itself (a probe: 503 when not ready). */
+    readonly statusOf?: (result: never) => number
+  }
   | { readonly kind: "list"; readonly plural: string; readonly item: Schema.Top; readonly schema: Schema.Top }
   | { readonly kind: "empty"; readonly status?: 200 }
   | { readonly kind: "download" }
@@ -147,6 +153,8 @@ export type CliFace = {
   readonly command: string
   /** Table columns of a list or of one resource, for the human-readable output. */
   readonly columns?: ReadonlyArray<string>
+  /** The fields `--json` prints, where a documented contract names them (default: the whole answer). */
+  readonly jsonFields?: ReadonlyArray<string>
 } | { readonly exclude: string }
 
 export interface CallContext {
@@ -304,7 +312,11 @@ export const operation = <
 
 /** Outputs: a JSON resource, a list envelope, a download, or nothing. */
 export const Output = {
-  json: <S extends Schema.Top>(schema: S) => ({ kind: "json" as const, schema }),
+  json: <S extends Schema.Top>(schema: S, options: { readonly statusOf?: (result: S["Type"]) => number } = {}) => ({
+    kind: "json" as const,
+    schema,
+    ...(options.statusOf === undefined ? {} : { statusOf: options.statusOf as (result: never) => number })
+  }),
   /** A JSON resource answered 202 Accepted (work started, or a mail on its way). */
   accepted: <S extends Schema.Top>(schema: S) => ({ kind: "json" as const, schema, status: 202 as const }),
   /** A JSON body with the session the caller now holds, or ends (`SessionResult`). */

@@ -7,6 +7,7 @@
  * with no HTTP.
  */
 import { type Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import type { Principal } from "../access/Principal.ts"
 import type { TypedOperation } from "../catalogue/Operation.ts"
 import { runOperation } from "./run.ts"
@@ -97,6 +98,7 @@ export type EngineServices =
   | KeyCache
   | IntakeBudget
   | Availability
+  | SqlClient.SqlClient
 
 const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
   Layer.provideMerge(Sending.layer),

@@ -9,6 +9,7 @@
 import { agentOperations } from "../agent/operations.ts"
 import { apiKeyOperations } from "../apikeys/operations.ts"
 import { authOperations } from "../auth/operations.ts"
+import { operatorOperations } from "../operating/operations.ts"
 import { inboundOperations } from "../inbound/operations.ts"
 import { blobOperations } from "../blobs/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
@@ -65,7 +66,8 @@ const all = [
   ...domainOperations,
   ...metricsOperations,
   ...billingOperations,
-  ...authOperations
+  ...authOperations,
+  ...operatorOperations
 ]
 
 /** Every operation of the catalogue, with its own types. */
