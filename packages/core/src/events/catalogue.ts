@@ -34,6 +34,13 @@ export const OPT_IN_PERMISSION: Readonly<Record<typeof OPT_IN_EVENT_TYPES[number
   "message.received.unauthenticated": "label_unauthenticated_read"
 }
 
+/** The permissions subscribing to these event types needs (the opt-in ones'): an operation's `permissionsFor`. */
+export const optInPermissions = (types: ReadonlyArray<string>): ReadonlyArray<Permission> =>
+  types.flatMap((type) => {
+    const permission = OPT_IN_PERMISSION[type as typeof OPT_IN_EVENT_TYPES[number]]
+    return permission === undefined ? [] : [permission]
+  })
+
 /**
  * The first opt-in type of `types` whose permission the principal lacks, with that
  * permission: subscribing to it (a webhook, a WebSocket) is refused as reading it would be.

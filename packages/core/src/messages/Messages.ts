@@ -19,10 +19,11 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { holds, missingPermission, notFound, type Principal } from "../access/Principal.ts"
+import type { Permission } from "../access/permissions.ts"
+import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { Blobs, type SignedDownload } from "../blobs/Blobs.ts"
-import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
+import type { NotFound, ValidationError } from "../errors/errors.ts"
 import type { Download } from "../shared/download.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
@@ -98,19 +99,20 @@ export const AttachmentInfo = Schema.Struct({
 export const filterValuesOf = (value: string | undefined): ReadonlyArray<string> =>
   value === undefined ? [] : (jsonListOf(value) ?? [value]).filter((v) => v.trim().length > 0)
 
-const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, "label_spam_read" | "label_blocked_read" | "label_unauthenticated_read" | "label_trash_read">> = {
+const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, Permission>> = {
   spam: "label_spam_read",
   blocked: "label_blocked_read",
   unauthenticated: "label_unauthenticated_read",
   trash: "label_trash_read"
 }
 
-/** Requesting a hidden label needs its label_*_read permission. */
-export const checkHiddenLabels = (principal: Principal, labels: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<HiddenLabel>, MissingPermission> => {
-  const hidden = labels.filter((l): l is HiddenLabel => (HIDDEN_LABELS as ReadonlyArray<string>).includes(l))
-  const lacking = hidden.find((l) => !holds(principal, HIDDEN_PERMISSION[l]))
-  return lacking === undefined ? Effect.succeed(hidden) : Effect.fail(missingPermission(HIDDEN_PERMISSION[lacking]))
-}
+/** The hidden labels among `labels`. */
+export const hiddenAmong = (labels: ReadonlyArray<string>): ReadonlyArray<HiddenLabel> =>
+  labels.filter((l): l is HiddenLabel => (HIDDEN_LABELS as ReadonlyArray<string>).includes(l))
+
+/** Asking for hidden labels needs their label_*_read permissions: an operation's `permissionsFor`. */
+export const hiddenLabelPermissions = (labels: ReadonlyArray<string>): ReadonlyArray<Permission> =>
+  hiddenAmong(labels).map((l) => HIDDEN_PERMISSION[l])
 
 /** Checks a label change: no system label, nothing both added and removed. */
 export const checkLabelChanges = (input: UpdateLabelsInput): Effect.Effect<{ readonly add: ReadonlyArray<string>; readonly remove: ReadonlyArray<string> }, ValidationError> => {
@@ -143,7 +145,7 @@ export const hiddenCondition = (
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export class Messages extends Context.Service<Messages, {
-  list(principal: Principal, inboxId: string, query: ListMessagesQuery): Effect.Effect<Page<MessageSummary>, NotFound | ValidationError | MissingPermission>
+  list(principal: Principal, inboxId: string, query: ListMessagesQuery): Effect.Effect<Page<MessageSummary>, NotFound | ValidationError>
   get(principal: Principal, inboxId: string, messageId: string): Effect.Effect<Message, NotFound>
   /** The stored row of a visible message (full form), for replies, forwards and downloads. */
   find(principal: Principal, inboxId: string, messageId: string): Effect.Effect<FullMessageRow, NotFound>
@@ -196,7 +198,8 @@ export class Messages extends Context.Service<Messages, {
       list: Effect.fn("Messages.list")(function*(principal, inboxId, query) {
         const inbox = yield* inboxes.find(principal, inboxId)
         const labels = labelsOf(query.labels)
-        const requested = yield* checkHiddenLabels(principal, labels)
+        // Their permissions were checked when the operation admitted the query (permissionsFor).
+        const requested = hiddenAmong(labels)
         const ascending = query.ascending === true || query.ascending === "true"
         const page = yield* keyset(sql, query, { column: "timestamp", ascending })
         // from, to and subject each take one value or a JSON array of values, all of which must match.

@@ -6,12 +6,13 @@ import {
   AttachmentInfo,
   BatchGetInput,
   BatchUpdateInput,
+  hiddenLabelPermissions,
   ListMessagesQuery,
   Messages,
   RawInfo,
   UpdateLabelsInput
 } from "./Messages.ts"
-import { Message, MessageSummary } from "./model.ts"
+import { labelsOf, Message, MessageSummary } from "./model.ts"
 
 const COLUMNS = ["message_id", "timestamp", "from", "subject", "labels", "thread_id"]
 const BASE = "/v0/inboxes/:inbox_id/messages"
@@ -23,6 +24,7 @@ export const listMessages = operation({
   routes: [route.get(BASE)],
   access: { kind: "member", permission: "message_read" },
   query: ListMessagesQuery,
+  permissionsFor: (input) => hiddenLabelPermissions(labelsOf(input.labels)),
   output: Output.list("messages", MessageSummary),
   mutates: false,
   mcp: { tool: "list_messages" },

@@ -19,11 +19,12 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import type { Permission } from "../access/permissions.ts"
 import type { Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
-import { checkHiddenLabels, hiddenCondition } from "../messages/Messages.ts"
+import { hiddenAmong, hiddenCondition, hiddenLabelPermissions } from "../messages/Messages.ts"
 import { MessageRow, MessageSummary, SUMMARY_COLUMNS, ThreadRow, type ThreadSummary, toSummary, toThreadSummary } from "../messages/model.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Line } from "../shared/fields.ts"
@@ -114,6 +115,15 @@ const textLeaves = (node: Node, positive = true): Array<{ readonly leaf: TextLea
   }
 }
 
+/**
+ * The permissions a search query needs for the hidden labels it names (`label:spam`): its
+ * operations' `permissionsFor`. A query that does not parse needs none; the search refuses it.
+ */
+export const searchPermissions = (q: string): ReadonlyArray<Permission> => {
+  const parsed = parseQuery(q)
+  return parsed._tag === "Problem" ? [] : hiddenLabelPermissions(labelsAsked(parsed.node))
+}
+
 const labelsAsked = (node: Node): Array<string> =>
   node._tag === "Label" ? [node.label] : node._tag === "And" || node._tag === "Or" ? node.nodes.flatMap(labelsAsked) : []
 
@@ -163,7 +173,8 @@ export class Search extends Context.Service<Search, {
       const parsed = parseQuery(q)
       if (parsed._tag === "Problem") return yield* parsed.error
       const node = parsed.node
-      const requested = yield* checkHiddenLabels(principal, labelsAsked(node))
+      // Their permissions were checked when the operation admitted the query (permissionsFor).
+      const requested = hiddenAmong(labelsAsked(node))
       const leaves = textLeaves(node)
       const resolved = leaves.length === 0 ? [] : yield* sql<{ q: string }>`
         SELECT inbox_search_query(t, w, p::boolean)::text AS q

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { ThreadSummary } from "../messages/model.ts"
 import { listBody } from "../shared/pagination.ts"
-import { MessageSearchResult, Search, SearchQuery } from "./Search.ts"
+import { MessageSearchResult, Search, SearchQuery, searchPermissions } from "./Search.ts"
 
 const PATH = "/v0/inboxes/:inbox_id/messages/search"
 const SUMMARY = "Search an inbox's messages (from, to, subject, body), ranked, each with highlights.text marking the matched words with **. " +
@@ -17,7 +17,8 @@ const COLUMNS = ["message_id", "timestamp", "from", "subject", "thread_id"]
 const common = {
   access: { kind: "member", permission: "message_read" },
   output: Output.list("messages", MessageSearchResult),
-  mutates: false
+  mutates: false,
+  permissionsFor: (input: typeof SearchQuery.Type) => searchPermissions(input.q)
 } as const
 
 export const searchMessages = operation({
@@ -48,6 +49,7 @@ export const searchThreads = operation({
   routes: [route.get("/v0/threads/search"), route.get("/v0/pods/:pod_id/threads/search"), route.get("/v0/inboxes/:inbox_id/threads/search")],
   access: { kind: "member", permission: "thread_read" },
   query: SearchQuery,
+  permissionsFor: (input) => searchPermissions(input.q),
   output: Output.list("threads", ThreadSummary),
   mutates: false,
   mcp: { tool: "search_threads" },

@@ -15,7 +15,7 @@ import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
-import { checkHiddenLabels, checkLabelChanges, type UpdateLabelsInput } from "../messages/Messages.ts"
+import { checkLabelChanges, hiddenAmong, type UpdateLabelsInput } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import {
   FullMessageRow,
@@ -83,7 +83,8 @@ export class Threads extends Context.Service<Threads, {
       list: Effect.fn("Threads.list")(function*(principal, place, query) {
         const condition = yield* placeCondition(principal, place)
         const labels = labelsOf(query.labels)
-        const requested = yield* checkHiddenLabels(principal, labels)
+        // Their permissions were checked when the operation admitted the query (permissionsFor).
+        const requested = hiddenAmong(labels)
         const page = yield* keyset(sql, query, { column: "last_at" })
         // A thread is listed unless all of its messages are hidden, or it is asked for by a hidden label it has.
         const hidden = requested.length === 0 ? sql`AND NOT hidden` : sql`AND (NOT hidden OR labels && ${requested}::text[])`

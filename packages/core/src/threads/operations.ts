@@ -1,8 +1,8 @@
 /** The thread operations of the catalogue (spec: Threads), at organization, pod and inbox level. */
 import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { UpdateLabelsInput } from "../messages/Messages.ts"
-import { Thread, ThreadSummary } from "../messages/model.ts"
+import { hiddenLabelPermissions, UpdateLabelsInput } from "../messages/Messages.ts"
+import { labelsOf, Thread, ThreadSummary } from "../messages/model.ts"
 import { listBody } from "../shared/pagination.ts"
 import { ListThreadsQuery, Threads } from "./Threads.ts"
 
@@ -14,6 +14,7 @@ export const listThreads = operation({
   routes: [route.get("/v0/threads"), route.get("/v0/pods/:pod_id/threads"), route.get("/v0/inboxes/:inbox_id/threads")],
   access: { kind: "member", permission: "thread_read" },
   query: ListThreadsQuery,
+  permissionsFor: (input) => hiddenLabelPermissions(labelsOf(input.labels)),
   output: Output.list("threads", ThreadSummary),
   mutates: false,
   mcp: { tool: "list_threads" },

@@ -16,10 +16,10 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { missingPermission, notFound, type Principal } from "../access/Principal.ts"
+import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { InvalidWebhookUrl, type MissingPermission, type NotFound, type PlanLimitExceeded, type ValidationError } from "../errors/errors.ts"
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES, unreadableOptIn } from "../events/catalogue.ts"
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../events/catalogue.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -305,19 +305,12 @@ export class Webhooks extends Context.Service<Webhooks, {
         : Effect.fail(validationError([{ path: [...field, reserved], message: "This header is set by the delivery and cannot be replaced" }]))
     }
 
-    // An opt-in type goes only to a webhook made by a key that may read it (as the events
-    // list and the WebSocket), else any key with webhook_create could read spam and blocked mail.
-    const checkOptIn = (principal: Principal, types: ReadonlyArray<string> | undefined) => {
-      const refused = unreadableOptIn(principal, types ?? [])
-      return refused === undefined ? Effect.void : Effect.fail(missingPermission(refused.permission))
-    }
 
     const lower = (headers: Readonly<Record<string, string>>) =>
       Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
 
     return Webhooks.of({
       create: Effect.fn("Webhooks.create")(function*(principal, path, input) {
-        yield* checkOptIn(principal, input.event_types)
         yield* checkHeaders(input.headers ?? {}, ["headers"])
         if (Object.keys(input.headers ?? {}).length > MAX_HEADERS) {
           return yield* validationError([{ path: ["headers"], message: `At most ${MAX_HEADERS} headers` }])
@@ -356,7 +349,6 @@ export class Webhooks extends Context.Service<Webhooks, {
         return toWebhook(yield* find(principal, path, id))
       }),
       update: Effect.fn("Webhooks.update")(function*(principal, path, id, input) {
-        yield* checkOptIn(principal, input.event_types)
         if (input.url !== undefined) yield* checkUrl(input.url)
         return yield* sql.withTransaction(Effect.gen(function*() {
           const row = yield* find(principal, path, id, true)

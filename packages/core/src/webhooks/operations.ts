@@ -9,6 +9,7 @@
  */
 import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
+import { optInPermissions } from "../events/catalogue.ts"
 import { listBody } from "../shared/pagination.ts"
 import {
   CreateWebhookInput,
@@ -38,6 +39,9 @@ export const createWebhook = operation({
   routes: [route.post("/v0/webhooks"), route.post("/v0/pods/:pod_id/webhooks"), route.post("/v0/inboxes/:inbox_id/webhooks")],
   access: { kind: "member", permission: "webhook_create" },
   body: CreateWebhookInput,
+  // An opt-in type goes only to a webhook made by a key that may read it (as the events list
+  // and the WebSocket), else any key with webhook_create could read spam and blocked mail.
+  permissionsFor: (input) => optInPermissions(input.event_types ?? []),
   output: Output.json(Webhook),
   mutates: true,
   mcp: { tool: "create_webhook" },
@@ -85,6 +89,7 @@ export const updateWebhook = operation({
   ],
   access: { kind: "member", permission: "webhook_update" },
   body: UpdateWebhookInput,
+  permissionsFor: (input) => optInPermissions(input.event_types ?? []),
   output: Output.json(Webhook),
   mutates: true,
   mcp: { tool: "update_webhook" },
