@@ -1,31 +1,31 @@
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { runEmbedded } from "./embed.ts"
 
 const here = fileURLToPath(new URL(".", import.meta.url))
 
 describe("embedding example", () => {
-  it("builds the engine on embedded storage and calls operations with no HTTP, validating as REST does", async () => {
-    const result = await runEmbedded()
-    assert.deepStrictEqual([...result.all].sort(), ["billing@agents.example.com", "support@agents.example.com"])
-    assert.deepStrictEqual(result.visibleToKey, ["support@agents.example.com"])
-    assert.deepStrictEqual(result.refused, { code: "validation_error", path: ["display_name"] })
-  }, 120_000)
-
-  it("the README's embedding section runs as written", () => {
-    const readme = readFileSync(`${here}../README.md`, "utf8")
-    const section = readme.slice(readme.indexOf("## Embedding the engine"))
-    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
-    assert.isDefined(code)
-    const file = `${here}readme-embed.generated.ts`
-    writeFileSync(file, code ?? "")
+  it("examples/embed.mjs creates an organization and an inbox, receives a message, lists it and replies, in INBOX_DATA_DIR, refusing as REST does", () => {
+    const data = mkdtempSync(join(tmpdir(), "embed-"))
     try {
-      const out = execFileSync(process.execPath, ["--import", "tsx", file], { cwd: here, encoding: "utf8", timeout: 120_000 })
-      assert.strictEqual(out.trim(), "support@agents.example.com validation_error")
+      // In the repository the engine is TypeScript source: tsx loads it. The packed packages
+      // run the same file with plain node (packages/cli/test/install.test.ts).
+      const out = execFileSync(process.execPath, ["--import", "tsx", "embed.mjs"], { cwd: here, encoding: "utf8", timeout: 120_000, env: { ...process.env, INBOX_DATA_DIR: data } })
+      const result = JSON.parse(out.trim()) as { inbox: string; received: string; reply: boolean; refused: string }
+      assert.match(result.inbox, /^support-\d+@agents\.example\.com$/)
+      assert.deepStrictEqual([result.received, result.reply, result.refused], ["Hello", true, "validation_error"])
     } finally {
-      rmSync(file, { force: true })
+      rmSync(data, { recursive: true, force: true })
     }
   }, 150_000)
+
+  it("the README's embedding section is examples/embed.mjs as it runs", () => {
+    const readme = readFileSync(`${here}../README.md`, "utf8")
+    const section = readme.slice(readme.indexOf("## Embedding the engine"))
+    const code = /```js\n([\s\S]*?)```/.exec(section)?.[1]
+    assert.strictEqual(code, readFileSync(`${here}embed.mjs`, "utf8"))
+  })
 })

@@ -7,13 +7,12 @@
  *
  * The server runs such commands one at a time, so one module-level slot is enough.
  */
-import type { EngineServices } from "@inbox/core"
+import type { Engine } from "@inbox/core"
 import type { Context } from "effect"
-import type { SqlClient } from "effect/sql"
 import { resolve } from "node:path"
 
 export interface InServer {
-  readonly services: Context.Context<EngineServices | SqlClient.SqlClient>
+  readonly services: Context.Context<Engine>
   readonly env: Readonly<Record<string, string>>
   readonly cwd: string
   readonly stdout: Array<Buffer>

@@ -6,7 +6,7 @@
  * the rules are core's; this file only repeats and prints.
  */
 import { writeErr, writeOut } from "./ambient.ts"
-import { DomainOperations, runOperation } from "@inbox/core"
+import { DomainOperations, Engine } from "@inbox/core"
 import { InvalidArgumentError, Option } from "commander"
 import { Clock, Effect } from "effect"
 import type { CommandExtension } from "./resources.ts"
@@ -44,7 +44,7 @@ export const verifyWait: CommandExtension = {
       const timeoutMs = (typeof opts["timeout"] === "number" ? opts["timeout"] : DEFAULT_TIMEOUT_SECONDS) * 1000
       const started = yield* Clock.currentTimeMillis
       for (;;) {
-        const domain = (yield* runOperation(DomainOperations.getDomain, call)) as Shown
+        const domain = (yield* (yield* Engine).run(DomainOperations.getDomain, call)) as Shown
         writeErr(`${block(domain)}\n`)
         if (domain.status === "VERIFIED") {
           writeOut(`Verified: ${params["domain_id"]}.\n`)
@@ -55,7 +55,7 @@ export const verifyWait: CommandExtension = {
           return yield* new CliError({ code: "timeout", message: `${params["domain_id"]} is still ${domain.status}; not yet valid: ${waiting.join(", ")}.` })
         }
         yield* Effect.sleep(`${WAIT_INTERVAL_SECONDS} seconds`)
-        yield* runOperation(DomainOperations.verifyDomain, call)
+        yield* (yield* Engine).run(DomainOperations.verifyDomain, call)
       }
     }))
 }

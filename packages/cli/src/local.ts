@@ -16,7 +16,7 @@
  * time. `serve`, `mcp` (stdio), `restore` and `move-to-postgres` (which need the folder to
  * themselves) are refused there with a message saying to stop the server first.
  */
-import type { EngineServices } from "@inbox/core"
+import type { Engine } from "@inbox/core"
 import { CommanderError } from "commander"
 import { Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -89,7 +89,7 @@ const runHere = async (request: Request, services: InServer["services"]): Promis
 export const LocalChannelLive = Layer.effectDiscard(Effect.gen(function*() {
   if (Option.isSome(yield* Config.option(Config.String("INBOX_DATABASE_URL")))) return
   const path = join(yield* dataDir, SOCKET_FILE)
-  const services = yield* Effect.context<EngineServices | SqlClient.SqlClient>()
+  const services = yield* Effect.context<Engine>()
   let queue: Promise<unknown> = Promise.resolve()
   const server = createServer((socket) => {
     let text = ""

@@ -5,7 +5,7 @@
  * INBOX_SECRET_KEY). The work is core's (operating/); here are the settings, progress on
  * stderr, and the closing advice.
  */
-import { Backup, type DataFolderInUse, Move } from "@inbox/core"
+import { Backup, type DataFolderInUse, Engine, Move } from "@inbox/core"
 import { Config, Effect, Option } from "effect"
 import { callerPath, inServer, writeErr } from "./ambient.ts"
 import { print } from "./output.ts"
@@ -43,7 +43,7 @@ export const backupCommand = (file: string) =>
     // Inside the running server that holds the folder: through its own database connection.
     const manifest = server === undefined
       ? yield* asCli(Backup.backup({ dataDir: dir, file, progress }))
-      : yield* asCli(Backup.backupRunning({ dataDir: callerPath(dir), file: callerPath(file), progress }).pipe(Effect.provide(server.services)))
+      : yield* asCli(Engine.use((engine) => engine.backup({ dataDir: callerPath(dir), file: callerPath(file), progress })).pipe(Effect.provide(server.services)))
     const rows = Object.values(manifest.tables).reduce((a, b) => a + b, 0)
     yield* print(`backed up ${dir} to ${file}: ${rows} rows, ${manifest.blobs} blobs`)
   })

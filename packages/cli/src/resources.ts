@@ -1,7 +1,7 @@
 /**
  * The commands of catalogue operations, derived from core's catalogue: every operation with
  * a `cli` face becomes `inboxctl <group> <action>` (its `cli.command`), running the
- * operation through `runOperation` with the principal of `--api-key`, on the engine itself
+ * operation through the engine (`Engine.run`) with the principal of `--api-key`, on the engine itself
  * (no HTTP). Required path parameters become positional arguments, optional ones a flag
  * named after the resource (`--pod`), named headers and every input field a flag named
  * after it (`display_name` is `--display-name`), typed from the input's JSON Schema:
@@ -10,7 +10,7 @@
  * fields for one resource, a line for an empty success. Only the presentation is here.
  */
 import { writeOut } from "./ambient.ts"
-import { type ApiError, type Credential, type Download, inputJsonSchema, type JsonSchema, type Operation, operations, runOperation } from "@inbox/core"
+import { type ApiError, type Credential, type Download, Engine, inputJsonSchema, type JsonSchema, type Operation, operations } from "@inbox/core"
 import { type Command, InvalidArgumentError, Option } from "commander"
 import { Effect, Stream } from "effect"
 import { fields, isSeries, json, listing, print, seriesLines } from "./output.ts"
@@ -160,7 +160,7 @@ const addAction = (parent: Command, action: string, op: Operation, extension?: C
           : key === undefined
           ? { kind: "anonymous" }
           : { kind: "principal", principal: yield* authenticate(key) }
-        const result = yield* runOperation(op, { credential, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
+        const result = yield* (yield* Engine).run(op, { credential, params: routeParams, input: body, headers: headerValues, context: CLI_CONTEXT })
         // A download streams from its store (the database, for PostgreSQL), so its bytes
         // are written while the engine and its connections are still open.
         if (op.output.kind === "download") yield* writeBytes(result as Download)

@@ -11,18 +11,14 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   type ApiError,
-  ApiKeys,
   type CallContext,
-  Database,
   DataFolderInUse,
   Engine,
-  type EngineServices,
   isApiError,
   type Principal,
   Unauthorized
 } from "@inbox/core"
 import { Cause, Config, ConfigProvider, Data, Effect, Exit, Option } from "effect"
-import type { SqlClient } from "effect/sql"
 import { inServer, writeErr } from "./ambient.ts"
 import { forwardToServer } from "./local.ts"
 import { errorLines } from "./output.ts"
@@ -38,21 +34,11 @@ export const CLI_CONTEXT: CallContext = { clientIp: "cli", requestId: "cli" }
 export const storageInUse = (e: DataFolderInUse) => new CliError({ code: e.code, message: e.message })
 
 /** Runs `use` on the engine over live ports (INBOX_* settings), or on the server's when run inside it. */
-export const withEngine = <A, E>(use: Effect.Effect<A, E, EngineServices>): Effect.Effect<A, E | CliError> =>
+export const withEngine = <A, E>(use: Effect.Effect<A, E, Engine>): Effect.Effect<A, E | CliError> =>
   Effect.suspend(() => {
     const server = inServer()
     if (server !== undefined) return Effect.provide(use, server.services)
     return Effect.provide(use, Engine.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
-  })
-
-/** Runs `use` on the migrated database alone (inside a server: its database, migrated when it started). */
-export const withDatabase = <A, E>(use: Effect.Effect<A, E, SqlClient.SqlClient | Database.Migrations>): Effect.Effect<A, E | CliError> =>
-  Effect.suspend(() => {
-    const server = inServer()
-    if (server !== undefined) {
-      return use.pipe(Effect.provideService(Database.Migrations, Database.Migrations.of({ applied: [] })), Effect.provide(server.services))
-    }
-    return Effect.provide(use, Database.layerConfig).pipe(Effect.catchIf(isDataFolderInUse, (e) => Effect.fail(storageInUse(e))))
   })
 
 const isDataFolderInUse = (u: unknown): u is DataFolderInUse => u instanceof DataFolderInUse
@@ -68,9 +54,9 @@ export const apiKeyFrom = (flag: string | undefined): Effect.Effect<string, Unau
     return key
   })
 
-export const authenticate = (key: string): Effect.Effect<Principal, Unauthorized, ApiKeys> =>
-  ApiKeys.use((keys) => keys.authenticate(key)).pipe(
-    Effect.mapError((e) => new Unauthorized({ message: e.message, fix: "Pass a valid key with --api-key or INBOX_API_KEY." }))
+export const authenticate = (key: string): Effect.Effect<Principal, ApiError, Engine> =>
+  Engine.use((engine) => engine.admit({ kind: "key", key }, CLI_CONTEXT)).pipe(
+    Effect.catchTag("Unauthorized", (e) => Effect.fail(new Unauthorized({ message: e.message, fix: "Pass a valid key with --api-key or INBOX_API_KEY." })))
   )
 
 /** The command ran in the server, which wrote its output; this is its exit code. */

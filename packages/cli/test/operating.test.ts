@@ -41,8 +41,8 @@ const seed = (dataDir: string, hookUrl: string) =>
   Effect.gen(function*() {
     const { organization } = yield* (yield* Organizations).create({ ownerEmail: "ops@example.com", verified: true })
     const owner: Principal = { organizationId: organization.id, scope: { type: "organization" } }
-    yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "support" } })
-    yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "sales" } })
+    yield* Engine.use((engine) => engine.call("inboxes.create", { username: "support" }, { kind: "principal", principal: owner }))
+    yield* Engine.use((engine) => engine.call("inboxes.create", { username: "sales" }, { kind: "principal", principal: owner }))
     const first = yield* Effect.promise(() => buildMail({
       to: ["support@inbox.localhost", "sales@inbox.localhost"],
       subject: "Invoice",
@@ -57,7 +57,7 @@ const seed = (dataDir: string, hookUrl: string) =>
       inReplyTo: "<invoice-1@example.org>"
     }))
     yield* Inbound.use((i) => i.deliver({ raw: reply, to: ["support@inbox.localhost"] }))
-    const hook = yield* Engine.call(WebhookOperations.createWebhook, owner, { input: { url: hookUrl, event_types: ["message.received"] } })
+    const hook = yield* Engine.use((engine) => engine.call("webhooks.create", { url: hookUrl, event_types: ["message.received"] }, { kind: "principal", principal: owner }))
     return { organizationId: organization.id, webhookSecret: hook.secret ?? "" }
   }).pipe(
     Effect.provide(Engine.layerConfig),

@@ -5,8 +5,21 @@
  */
 export * from "./errors/errors.ts"
 export * from "./errors/wire.ts"
-export * as Engine from "./engine/Engine.ts"
-export type { EngineServices } from "./engine/Engine.ts"
+export {
+  createEngine,
+  type EmbeddedOptions,
+  Engine,
+  type EngineApi,
+  type EngineHandle,
+  type InputOf,
+  type LiveConnection,
+  type LiveHandlers,
+  LOCAL,
+  type OperationName,
+  type OutputOf
+} from "./engine/Engine.ts"
+export * as EngineServicesLayers from "./engine/services.ts"
+export type { EngineServices } from "./engine/services.ts"
 export * as Database from "./db/Database.ts"
 export { Availability, isDatabaseUnreachable } from "./db/Availability.ts"
 export { pgliteStream } from "./db/pglite-bridge.ts"
@@ -75,7 +88,7 @@ export { DataFolderInUse, LOCK_FILE } from "./db/lock.ts"
 export * as Mail from "./mail/index.ts"
 export { canSee, EventEnvelope, type EventRow, Events, EVENTS_CHANNEL, type NewEvent, toEnvelope, visibleTypes } from "./events/Events.ts"
 export * as EventOperations from "./events/operations.ts"
-export { LiveEvents, type ServerFrame, type Subscription, wants } from "./events/Live.ts"
+export { type ListenRefused, LiveEvents, type ServerFrame, type Subscription, wants } from "./events/Live.ts"
 export { Delivery as WebhookDelivery, Webhook, Webhooks } from "./webhooks/Webhooks.ts"
 export { checkPublicUrl, checkWebhookUrl, HostResolver, isPublicAddress } from "./webhooks/guard.ts"
 export { DELIVERY_JOB } from "./webhooks/FanOut.ts"

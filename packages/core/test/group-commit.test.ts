@@ -80,8 +80,8 @@ for (const storage of storages()) {
       Effect.gen(function*() {
         const { organization } = yield* (yield* Organizations).create({ ownerEmail: `${name}@example.com`, verified: true })
         const owner: Principal = { organizationId: organization.id, scope: { type: "organization" } }
-        const a = yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: `${name}-a` } })
-        const b = yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: `${name}-b` } })
+        const a = yield* Engine.use((engine) => engine.call("inboxes.create", { username: `${name}-a` }, { kind: "principal", principal: owner }))
+        const b = yield* Engine.use((engine) => engine.call("inboxes.create", { username: `${name}-b` }, { kind: "principal", principal: owner }))
         const ref = (i: typeof a) => ({ id: i.inbox_id, organization_id: organization.id, pod_id: i.pod_id })
         return { a: ref(a), b: ref(b) }
       })

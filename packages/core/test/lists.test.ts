@@ -206,7 +206,7 @@ for (const storage of storages()) {
               "other pod": { ...none, pod_id: w.otherPod }
             }[e.level]]
             // Through the catalogue, so the entry is validated and normalised as over REST.
-            yield* Engine.call(ListOperations.createListEntry, principal, { params: { ...path, ...where }, input: { entry: e.entry } }).pipe(Effect.orDie)
+            yield* Engine.use((engine) => engine.call("lists.create", { ...{ ...path, ...where }, ...{ entry: e.entry } }, { kind: "principal", principal: principal })).pipe(Effect.orDie)
           }
           const scope = { organizationId: w.owner.organizationId, podId: w.pod, inboxId: w.inbox }
           const verdicts = yield* (yield* Lists).verdicts(scope, c.direction ?? "send", Object.keys(c.expect))

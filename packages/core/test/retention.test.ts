@@ -41,7 +41,7 @@ for (const storage of storages()) {
           const sql = yield* SqlClient.SqlClient
           const { organization } = yield* (yield* Organizations).create({ ownerEmail: "ops@example.com", verified: true })
           const owner: Principal = { organizationId: organization.id, scope: { type: "organization" } }
-          const inbox = yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "kept" } })
+          const inbox = yield* Engine.use((engine) => engine.call("inboxes.create", { username: "kept" }, { kind: "principal", principal: owner }))
           for (const subject of ["one", "two", "three"]) yield* deliver(inbox.email, subject)
           const bySubject = new Map((yield* sql<{ id: string; subject: string }>`SELECT id, subject FROM messages WHERE inbox_id = ${inbox.inbox_id}`).map((r) => [r.subject, r.id]))
           const id = (s: string) => bySubject.get(s) ?? ""

@@ -19,7 +19,7 @@ for (const storage of storages()) {
         const sql = yield* SqlClient.SqlClient
         const { organization } = yield* (yield* Organizations).create({ ownerEmail: "upgrade@example.com", verified: true })
         const owner: Principal = { organizationId: organization.id, scope: { type: "organization" } }
-        const inbox = yield* Engine.call(InboxOperations.createInbox, owner, { input: { username: "upgraded" } })
+        const inbox = yield* Engine.use((engine) => engine.call("inboxes.create", { username: "upgraded" }, { kind: "principal", principal: owner }))
         const ids: Array<string> = []
         for (const subject of ["lantern one", "lantern two", "lantern three"]) {
           const raw = yield* Effect.promise(() => buildMail({ to: inbox.email, subject }))

@@ -37,7 +37,7 @@ const messageIdOf = (mail: OutgoingMail | undefined) => /Message-ID: (<[^>]+>)/i
 const setUp = Effect.gen(function*() {
   const org = yield* newOrganization({ plan: "scale" })
   const principal = { organizationId: org.organizationId, scope: { type: "organization" as const } }
-  const inbox = yield* Engine.call(InboxOperations.createInbox, principal, { input: {} })
+  const inbox = yield* Engine.use((engine) => engine.call("inboxes.create", {}, { kind: "principal", principal: principal }))
   return { principal, inbox }
 })
 

@@ -8,7 +8,7 @@
  * Inside it, `guard` admits the request by its Host and Origin and adds the CORS and
  * caching headers (guard.ts).
  */
-import { Availability, BadRequest, Ids, NotFound } from "@inbox/core"
+import { BadRequest, Engine, NotFound } from "@inbox/core"
 import { Cause, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
@@ -39,7 +39,8 @@ const isMalformed = (url: string): boolean => {
 
 const RequestIds = HttpRouter.middleware((app) =>
   Effect.gen(function*() {
-    const requestId = yield* (yield* Ids).make("req")
+    const engine = yield* Engine
+    const requestId = yield* engine.requestId
     const response = yield* app.pipe(
       Effect.catchCause((cause) => {
         const failure = Cause.findErrorOption(cause)
@@ -52,7 +53,7 @@ const RequestIds = HttpRouter.middleware((app) =>
           ))
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-        return Effect.flatMap(Availability.use((a) => a.unavailable(cause)), (unavailable) =>
+        return Effect.flatMap(engine.unavailable(cause), (unavailable) =>
           unavailable !== undefined
             ? Effect.succeed(errorResponse(unavailable))
             : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError()))

@@ -12,7 +12,7 @@
  * operation route matches, a download, OPTIONS, HEAD) goes on to the router app unchanged,
  * which also keeps every operation route: the in-process test app may call either.
  */
-import { type ApiError, Availability, type EngineServices, errorBody, Ids, internalErrorBody, type Operation, operations, statusOf, tracedWith } from "@inbox/core"
+import { type ApiError, Engine, errorBody, internalErrorBody, type Operation, operations, type Settings, statusOf, tracedWith } from "@inbox/core"
 import { Cause, Clock, Context, Effect } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -65,16 +65,15 @@ const toWire = (answer: Exclude<Answer, { _tag: "download" }>): WireAnswer => {
 const INTERNAL_ERROR: WireAnswer = { status: 500, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(internalErrorBody) }
 
 /**
- * Builds the direct path over the engine's services (the layer's context). `take(request)`
+ * Builds the direct path over the engine (the layer's context). `take(request)`
  * answers whether the direct path serves `request`, and `serve` answers it: an effect that
  * never fails, a defect becoming a logged 500 as in the router app (an unreachable database
  * a 503 with Retry-After, db/Availability.ts).
  */
 export const makeDirectPath = Effect.gen(function*() {
-  const services = yield* Effect.context<EngineServices>()
+  const services = yield* Effect.context<Engine | Settings>()
   const router = matcher(yield* HttpRouter.RouterConfig)
-  const ids = Context.get(services, Ids)
-  const availability = Context.get(services, Availability)
+  const engine = Context.get(services, Engine)
 
   const take = (method: string, url: string) => {
     if (method !== "GET" && method !== "POST" && method !== "PATCH" && method !== "DELETE" && method !== "PUT") return undefined
@@ -83,7 +82,7 @@ export const makeDirectPath = Effect.gen(function*() {
 
   const serve = (request: WireRequest, entry: Entry, params: Readonly<Record<string, string | undefined>>) =>
     Effect.gen(function*() {
-      const requestId = yield* ids.make("req")
+      const requestId = yield* engine.requestId
       const started = yield* Clock.currentTimeMillis
       const path = pathOf(request.url)
       const facts = { route: undefined as string | undefined, organizationId: undefined as string | undefined }
@@ -95,7 +94,7 @@ export const makeDirectPath = Effect.gen(function*() {
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.flatMap(availability.unavailable(cause), (unavailable) =>
+            : Effect.flatMap(engine.unavailable(cause), (unavailable) =>
               unavailable !== undefined
                 ? Effect.succeed(errorAnswer(unavailable))
                 : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), INTERNAL_ERROR))

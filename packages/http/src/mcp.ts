@@ -16,7 +16,7 @@
  * unsupported MCP-Protocol-Version header is 400 as well. The Host and Origin checks that
  * keep DNS-rebinding pages away run before this handler (guard.ts).
  */
-import { admitMember, type ApiError, BadRequest, isApiError } from "@inbox/core"
+import { type ApiError, BadRequest, Engine, isApiError } from "@inbox/core"
 import { handlePayload, protocolVersionHeaderError } from "@inbox/mcp"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -54,7 +54,7 @@ const post = Effect.gen(function*() {
   const requestId = yield* RequestId
   const ip = yield* clientIp(request)
   // Admitted and counted once per POST; each tool call then runs as this member.
-  const principal = yield* admitMember(credentialOf(request, "/mcp"), { stateChanging: true }, { clientIp: ip, requestId })
+  const principal = yield* (yield* Engine).admit(credentialOf(request, "/mcp"), { clientIp: ip, requestId })
   const versionError = protocolVersionHeaderError(request.headers["mcp-protocol-version"])
   if (versionError !== undefined) return json(400, versionError, NO_STORE)
   const readOnly = yield* readOnlyOf(searchParams(request))

@@ -24,7 +24,7 @@
  * way finish (within INBOX_SHUTDOWN_TIMEOUT, server.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiError, BadRequest, errorBody, HeadersTooLarge, Ids, RequestTimeout, ServiceUnavailable, SETTING_DEFAULTS, statusOf } from "@inbox/core"
+import { type ApiError, BadRequest, Engine, errorBody, HeadersTooLarge, RequestTimeout, ServiceUnavailable, SETTING_DEFAULTS, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
@@ -258,17 +258,17 @@ export const makeNodeServer = (
   return server
 }
 
-/** Node's server listening at `listen`, with x-request-ids from the engine's Ids; its shutdown is logged. */
+/** Node's server listening at `listen`, with x-request-ids from the engine; its shutdown is logged. */
 export const layerNodeServer = (
   listen: { readonly port: number; readonly host: string; readonly gracefulShutdownTimeout?: Duration.Duration },
   options: NodeServerOptions
 ) =>
   Layer.unwrap(Effect.gen(function*() {
-    const ids = yield* Ids
+    const engine = yield* Engine
     const direct = yield* makeDirectPath
     const log = Effect.runForkWith(yield* Effect.context<never>())
     const hooks: DrainHooks = {
       onDrain: (inFlight) => void log(Effect.logInfo("HTTP server closed to new requests").pipe(Effect.annotateLogs({ requests_in_flight: inFlight })))
     }
-    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(ids.make("req")), direct.listener, hooks), listen)
+    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(engine.requestId), direct.listener, hooks), listen)
   }))

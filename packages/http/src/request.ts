@@ -8,7 +8,7 @@
  * scanning, before anything walks it); a body over the route's limit. A body-less POST with
  * no content type is `{}`.
  */
-import { BadRequest, type Credential, IntakeBudget, intakeFull, jsonBodyOf, type ServiceUnavailable, Settings } from "@inbox/core"
+import { BadRequest, type Credential, Engine, intakeFull, jsonBodyOf, type ServiceUnavailable, Settings } from "@inbox/core"
 import { ByteSize, Effect, type Scope } from "effect"
 import { HttpIncomingMessage } from "effect/http"
 import { sessionIdOf } from "./session.ts"
@@ -64,7 +64,7 @@ const isJson = (contentType: string) => {
  * The body as bytes, refused past `limit` (400 bad_request, or the route's own `tooLarge`);
  * the cap also stops a chunked body without a length.
  *
- * The bytes count against core's IntakeBudget for as long as the caller's scope lasts (the
+ * The bytes count against the engine's intake budget for as long as the caller's scope lasts (the
  * request's handling): a declared length is reserved before reading, a chunked body chunk by
  * chunk as it arrives (where the carrier reads so; otherwise its limit up front). Past the
  * budget the read stops: 503 service_unavailable with Retry-After.
@@ -73,13 +73,13 @@ export const readBytes = <E = BadRequest>(
   request: WireRequest,
   limit: number,
   tooLarge: () => E | BadRequest = () => new BadRequest({ message: `The request body is larger than ${limit} bytes.` })
-): Effect.Effect<Uint8Array, E | BadRequest | ServiceUnavailable, IntakeBudget | Scope.Scope> =>
+): Effect.Effect<Uint8Array, E | BadRequest | ServiceUnavailable, Engine | Scope.Scope> =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? "NaN")
     const known = Number.isFinite(declared) && declared >= 0
     if (known && declared > limit) return yield* Effect.fail(tooLarge())
     if (known && declared === 0) return new Uint8Array()
-    const reserver = (yield* IntakeBudget).reserver()
+    const reserver = (yield* Engine).intake.reserver()
     yield* Effect.addFinalizer(() => Effect.sync(reserver.releaseAll))
     // Reserved before a byte is read: a refused client never makes the server hold its body.
     if (known && !reserver.take(declared)) return yield* intakeFull()
@@ -106,7 +106,7 @@ const charsetOf = (contentType: string): string | undefined =>
 export const readJsonBody = (
   request: WireRequest,
   limit: number
-): Effect.Effect<unknown, BadRequest | ServiceUnavailable, IntakeBudget | Scope.Scope> =>
+): Effect.Effect<unknown, BadRequest | ServiceUnavailable, Engine | Scope.Scope> =>
   Effect.gen(function*() {
     const contentType = request.headers["content-type"]
     const bytes = yield* readBytes(request, limit)

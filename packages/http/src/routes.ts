@@ -10,19 +10,16 @@
  * a request does not take the direct path) run the same code.
  */
 import {
-  type AdmissionServices,
   type ApiError,
-  type Availability,
-  type CatalogueServices,
   type Download,
-  type IntakeBudget,
+  Engine,
   isApiError,
   type NewSession,
   type Operation,
   operations,
   PayloadTooLarge,
-  runOperation,
-  type SessionResult
+  type SessionResult,
+  type Settings
 } from "@inbox/core"
 import { Clock, Effect, Layer, type Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -67,14 +64,15 @@ export const answerOperation = (
   path: string,
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>
-): Effect.Effect<Answer, never, CatalogueServices | AdmissionServices | IntakeBudget | Availability> =>
+): Effect.Effect<Answer, never, Engine | Settings> =>
   Effect.gen(function*() {
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)
     yield* noteRequest(path, undefined)
     const raw = op.raw
     // The body's reader holds a reservation of the intake budget in this request's scope.
-    const reading = yield* Effect.context<IntakeBudget | Scope.Scope>()
+    const engine = yield* Engine
+    const reading = yield* Effect.context<Engine | Scope.Scope>()
     // Read only once the operation has admitted the caller (runOperation); a raw message over
     // its route's limit is 413, as the operator's forwarder expects.
     const body = raw !== undefined
@@ -86,7 +84,7 @@ export const answerOperation = (
       ? Effect.succeed({ input: queryObject(request, ["api_key"]) })
       : Effect.map(readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT), (input) => ({ input }))
     const facts = yield* Effect.serviceOption(RequestFacts)
-    const result = yield* runOperation(op, {
+    const result = yield* engine.run(op, {
       credential: credentialOf(request, path),
       params,
       headers: headerValues(op, request),

@@ -12,10 +12,9 @@
  * everything that writes to it. Its start and its end are logged.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Blobs, Engine, Jobs, Maintenance, Metrics, Retention, Sending, SmtpReceiver } from "@inbox/core"
+import { Engine, SmtpReceiver } from "@inbox/core"
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import type { SqlClient } from "effect/sql"
 import { AppRoutes } from "./app.ts"
 import { LoggingLive, RedactedQueryParams } from "./observe.ts"
 import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
@@ -53,15 +52,7 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
  * a dead process left half-sent, the retention purges (INBOX_RETENTION_*), and the SMTP
  * receiver when INBOX_SMTP_LISTEN is set.
  */
-export const BackgroundLive = Layer.mergeAll(
-  Sending.layerRecovery,
-  Jobs.layerWorker,
-  Blobs.layerSweeper,
-  Metrics.layerFold,
-  Maintenance.layer,
-  Retention.layerSchedule.pipe(Layer.provide(Retention.layerConfig)),
-  SmtpReceiver.layerConfig
-)
+export const BackgroundLive = Layer.mergeAll(Engine.layerBackground, SmtpReceiver.layerConfig)
 
 /**
  * Two log lines around a shutdown: `started` is built after everything else, so its
@@ -85,7 +76,7 @@ const shutdownLog = () => {
  * Serves until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain), with `extra`
  * layers over the same engine (inboxctl adds its local channel).
  */
-export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine.EngineServices | SqlClient.SqlClient>) => {
+export const launchServerWith = <E>(extra: Layer.Layer<never, E, Engine>) => {
   const shutdown = shutdownLog()
   return Layer.launch(
     shutdown.started.pipe(

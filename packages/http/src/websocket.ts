@@ -18,11 +18,11 @@
  * reconnecting. The close frame queues behind what waits, so a client that reads again
  * sees it; `ws` drops a peer that never does after its close timeout.
  *
- * Connections are capped by core (LiveEvents.listen): past the process's cap the socket is
+ * Connections are capped by core (the engine's live.connect): past the process's cap the socket is
  * closed at once with 1013 ("try again later"), past its key's cap with 4029; either way
  * HTTP requests keep their own connections (node.ts).
  */
-import { admitMember, type ApiError, holds, isApiError, KeyCache, LiveEvents, missingPermission, type Subscription } from "@inbox/core"
+import { type ApiError, Engine, isApiError, type ListenRefused } from "@inbox/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
@@ -51,22 +51,24 @@ const unsentBytes = (request: HttpServerRequest.HttpServerRequest): () => number
 
 const handler = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
+  const engine = yield* Engine
   const credential = credentialOf(request, "/v0/websocket")
   // The upgrade is a GET, but the socket then streams the organization's mail events: a
   // session is held to the rule of a state-changing request, its token in ?csrf_token=
   // since a browser cannot set headers on a WebSocket.
-  const principal = yield* admitMember(
+  const principal = yield* engine.admit(
     credential.kind === "session" ? { ...credential, csrfToken: searchParams(request).get("csrf_token") ?? undefined } : credential,
-    { stateChanging: true },
     { clientIp: yield* clientIp(request), requestId: yield* RequestId }
   )
-  if (!holds(principal, "message_read")) return yield* missingPermission("message_read")
-  const live = yield* LiveEvents
+  // The permission and the caps are core's, checked before the upgrade; a refused key or
+  // permission is answered with the usual error body, a cap with a close code.
+  const connecting = yield* engine.live.connect(principal).pipe(
+    Effect.catchIf((e): e is ListenRefused => !isApiError(e), (refused) => Effect.succeed(refused))
+  )
   const socket = yield* request.upgrade
   // Acquiring the reader sends the 101; only then may the writer be used.
   const read = yield* Socket.readerString(socket)
   const writer = yield* socket.writer
-  let subscription: Subscription | undefined
   const unsent = unsentBytes(request)
   let closing = false
   const close = (code: number, reason: string) => {
@@ -74,14 +76,8 @@ const handler = Effect.gen(function*() {
     closing = true
     Effect.runSyncExit(writer.write(new Socket.CloseEvent(code, reason)))
   }
-  // Writing to an open socket returns at once (it only queues bytes), as `deliver` must.
-  const listening = yield* live.listen(principal, () => subscription, (frame) => {
-    if (closing) return
-    if (unsent() > WS_BUFFER_BYTES) return close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
-    Effect.runSyncExit(writer.write(frame))
-  }).pipe(Effect.result)
-  if (listening._tag === "Failure") {
-    const { cap, limit } = listening.failure
+  if ("cap" in connecting) {
+    const { cap, limit } = connecting
     close(
       cap === "server" ? SERVER_FULL_CLOSE : KEY_FULL_CLOSE,
       cap === "server" ? `this server holds its maximum of ${limit} WebSocket connections; try again later` : `this API key holds its maximum of ${limit} WebSocket connections`
@@ -89,14 +85,17 @@ const handler = Effect.gen(function*() {
     // Frames the client sends meanwhile are ignored until its close answer ends the read.
     return yield* Effect.forever(read)
   }
-  // A key revoked while its connection is open ends the connection, as it ends its requests.
-  yield* (yield* KeyCache).watch(principal, () => close(KEY_ENDED_CLOSE, "the API key was revoked or changed"))
+  // Writing to an open socket returns at once (it only queues bytes), as `deliver` must.
+  yield* connecting.start({
+    deliver: (frame) => {
+      if (closing) return
+      if (unsent() > WS_BUFFER_BYTES) return close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
+      Effect.runSyncExit(writer.write(frame))
+    },
+    keyEnded: () => close(KEY_ENDED_CLOSE, "the API key was revoked or changed")
+  })
   yield* Effect.gen(function*() {
-    for (const frame of yield* read) {
-      const { subscription: next, reply } = yield* live.subscribe(principal, frame)
-      if (next !== undefined) subscription = next
-      yield* writer.write(JSON.stringify(reply))
-    }
+    for (const frame of yield* read) yield* writer.write(JSON.stringify(yield* connecting.subscribe(frame)))
   }).pipe(Effect.forever)
   return HttpServerResponse.empty()
 }).pipe(

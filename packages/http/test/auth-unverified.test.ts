@@ -161,9 +161,12 @@ for (const storage of storages()) {
         yield* sql`INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (${organization.id}, ${userId}, 'owner', now())`
         yield* sql`UPDATE users SET pending_organization = NULL, totp_secret = 'JBSWY3DPEHPK3PXP', totp_enabled = true WHERE id = ${userId}`
         yield* sql`INSERT INTO recovery_codes (user_id, code_hash) VALUES (${userId}, 'attacker')`
-        const hook = yield* Engine.call(WebhookOperations.createWebhook, { organizationId: organization.id, scope: { type: "organization" } }, {
-          input: { url: "http://127.0.0.1:9/hook", event_types: ["message.received"] }
-        })
+        const hook = yield* Engine.use((engine) =>
+          engine.call("webhooks.create", { url: "http://127.0.0.1:9/hook", event_types: ["message.received"] }, {
+            kind: "principal",
+            principal: { organizationId: organization.id, scope: { type: "organization" } }
+          })
+        )
         assert.strictEqual((yield* browser().request("POST", "/auth/sign-in", { email: victim, password: PASSWORD })).body.code, "totp_required")
 
         const owner = browser()

@@ -5,7 +5,7 @@
  *
  * The server is stateless: `initialize` negotiates a version and describes the server but
  * opens no session, so every `tools/call` stands alone, as the hosted endpoint needs. A tool
- * call runs the catalogue operation through `runOperation` with the caller's principal, so
+ * call runs the catalogue operation through the engine (`Engine.run`) with the caller's principal, so
  * permissions, plan limits and isolation are those of the same REST request. Domain errors
  * are tool results (`isError: true`, the JSON error body as text) so a model can read and
  * correct them; protocol mistakes are JSON-RPC errors; defects are -32603 with nothing of
@@ -13,11 +13,10 @@
  */
 import {
   type CallContext,
-  type EngineServices,
+  Engine,
   errorBody,
   type FieldIssue,
   type Principal,
-  runOperation,
   validationError
 } from "@inbox/core"
 import { Effect } from "effect"
@@ -114,7 +113,7 @@ const callTool = (id: JsonRpcId, params: Json, session: Session) =>
     const { params: routeParams, headers, input } = splitArguments(entry, args)
     const issues = [...textIssues(routeParams), ...textIssues(headers)]
     if (issues.length > 0) return rpcResult(id, toolFailure(errorBody(validationError(issues))))
-    const result = yield* runOperation(entry.operation, {
+    const result = yield* (yield* Engine).run(entry.operation, {
       principal: session.principal,
       params: routeParams as Record<string, string>,
       headers: headers as Record<string, string>,
@@ -160,7 +159,7 @@ const dispatch = (id: JsonRpcId, method: string, params: Json, session: Session)
 export const handleMessage = (
   message: unknown,
   session: Session
-): Effect.Effect<JsonRpcResponse | undefined, never, EngineServices> => {
+): Effect.Effect<JsonRpcResponse | undefined, never, Engine> => {
   if (!isRecord(message)) return Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: expected a JSON-RPC 2.0 object"))
   const rawId = message["id"]
   const id = isId(rawId) ? rawId : null
@@ -194,7 +193,7 @@ export const handleMessage = (
 export const handlePayload = (
   payload: unknown,
   session: Session
-): Effect.Effect<JsonRpcResponse | undefined, never, EngineServices> =>
+): Effect.Effect<JsonRpcResponse | undefined, never, Engine> =>
   Array.isArray(payload)
     ? Effect.succeed(rpcError(null, ErrorCode.InvalidRequest, "Invalid Request: JSON-RPC batches are not supported; send one message per request"))
     : handleMessage(payload, session)

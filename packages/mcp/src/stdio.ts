@@ -5,7 +5,7 @@
  * engine behind it (embedded PGlite) is one session anyway, and in-order answers keep a
  * client's "create, then list" sequences obvious. The server stops when stdin ends.
  */
-import { type CallContext, type EngineServices, parseJson, type Principal } from "@inbox/core"
+import { type CallContext, type Engine, parseJson, type Principal } from "@inbox/core"
 import { Effect, Logger, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { handlePayload, parseError } from "./protocol.ts"
@@ -25,7 +25,7 @@ const writeLine = (output: NodeJS.WritableStream, value: unknown) =>
 // Nested past MAX_JSON_DEPTH is a parse error like invalid JSON: no walk ever sees it.
 const parse = (line: string) => parseJson(line)
 
-export const runStdio = (principal: Principal, options: StdioOptions = {}): Effect.Effect<void, never, EngineServices> =>
+export const runStdio = (principal: Principal, options: StdioOptions = {}): Effect.Effect<void, never, Engine> =>
   Effect.gen(function*() {
     const input = options.input ?? process.stdin
     const output = options.output ?? process.stdout

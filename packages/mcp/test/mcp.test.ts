@@ -6,7 +6,7 @@
  * SDK client keeps its own timers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Agents, ApiKeys, type EngineServices, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core"
+import { Agents, ApiKeys, type Engine, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core"
 import { engineLayer, lastCode, newOrganization, storages } from "@inbox/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
@@ -25,7 +25,7 @@ const organization = Effect.gen(function*() {
 /** An SDK client connected to handleMessage for this principal; closed with the test's scope. */
 const connect = (principal: Principal, readOnly = false) =>
   Effect.gen(function*() {
-    const run = Effect.runPromiseWith(yield* Effect.context<EngineServices>())
+    const run = Effect.runPromiseWith(yield* Effect.context<Engine>())
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
     let n = 0
     serverTransport.onmessage = (message) => {

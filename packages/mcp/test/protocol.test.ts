@@ -9,7 +9,7 @@ import {
   LATEST_PROTOCOL_VERSION as SDK_LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS as SDK_SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
-import { ApiKeys, Inboxes, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Organizations } from "@inbox/core"
 import { engineLayer, pglite } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { PassThrough } from "node:stream"
@@ -138,7 +138,8 @@ layer(engineLayer(pglite), { timeout: "120 seconds" })("MCP JSON-RPC framing", (
   it.effect("a defect answers -32603 without internals", () =>
     Effect.gen(function*() {
       const s = yield* session
-      const broken = Layer.mock(Inboxes)({ list: () => Effect.die(new Error("connection string postgres://secret")) })
+      const engine = yield* Engine
+      const broken = Layer.succeed(Engine, Engine.of({ ...engine, run: () => Effect.die(new Error("connection string postgres://secret")) }))
       const answer = yield* handleMessage({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "list_inboxes" } }, s).pipe(
         Effect.provide(broken)
       )

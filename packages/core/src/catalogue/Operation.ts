@@ -243,9 +243,9 @@ export interface Operation<Services = unknown> {
 }
 
 /** A typed operation: an `Operation` that remembers its name, what its callers send and get, and the services it uses. */
-export interface TypedOperation<Name extends string, Params, Input, Output, Services> extends Operation<Services> {
+export interface TypedOperation<Name extends string, Params, Input, Output, Services, Headers = Record<never, never>> extends Operation<Services> {
   readonly name: Name
-  readonly "~types"?: { readonly params: Params; readonly input: Input; readonly output: Output }
+  readonly "~types"?: { readonly params: Params; readonly input: Input; readonly output: Output; readonly headers: Headers }
 }
 
 export const paramNames = (path: string): ReadonlyArray<string> => [...path.matchAll(/:([a-z_]+)/g)].map((m) => m[1] ?? "")
@@ -284,9 +284,10 @@ export const operation = <
 ): TypedOperation<
   N,
   ParamsOf<R>,
-  B extends InputSchema ? B["Encoded"] : Q extends InputSchema ? Q["Encoded"] : Record<string, never>,
+  B extends InputSchema ? B["Encoded"] : Q extends InputSchema ? Q["Encoded"] : Record<never, never>,
   OutputType<O>,
-  Services
+  Services,
+  H extends InputSchema ? H["Encoded"] : Record<never, never>
 > => {
   const fail = (why: string) => {
     throw new Error(`operation ${spec.name}: ${why}`)
