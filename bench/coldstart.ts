@@ -8,7 +8,7 @@
  * compiled bundle (packages/cli/dist, built when missing), as an operator runs it. Goal:
  * under 1.5 s. The folder is seeded once and kept in the system's temp folder.
  */
-import { Engine } from "@inbox/core"
+import { Engine } from "@inbox/core/internal"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"

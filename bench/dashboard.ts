@@ -17,7 +17,7 @@
  * The seeded organization is the bench's seed (bench/seed.ts) in one inbox; the person who
  * signs in is made one of its owners by a membership row.
  */
-import { Database, Organizations } from "@inbox/core"
+import { Database, Organizations } from "@inbox/core/internal"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { CapturedMail, chromiumPath, engineLayer, freePort } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"

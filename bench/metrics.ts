@@ -11,7 +11,7 @@
  * request: sequential (latency) and with 16 concurrent callers (throughput), against the
  * same bare read.
  */
-import { Database, EVENT_TYPES, Metrics, Organizations, RATE_POLICIES, RateLimiter } from "@inbox/core"
+import { Database, EVENT_TYPES, Metrics, Organizations, RATE_POLICIES, RateLimiter } from "@inbox/core/internal"
 import { adminSql, engineLayer } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

@@ -12,7 +12,7 @@
  * million messages. Then the same queries on PGlite (a folder under BENCH_PGLITE_DIR, kept),
  * ours only (PGlite lives inside our process: no bare client to interleave).
  */
-import { Database, Search, SEARCH_CANDIDATES } from "@inbox/core"
+import { Database, Search, SEARCH_CANDIDATES } from "@inbox/core/internal"
 import { engineLayer } from "@inbox/testkit"
 import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"

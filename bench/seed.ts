@@ -24,7 +24,7 @@
  * (prints one JSON line: organization, key, inboxes).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { ApiKeys, Engine, Inboxes, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Inboxes, Organizations } from "@inbox/core/internal"
 import { type MessageFacts, summarise } from "../packages/core/src/messages/aggregate.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"

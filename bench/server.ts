@@ -6,7 +6,7 @@
  * one process, so its seed runs in the server.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { ApiKeys, Engine, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Organizations } from "@inbox/core/internal"
 import { BackgroundLive, LoggingLive, ServerLive } from "@inbox/http"
 import { Effect, Layer } from "effect"
 import { seed } from "./seed.ts"

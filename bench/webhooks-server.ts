@@ -16,7 +16,7 @@
  *   --expose-gc), for the WebSocket benchmark's memory per connection.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { ApiKeys, Engine, Events, Jobs, type NewEvent, Maintenance, Metrics, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Events, Jobs, type NewEvent, Maintenance, Metrics, Organizations } from "@inbox/core/internal"
 import { LoggingLive, ServerLive } from "@inbox/http"
 import { Context, Effect, Exit, Layer, Queue, Scope } from "effect"
 import { SqlClient } from "effect/sql"

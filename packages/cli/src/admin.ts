@@ -5,7 +5,7 @@
  * `org plan`, `suppressions add`, `outbox`, `ready`) are the catalogue's local operations,
  * added like every resource command (resources.ts).
  */
-import { Database, type DeliveryResult, Engine, InboundOperations, OperatorOperations } from "@inbox/core"
+import { Engine, LOCAL, Migrations } from "@inbox/core"
 import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
 import { Config, Effect, Option } from "effect"
@@ -98,15 +98,15 @@ const describeStorage = Effect.gen(function*() {
   return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))}`
 }).pipe(Effect.orDie)
 
-/** Opening the database applies pending migrations (Database.layerConfig), and says which. */
+/** Opening the database applies pending migrations, and says which. */
 export const migrate = Effect.gen(function*() {
   const where = yield* describeStorage
   const { applied, listed } = yield* withEngine(Effect.gen(function*() {
     // What opening the database applied (inside a running server: nothing, it migrated at start).
-    const opened = yield* Effect.serviceOption(Database.Migrations)
+    const opened = yield* Effect.serviceOption(Migrations)
     const applied = opened._tag === "Some" ? opened.value.applied : []
-    const listed = yield* (yield* Engine).run(OperatorOperations.listMigrations, { credential: { kind: "local" }, context: CLI_CONTEXT })
-    return { applied, listed: listed as typeof OperatorOperations.listMigrations["~types"] extends infer T ? T extends { readonly output: infer O } ? O : never : never }
+    const listed = yield* (yield* Engine).call("operator.listMigrations", {}, LOCAL, CLI_CONTEXT)
+    return { applied, listed }
   }))
   const rows = listed.applied
   const name = (id: number, n: string) => `${String(id).padStart(4, "0")}_${n}`
@@ -131,12 +131,7 @@ export const inbound = (options: { readonly file: string; readonly to: ReadonlyA
       catch: (e) => new CliError({ code: "unreadable_file", message: e instanceof Error ? e.message : String(e) })
     })
     // The forwarder's operation, as the operator on this machine: no secret needed.
-    const result = (yield* withEngine(Engine.use((engine) => engine.run(InboundOperations.receiveRaw, {
-      credential: { kind: "local" },
-      input: { to: options.to.join(",") },
-      raw,
-      context: CLI_CONTEXT
-    })))) as typeof DeliveryResult.Type
+    const result = yield* withEngine(Engine.use((engine) => engine.call("inbound.raw", { to: options.to.join(","), raw }, LOCAL, CLI_CONTEXT)))
     if (options.json === true) return yield* print(json(result))
     yield* print(result.delivered.length === 0 ? "Delivered to no inbox." : table(result.delivered, ["address", "message_id", "thread_id", "duplicate"]))
     if (result.skipped.length > 0) yield* print(`Skipped (not hosted here): ${result.skipped.join(", ")}`)

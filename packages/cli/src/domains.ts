@@ -6,7 +6,7 @@
  * the rules are core's; this file only repeats and prints.
  */
 import { writeErr, writeOut } from "./ambient.ts"
-import { DomainOperations, Engine } from "@inbox/core"
+import { type Credential, Engine } from "@inbox/core"
 import { InvalidArgumentError, Option } from "commander"
 import { Clock, Effect } from "effect"
 import type { CommandExtension } from "./resources.ts"
@@ -39,12 +39,15 @@ export const verifyWait: CommandExtension = {
   ],
   after: ({ params, opts, key }) =>
     opts["wait"] !== true ? Effect.void : withEngine(Effect.gen(function*() {
-      const principal = key === undefined ? undefined : yield* authenticate(key)
-      const call = { principal, params, input: {}, headers: {}, context: CLI_CONTEXT }
+      const engine = yield* Engine
+      const caller: Credential = key === undefined ? { kind: "anonymous" } : { kind: "principal", principal: yield* authenticate(key) }
+      const domain_id = params["domain_id"] ?? ""
+      const pod_id = params["pod_id"]
+      const where = { domain_id, ...(pod_id === undefined ? {} : { pod_id }) }
       const timeoutMs = (typeof opts["timeout"] === "number" ? opts["timeout"] : DEFAULT_TIMEOUT_SECONDS) * 1000
       const started = yield* Clock.currentTimeMillis
       for (;;) {
-        const domain = (yield* (yield* Engine).run(DomainOperations.getDomain, call)) as Shown
+        const domain: Shown = yield* engine.call("domains.get", where, caller, CLI_CONTEXT)
         writeErr(`${block(domain)}\n`)
         if (domain.status === "VERIFIED") {
           writeOut(`Verified: ${params["domain_id"]}.\n`)
@@ -55,7 +58,7 @@ export const verifyWait: CommandExtension = {
           return yield* new CliError({ code: "timeout", message: `${params["domain_id"]} is still ${domain.status}; not yet valid: ${waiting.join(", ")}.` })
         }
         yield* Effect.sleep(`${WAIT_INTERVAL_SECONDS} seconds`)
-        yield* (yield* Engine).run(DomainOperations.verifyDomain, call)
+        yield* engine.call("domains.verify", where, caller, CLI_CONTEXT)
       }
     }))
 }

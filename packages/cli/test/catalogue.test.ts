@@ -4,7 +4,7 @@
  * in one adapter: its entry must name its tool and command, or the reason it has none.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { operations } from "@inbox/core"
+import { operations } from "@inbox/core/internal"
 import { toolCatalogue } from "@inbox/mcp"
 import type { Command } from "commander"
 import { buildProgram } from "../src/program.ts"

@@ -10,7 +10,7 @@
  * folder's key in INBOX_SECRET_KEY, or with another key.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { BlobStore, BlobStores, Database, Engine, Inbound, InboxOperations, Organizations, type Principal, WebhookOperations } from "@inbox/core"
+import { BlobStore, BlobStores, Database, Engine, Inbound, InboxOperations, Organizations, type Principal, WebhookOperations } from "@inbox/core/internal"
 import { adminSql, buildMail, type ReceivedRequest, signedWith } from "@inbox/testkit"
 import { ConfigProvider, Context, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"

@@ -3,7 +3,7 @@
  * The spawned tests (cli.test.ts) use --json; these pin what a person reads.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { PERMISSIONS, ReservedUsername, validationError } from "@inbox/core"
+import { PERMISSIONS, ReservedUsername, validationError } from "@inbox/core/internal"
 import { errorLines, fields, isSeries, listing, seriesLines, sparkline } from "../src/output.ts"
 
 describe("inboxctl output", () => {

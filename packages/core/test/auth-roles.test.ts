@@ -1,6 +1,6 @@
 /** Roles of dashboard sessions: what each may do, as the principal's permissions say (README "Roles"). */
 import { assert, describe, it } from "@effect/vitest"
-import { AuthModel, holds, type Principal } from "@inbox/core"
+import { AuthModel, holds, type Principal } from "@inbox/core/internal"
 
 const sessionOf = (role: AuthModel.Role): Principal => {
   const permissions = AuthModel.permissionsOf(role)

@@ -6,7 +6,7 @@
  * packages/http/test/database-outage.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { isDatabaseUnreachable } from "@inbox/core"
+import { isDatabaseUnreachable } from "@inbox/core/internal"
 import { Cause } from "effect"
 import { SqlError } from "effect/sql"
 

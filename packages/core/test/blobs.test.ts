@@ -5,7 +5,7 @@
  * re-referencing the bytes, and its schedule), and download tokens.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Blobs, BlobStore, BlobStores, contentDisposition, downloadOf, Ids, Inboxes, Organizations, type Principal, safeContentType, sha256Of } from "@inbox/core"
+import { Blobs, BlobStore, BlobStores, contentDisposition, downloadOf, Ids, Inboxes, Organizations, type Principal, safeContentType, sha256Of } from "@inbox/core/internal"
 import { blobStoreContract, distinctBytes, engineLayer, layerFilesInTemp, layerMemory, S3Server, storages, TempDir } from "@inbox/testkit"
 import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { TestClock } from "effect/testing"

@@ -13,7 +13,7 @@ import {
   parsePermissions,
   PERMISSIONS,
   runOperation
-} from "@inbox/core"
+} from "@inbox/core/internal"
 import { engineLayer, layerFixedIds, pglite } from "@inbox/testkit"
 import { Effect, Tracer } from "effect"
 import { decodeCursor, encodeCursor, toPage } from "../src/shared/pagination.ts"

@@ -1,6 +1,6 @@
 /** The embedded storage: its data folder lock, and reopening a folder keeps the data. */
 import { assert, describe, it } from "@effect/vitest"
-import { Database, LOCK_FILE } from "@inbox/core"
+import { Database, LOCK_FILE } from "@inbox/core/internal"
 import { storages } from "@inbox/testkit"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

@@ -6,7 +6,7 @@
  * here the raw resolver counts what it is asked.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Dns } from "@inbox/core"
+import { Dns } from "@inbox/core/internal"
 
 /** A raw resolver answering from `answers` (an Error with its code for a failure), counting questions. */
 const counting = (answers: Record<string, unknown>) => {

@@ -8,7 +8,7 @@
  * staged here; each hop goes through the same check as the first URL (Egress.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Egress, HostResolver, Settings } from "@inbox/core"
+import { Egress, HostResolver, Settings } from "@inbox/core/internal"
 import { loopbackDns } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"

@@ -6,7 +6,7 @@
  * a shared transaction fails alone.
  */
 import { assert, layer } from "@effect/vitest"
-import { Engine, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored } from "@inbox/core"
+import { Engine, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored } from "@inbox/core/internal"
 import { buildMail, engineLayer, storages } from "@inbox/testkit"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql"

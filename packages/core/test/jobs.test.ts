@@ -4,7 +4,7 @@
  * one database never run one job twice.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Availability, Database, Ids, JobDeferred, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core"
+import { Availability, Database, Ids, JobDeferred, JobFailed, Jobs, RETRY_POLICIES, type Signals } from "@inbox/core/internal"
 import { postgresSchema, POSTGRES_ENV, storages } from "@inbox/testkit"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"

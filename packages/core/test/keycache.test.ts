@@ -7,7 +7,7 @@
  * 100 ms) is in http/test/shared-limits.test.ts, on PostgreSQL.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { ApiKeys, KEY_CACHE_TTL_MS, KeyCache, type Principal } from "@inbox/core"
+import { ApiKeys, KEY_CACHE_TTL_MS, KeyCache, type Principal } from "@inbox/core/internal"
 import { engineLayer, newOrganization, pglite } from "@inbox/testkit"
 import { Effect, Exit } from "effect"
 import { TestClock } from "effect/testing"

@@ -18,7 +18,7 @@ import {
   Pods,
   type Principal,
   type Verdict
-} from "@inbox/core"
+} from "@inbox/core/internal"
 import { engineLayer, storages } from "@inbox/testkit"
 import { Effect } from "effect"
 

@@ -4,7 +4,7 @@
  * process; the Events service counts the reads it is asked for.
  */
 import { assert, it } from "@effect/vitest"
-import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Settings, type SettingsShape, Signals } from "@inbox/core"
+import { Events, EVENTS_CHANNEL, type EventRow, Inboxes, LiveEvents, Pods, Settings, type SettingsShape, Signals } from "@inbox/core/internal"
 import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 

@@ -5,7 +5,7 @@
  * runs it leaves them to it.
  */
 import { assert, layer } from "@effect/vitest"
-import { Maintenance, noAutovacuum } from "@inbox/core"
+import { Maintenance, noAutovacuum } from "@inbox/core/internal"
 import { engineLayer, storages } from "@inbox/testkit"
 import { Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"

@@ -5,7 +5,7 @@
  * job) is touched; the schedule runs one purge job per slot and queues the next.
  */
 import { assert, layer } from "@effect/vitest"
-import { Engine, Inbound, InboxOperations, Jobs, MessageStore, Organizations, type Principal, Retention, RETENTION_JOB, RETRY_POLICIES } from "@inbox/core"
+import { Engine, Inbound, InboxOperations, Jobs, MessageStore, Organizations, type Principal, Retention, RETENTION_JOB, RETRY_POLICIES } from "@inbox/core/internal"
 import { buildMail, engineLayer, storages } from "@inbox/testkit"
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

@@ -5,7 +5,7 @@
  * the match index finds the mail of before the upgrade and still leaves spam out.
  */
 import { assert, layer } from "@effect/vitest"
-import { Database, Engine, Inbound, InboxOperations, MessageStore, Organizations, type Principal, Search, SearchBudget } from "@inbox/core"
+import { Database, Engine, Inbound, InboxOperations, MessageStore, Organizations, type Principal, Search, SearchBudget } from "@inbox/core/internal"
 import { buildMail, engineLayer, storages } from "@inbox/testkit"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"

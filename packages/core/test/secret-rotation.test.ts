@@ -7,7 +7,7 @@
  * over the test's database, on every storage.
  */
 import { assert, layer } from "@effect/vitest"
-import { Database, Domains, Organizations, type Principal, Settings, Webhooks } from "@inbox/core"
+import { Database, Domains, Organizations, type Principal, Settings, Webhooks } from "@inbox/core/internal"
 import { engineLayer, storages } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

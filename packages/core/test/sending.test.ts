@@ -5,7 +5,7 @@
  * runs, exactly as when the process is killed.
  */
 import { assert, layer } from "@effect/vitest"
-import { BlobStores, Egress, Engine, Ids, InboxOperations, MailTransport, type OutgoingMail, Sending } from "@inbox/core"
+import { BlobStores, Egress, Engine, Ids, InboxOperations, MailTransport, type OutgoingMail, Sending } from "@inbox/core/internal"
 import { newOrganization, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"

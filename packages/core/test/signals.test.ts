@@ -6,7 +6,7 @@
  * its contract does not include this.)
  */
 import { assert, layer } from "@effect/vitest"
-import { Signals } from "@inbox/core"
+import { Signals } from "@inbox/core/internal"
 import { postgresSchema, POSTGRES_ENV } from "@inbox/testkit"
 import { Effect, Option, Queue, Stream } from "effect"
 import { SqlClient } from "effect/sql"

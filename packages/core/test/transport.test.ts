@@ -3,7 +3,7 @@
  * travelling through a real SMTP conversation when a relay is configured.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Agents, Egress, Engine, Ids, MailTransport, readLocalOutbox } from "@inbox/core"
+import { Agents, Egress, Engine, Ids, MailTransport, readLocalOutbox } from "@inbox/core/internal"
 import { CapturedMail, layerMemory, mailTransportContract, settingsLayer, SmtpSink, storages } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 

@@ -5,7 +5,7 @@
  * rewrites rows (0031, domains per organization) carries the rows before it over.
  */
 import { assert, it } from "@effect/vitest"
-import { Database } from "@inbox/core"
+import { Database } from "@inbox/core/internal"
 import { PGLITE_EXTENSIONS } from "../src/db/Database.ts"
 import { PGlite } from "@electric-sql/pglite"
 import { adminSql, POSTGRES_ENV } from "@inbox/testkit"

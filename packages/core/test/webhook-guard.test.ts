@@ -5,7 +5,7 @@
  * one a delivery connects by).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { checkWebhookUrl, HostResolver, isPublicAddress } from "@inbox/core"
+import { checkWebhookUrl, HostResolver, isPublicAddress } from "@inbox/core/internal"
 import { Effect } from "effect"
 import { createSocket } from "node:dgram"
 import { isIPv4 } from "node:net"

@@ -12,7 +12,8 @@
  * everything that writes to it. Its start and its end are logged.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Engine, SmtpReceiver } from "@inbox/core"
+import { Engine } from "@inbox/core"
+import { SmtpReceiver } from "@inbox/mailserver"
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppRoutes } from "./app.ts"

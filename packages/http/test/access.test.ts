@@ -6,7 +6,7 @@
  * it succeeds, and its body matches the response schema the OpenAPI document publishes.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { type Operation, operations, PERMISSIONS, type Route } from "@inbox/core"
+import { type Operation, operations, PERMISSIONS, type Route } from "@inbox/core/internal"
 import { engineLayer, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"

@@ -1,6 +1,6 @@
 /** Agent onboarding over REST: every rule of "Email verification and agent accounts". */
 import { assert, it, layer } from "@effect/vitest"
-import { Organizations } from "@inbox/core"
+import { Organizations } from "@inbox/core/internal"
 import { CapturedMail, engineLayer, lastCode, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"

@@ -8,7 +8,7 @@
  * in a JSON body it is 400 validation_error naming one of them.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { operations } from "@inbox/core"
+import { operations } from "@inbox/core/internal"
 import {
   acceptable,
   buildFuzzWorld,

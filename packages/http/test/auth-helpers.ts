@@ -4,7 +4,7 @@
  * comes from its own client IP (the tests trust the harness as a proxy, so X-Forwarded-For
  * names the client) so attempt limits of one test never reach another.
  */
-import { type OutgoingMail } from "@inbox/core"
+import { type OutgoingMail } from "@inbox/core/internal"
 import { CapturedMail, TEST_HOST, TestApp, type TestResponse } from "@inbox/testkit"
 import { Clock, Effect } from "effect"
 import { TOTP } from "otpauth"

@@ -5,7 +5,7 @@
  * other has no hold on; accounts never verified expire.
  */
 import { assert, layer } from "@effect/vitest"
-import { Auth, Engine, operations, Organizations, paramNames, WebhookOperations } from "@inbox/core"
+import { Auth, Engine, operations, Organizations, paramNames, WebhookOperations } from "@inbox/core/internal"
 import { engineLayer, storages, TestApp } from "@inbox/testkit"
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

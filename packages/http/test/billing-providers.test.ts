@@ -10,7 +10,7 @@
  * the body with the webhook secret.
  */
 import { assert, layer } from "@effect/vitest"
-import { Billing, GRACE_DAYS } from "@inbox/core"
+import { Billing, GRACE_DAYS } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Clock, Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"

@@ -4,7 +4,7 @@
  * nulls where the spec states them, usage counted against the plan, and who may call.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { PERMISSIONS } from "@inbox/core"
+import { PERMISSIONS } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 

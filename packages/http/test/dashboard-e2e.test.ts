@@ -7,7 +7,7 @@
  * loopback. With DASHBOARD_SCREENSHOTS=1, screenshots of the main pages land in
  * docs/screenshots/ for the README.
  */
-import { BlobStores, Egress, Engine, Ids, Organizations, Suppressions } from "@inbox/core"
+import { BlobStores, Egress, Engine, Ids, Organizations, Suppressions } from "@inbox/core/internal"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { CapturedMail, chromiumPath, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"

@@ -5,7 +5,7 @@
  * limit and nothing walks the body afterwards. The work is counted (`jsonWork`), not timed.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { jsonWork, MAX_JSON_DEPTH, operations, signWebhook } from "@inbox/core"
+import { jsonWork, MAX_JSON_DEPTH, operations, signWebhook } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp, type TestResponse } from "@inbox/testkit"
 import { Clock, Effect, Layer } from "effect"
 import { browser, ORIGIN, signedInOwner } from "./auth-helpers.ts"

@@ -6,7 +6,7 @@
  * the router app alone.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { type EngineServices } from "@inbox/core"
+import { type EngineServices } from "@inbox/core/internal"
 import { AppRoutes, makeDirectPath } from "@inbox/http"
 import { engineLayer, newOrganization, pglite, TEST_HOST, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"

@@ -10,7 +10,8 @@
  * or sends as it.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Dns, Jobs, SmtpReceiver } from "@inbox/core"
+import { Dns, Jobs } from "@inbox/core/internal"
+import { SmtpReceiver } from "@inbox/mailserver"
 import {
   CapturedMail,
   deliverMail,

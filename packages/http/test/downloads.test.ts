@@ -10,7 +10,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Blobs, BlobStore, BlobStores, DOWNLOAD_URL_SECONDS, sha256Of } from "@inbox/core"
+import { Blobs, BlobStore, BlobStores, DOWNLOAD_URL_SECONDS, sha256Of } from "@inbox/core/internal"
 import { AppRoutes } from "@inbox/http"
 import { distinctBytes, engineLayer, storages, TempDir, TestApp } from "@inbox/testkit"
 import { Context, Effect, Layer, Stream } from "effect"

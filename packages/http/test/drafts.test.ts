@@ -5,7 +5,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { CapturedMail, deliverMail, engineLayer, newOrganization, postgresSchema, POSTGRES_ENV, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { Database, Jobs } from "@inbox/core"
+import { Database, Jobs } from "@inbox/core/internal"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -8,7 +8,8 @@
  * holds many slow uploads against the default and reads the server's memory.
  */
 import { assert, layer } from "@effect/vitest"
-import { IntakeBudget, SmtpReceiver } from "@inbox/core"
+import { IntakeBudget } from "@inbox/core/internal"
+import { SmtpReceiver } from "@inbox/mailserver"
 import { engineWithDns, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import nodemailer from "nodemailer"

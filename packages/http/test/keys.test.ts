@@ -1,6 +1,6 @@
 /** API keys over REST: every rule of the spec's "Key scopes" and "Permissions" sections. */
 import { assert, it, layer } from "@effect/vitest"
-import { PERMISSIONS } from "@inbox/core"
+import { PERMISSIONS } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 

@@ -4,7 +4,7 @@
  * duplicates, `reason` on block lists only, paging, and which keys reach which lists.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Lists } from "@inbox/core"
+import { Lists } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"

@@ -5,7 +5,7 @@
  * counters the writes themselves maintain.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Events, Metrics, noAutovacuum } from "@inbox/core"
+import { Events, Metrics, noAutovacuum } from "@inbox/core/internal"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"

@@ -8,7 +8,7 @@
 import { assert, it, layer } from "@effect/vitest"
 import { AppRoutes, layerNodeServer, type NodeServerOptions } from "@inbox/http"
 import { engineLayer, pglite } from "@inbox/testkit"
-import type { SettingsShape } from "@inbox/core"
+import type { SettingsShape } from "@inbox/core/internal"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { connect, type Socket } from "node:net"

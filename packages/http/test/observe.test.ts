@@ -6,7 +6,7 @@
  * outcomes and the database pool's use are checked on PGlite and PostgreSQL.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Jobs } from "@inbox/core"
+import { Jobs } from "@inbox/core/internal"
 import { deliverMail, engineLayer, newOrganization, pglite, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { vi } from "vitest"

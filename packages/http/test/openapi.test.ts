@@ -1,6 +1,6 @@
 /** GET /openapi.json: the REST API described from the same catalogue that makes the routes. */
 import { assert, it, layer } from "@effect/vitest"
-import { operations } from "@inbox/core"
+import { operations } from "@inbox/core/internal"
 import { engineLayer, newOrganization, pglite, TestApp } from "@inbox/testkit"
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { readFileSync } from "node:fs"

@@ -7,7 +7,7 @@
  * another organization. A fixture aims at A's resources in P (inbox I where it needs an
  * inbox), creating what it consumes (a delete gets a fresh resource each time).
  */
-import { Blobs, sha256Of, signWebhook, Suppressions } from "@inbox/core"
+import { Blobs, sha256Of, signWebhook, Suppressions } from "@inbox/core/internal"
 import { buildMail, deliverMail, newOrganization, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Clock, Effect } from "effect"
 

@@ -6,7 +6,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { parseQuery, Search, SearchBudget } from "@inbox/core"
+import { parseQuery, Search, SearchBudget } from "@inbox/core/internal"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 

@@ -4,7 +4,7 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { CapturedMail, deliverMail as inbound, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
-import { Suppressions } from "@inbox/core"
+import { Suppressions } from "@inbox/core/internal"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -5,7 +5,7 @@
  * process by construction.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { ApiKeys, Database, RATE_POLICIES, RateLimiter, reservationOf } from "@inbox/core"
+import { ApiKeys, Database, RATE_POLICIES, RateLimiter, reservationOf } from "@inbox/core/internal"
 import { engineLayer, newOrganization, postgresSchema, POSTGRES_ENV, TestApp } from "@inbox/testkit"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

@@ -10,7 +10,7 @@
  * auth-failure), a report that fails authentication, and one whose Message-ID holds a NUL.
  */
 import { assert, layer } from "@effect/vitest"
-import { SmtpReceiver } from "@inbox/core"
+import { SmtpReceiver } from "@inbox/mailserver"
 import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"

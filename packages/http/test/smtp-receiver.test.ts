@@ -7,7 +7,8 @@
  * that free a slot; and a storage failure answered 451, so the sender retries.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Inbound, Settings, SmtpReceiver } from "@inbox/core"
+import { Engine, Inbound, Settings } from "@inbox/core/internal"
+import { SmtpReceiver } from "@inbox/mailserver"
 import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -340,12 +341,12 @@ layer(
     }).pipe(Effect.scoped))
 })
 
-// A store that fails: the receiver in front of an Inbound whose every delivery dies (the
+// A store that fails: the receiver in front of an engine whose every delivery dies (the
 // database gone, say), the rest of the engine real.
-const failing = Layer.effect(Inbound, Effect.map(Inbound, (real) => Inbound.of({
-  recipient: real.recipient,
-  hosted: real.hosted,
-  deliver: () => Effect.die(new Error("the database is unreachable"))
+const failing = Layer.effect(Engine, Effect.map(Engine, (real) => Engine.of({
+  ...real,
+  call: ((name, input, caller, context) =>
+    name === "inbound.receive" ? Effect.die(new Error("the database is unreachable")) : real.call(name, input, caller, context)) as typeof real.call
 })))
 
 layer(

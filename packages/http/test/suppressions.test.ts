@@ -5,7 +5,7 @@
  * suppressions, and the org-wide `suppressed` check sends rely on.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Suppressions } from "@inbox/core"
+import { Suppressions } from "@inbox/core/internal"
 import { engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"

@@ -8,7 +8,8 @@
  * group-commit batch) costs them nothing: all are stored, no batch is split.
  */
 import { assert, layer } from "@effect/vitest"
-import { OperatorMetrics, SmtpReceiver } from "@inbox/core"
+import { OperatorMetrics } from "@inbox/core/internal"
+import { SmtpReceiver } from "@inbox/mailserver"
 import { engineWithDns, newOrganization, storages, TEST_HOST, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect, Layer, Metric } from "effect"
 import { randomBytes } from "node:crypto"

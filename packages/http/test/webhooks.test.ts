@@ -7,7 +7,7 @@
  * once a minute per webhook.
  */
 import { assert, layer } from "@effect/vitest"
-import { DEFAULT_EVENT_TYPES, DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, ENDPOINT_WAIT, Jobs } from "@inbox/core"
+import { DEFAULT_EVENT_TYPES, DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, ENDPOINT_WAIT, Jobs } from "@inbox/core/internal"
 import { deliverMail, engineLayer, newOrganization, type ReceivedRequest, storages, TEST_INBOUND_SECRET, TestApp, webhookReceiver } from "@inbox/testkit"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"

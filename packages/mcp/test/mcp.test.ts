@@ -6,7 +6,7 @@
  * SDK client keeps its own timers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Agents, ApiKeys, type Engine, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core"
+import { Agents, ApiKeys, type Engine, Inboxes, Organizations, type Principal, Suppressions } from "@inbox/core/internal"
 import { engineLayer, lastCode, newOrganization, storages } from "@inbox/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"

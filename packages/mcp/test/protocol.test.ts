@@ -9,7 +9,7 @@ import {
   LATEST_PROTOCOL_VERSION as SDK_LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS as SDK_SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
-import { ApiKeys, Engine, Organizations } from "@inbox/core"
+import { ApiKeys, Engine, Organizations } from "@inbox/core/internal"
 import { engineLayer, pglite } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { PassThrough } from "node:stream"

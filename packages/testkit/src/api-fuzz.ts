@@ -11,7 +11,7 @@
  * It is used by the API fuzz test (a few thousand requests in CI, in process) and by
  * `pnpm fuzz:api` (bench/fuzz-api.ts: a real server over HTTP, 100,000 requests or more).
  */
-import { inputJsonSchema, type JsonSchema, MAX_JSON_DEPTH, type Operation, operations, signWebhook } from "@inbox/core"
+import { inputJsonSchema, type JsonSchema, MAX_JSON_DEPTH, type Operation, operations, signWebhook } from "@inbox/core/internal"
 import fc from "fast-check"
 
 export interface FuzzRequest {

@@ -3,7 +3,7 @@
  * middleware and operations as web Requests, with no port. The engine comes from the
  * surrounding layer, so a test can also reach its services (the captured outbox, say).
  */
-import { type EngineServices } from "@inbox/core"
+import { type EngineServices } from "@inbox/core/internal"
 import { AppRoutes, fromWeb, makeDirectPath } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

@@ -3,7 +3,7 @@
  * folder for the files store, and a real S3 server on loopback (s3rver, loaded only by the
  * tests that start it, with the AWS SDK) for the S3 store and its presigned URLs.
  */
-import { BlobStores } from "@inbox/core"
+import { BlobStores } from "@inbox/core/internal"
 import { Context, Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"

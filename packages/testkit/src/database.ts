@@ -7,7 +7,7 @@
  * seeing each other's rows.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { Database } from "@inbox/core"
+import { Database } from "@inbox/core/internal"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"

@@ -4,7 +4,7 @@
  * engine at it with the `dnsServers` setting (INBOX_DNS_SERVERS). It counts the queries it
  * answered, for the verification benchmark.
  */
-import type { Signals, SettingsShape } from "@inbox/core"
+import type { Signals, SettingsShape } from "@inbox/core/internal"
 import dns2 from "dns2"
 import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"

@@ -4,9 +4,9 @@
  * ids use layerFixedIds), test Settings with rate limits off unless asked for, and a blob
  * store (in memory unless the test gives another, e.g. BlobStores.layerPostgres).
  */
-import { type BlobStore, BlobStores, Egress, Engine, Ids, Settings, type SettingsShape, type Signals } from "@inbox/core"
+import { type BlobStore, BlobStores, Egress, Engine, Ids, Settings, type SettingsShape, type Signals } from "@inbox/core/internal"
 import { Layer } from "effect"
-import type { EgressTestResponse as TestResponse } from "@inbox/core"
+import type { EgressTestResponse as TestResponse } from "@inbox/core/internal"
 import type { SqlClient } from "effect/sql"
 import { CapturedMail } from "./transport.ts"
 

@@ -2,7 +2,7 @@
  * Setting up tenants the way an operator does (`inboxctl org create`): an organization
  * with an organization-level key holding every permission.
  */
-import { ApiKeys, Organizations, type PlanId } from "@inbox/core"
+import { ApiKeys, Organizations, type PlanId } from "@inbox/core/internal"
 import { Effect } from "effect"
 
 export const newOrganization = (options: { readonly verified?: boolean; readonly plan?: PlanId; readonly ownerEmail?: string } = {}) =>

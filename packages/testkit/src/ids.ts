@@ -2,7 +2,7 @@
  * Deterministic Ids for tests: `<prefix>_` then a zero-padded hex counter, secrets from the
  * same counter, and one-time codes that a test can predict or read from the outbox.
  */
-import { Ids } from "@inbox/core"
+import { Ids } from "@inbox/core/internal"
 import { Effect, Layer } from "effect"
 
 export const layerFixedIds = Layer.sync(Ids, () => {

@@ -5,7 +5,7 @@
  * address and the download URLs it signs can be fetched as a client would fetch them.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import type { SettingsShape, Signals } from "@inbox/core"
+import type { SettingsShape, Signals } from "@inbox/core/internal"
 import { AppRoutes } from "@inbox/http"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

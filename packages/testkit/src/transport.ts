@@ -3,7 +3,7 @@
  * tests read them back with `CapturedMail.all` / `CapturedMail.last`. `reject` makes the
  * next sends to an address fail as a relay would (MessageRejected).
  */
-import { MailTransport, MessageRejected, type OutgoingMail } from "@inbox/core"
+import { MailTransport, MessageRejected, type OutgoingMail } from "@inbox/core/internal"
 import { Context, Effect, Layer, Ref } from "effect"
 
 export class CapturedMail extends Context.Service<CapturedMail, {

@@ -11,7 +11,7 @@
  * file name; the others answer undefined.
  */
 import { assert, layer } from "@effect/vitest"
-import { BlobStore, sha256Of } from "@inbox/core"
+import { BlobStore, sha256Of } from "@inbox/core/internal"
 import { Cause, Effect, Exit, type Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
 

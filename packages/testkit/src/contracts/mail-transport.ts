@@ -7,7 +7,7 @@
  * MessageRejected rather than a defect (where the implementation can refuse at all).
  */
 import { assert, layer } from "@effect/vitest"
-import { MailTransport } from "@inbox/core"
+import { MailTransport } from "@inbox/core/internal"
 import { Effect, type Layer } from "effect"
 
 export interface Delivered {

@@ -4,7 +4,7 @@
  * themselves are tested over SMTP in packages/http/test/smtp-receiver.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { clientOf, messageRate } from "../src/smtp/Receiver.ts"
+import { clientOf, messageRate } from "../src/smtp.ts"
 
 describe("SMTP per-IP limits", () => {
   it("an IPv4 address is its own client, also written as IPv4-mapped IPv6; an IPv6 address counts as its /64", () => {

@@ -1,6 +1,8 @@
 /**
  * The built-in SMTP receiver: mail reaches the engine straight from the internet, without a
- * forwarder. It runs beside the HTTP server (INBOX_SMTP_LISTEN) on `smtp-server`.
+ * forwarder. It runs beside the HTTP server (INBOX_SMTP_LISTEN) on `smtp-server`, over the
+ * engine's public API: the operator's own operations `inbound.recipient` (RCPT) and
+ * `inbound.receive` (DATA), the intake budget, the cached DNS resolver.
  *
  * Rules (README, "SMTP receiver"):
  * - RCPT is accepted only for hosted inbox addresses (550 5.1.1 otherwise): never a relay;
@@ -10,32 +12,24 @@
  * - per-IP limits on open connections (421) and messages per minute (451 4.7.1), an idle
  *   timeout and a lifetime per connection (421 4.4.2), so one client cannot hold the slots;
  * - each message is checked with mailauth (SPF for the connecting IP and MAIL FROM, DKIM,
- *   DMARC with alignment, ARC) through the Dns port's cached resolver; the verdicts feed
- *   the same labelling rules as the forwarder's `x-auth-*` headers, and the
- *   Authentication-Results header mailauth writes is prepended to the stored message, and
- *   an incoming one bearing our authserv-id (the mail host) is renamed
- *   X-Original-Authentication-Results first (RFC 8601 section 5: only ours may claim it);
- * - then the message takes the `/inbound/raw` path (Inbound.deliver). The reply is 250 only
+ *   DMARC with alignment, ARC) through the engine's cached resolver; the verdicts feed
+ *   the same labelling rules as the forwarder's `x-auth-*` headers, and core prepends the
+ *   Authentication-Results header mailauth writes to the stored message, renaming an
+ *   incoming one bearing our authserv-id first (RFC 8601 section 5: only ours may claim it);
+ * - then the message takes the `/inbound/raw` path (core's inbound delivery). The reply is 250 only
  *   after that commit; a storage failure is 451 4.3.0 so the sender retries: nothing
  *   acknowledged is ever lost. An unreachable database is noted as an outage
- *   (db/Availability.ts: one line when it goes, one when it returns), any other failure is
+ *   (core's outage notice: one line when it goes, one when it returns), any other failure is
  *   logged with its cause.
  *
  * The receiver logs its address when it starts listening.
  */
-import { type Cause, Clock, Context, Effect, Exit, Layer, Option } from "effect"
+import { type ApiError, Engine, LOCAL, type OutputOf } from "@inbox/core"
+import { type Cause, Clock, Config, Context, Effect, Exit, Layer, Option } from "effect"
 import type { authenticate } from "mailauth"
 import { readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
 import type { SMTPServerOptions } from "smtp-server"
-import { Config } from "effect"
-import { Availability } from "../db/Availability.ts"
-import { Dns } from "../dns/Dns.ts"
-import { type AuthResult, type AuthVerdicts, Inbound, type InboxTarget } from "../inbound/Inbound.ts"
-import { renameOurAuthenticationResults } from "../mail/auth-results.ts"
-import { defaultLimits } from "../mail/parse-core.ts"
-import { IntakeBudget } from "../ratelimit/IntakeBudget.ts"
-import { Settings } from "../settings/Settings.ts"
 
 export interface ReceiverOptions {
   readonly host: string
@@ -109,8 +103,22 @@ export const messageRate = (perMinute: number, clients = RATE_CLIENTS) => {
   }
 }
 
-const RESULTS: ReadonlySet<string> = new Set(["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"])
-const result = (value: unknown): AuthResult | undefined => typeof value === "string" && RESULTS.has(value) ? value as AuthResult : undefined
+/** The verdicts mail authentication can give (core's AuthResult). */
+const RESULTS = ["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"] as const
+type AuthResult = typeof RESULTS[number]
+const result = (value: unknown): AuthResult | undefined => typeof value === "string" && (RESULTS as ReadonlyArray<string>).includes(value) ? value as AuthResult : undefined
+
+interface AuthVerdicts {
+  readonly spf?: AuthResult
+  readonly dkim?: AuthResult
+  readonly dmarc?: AuthResult
+}
+
+/** The hosted inbox an accepted RCPT named (core's `inbound.recipient`). */
+type InboxTarget = NonNullable<OutputOf<"inbound.recipient">["inbox"]>
+
+/** The largest message, the mail engine's limit (50 MiB; core refuses more with 413). */
+const MAX_MESSAGE_BYTES = 50 * 1024 * 1024
 
 /** The three verdicts of a mailauth answer; DKIM passes when any signature passes. */
 export const verdictsOf = (answer: Awaited<ReturnType<typeof authenticate>>): AuthVerdicts => {
@@ -128,14 +136,11 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
     Layer.effect(SmtpReceiver, Effect.gen(function*() {
       // Loaded only when the receiver is on: mailauth and smtp-server are most of a second of every start otherwise.
       const [{ authenticate }, { SMTPServer }] = yield* Effect.promise(() => Promise.all([import("mailauth"), import("smtp-server")]))
-      const inbound = yield* Inbound
-      const dns = yield* Dns
-      const settings = yield* Settings
-      const budget = yield* IntakeBudget
-      const availability = yield* Availability
+      const engine = yield* Engine
+      const settings = engine.settings
       const maxConnections = options.maxConnectionsPerIp ?? SMTP_DEFAULTS.maxConnectionsPerIp
       const perMinute = options.messagesPerMinutePerIp ?? SMTP_DEFAULTS.messagesPerMinutePerIp
-      const maxBytes = options.maxBytes ?? defaultLimits.maxRawBytes
+      const maxBytes = options.maxBytes ?? MAX_MESSAGE_BYTES
       const connections = new Map<string, number>()
       // The sessions counted in `connections`. smtp-server calls onClose for a connection
       // refused at onConnect too: counted as one that closed, each refusal freed a slot the
@@ -164,7 +169,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
 
       /** A failure answered 451 4.3.0: an outage is noted once, anything else logged with its cause. */
       const failed = (message: string, cause: Cause.Cause<unknown>) =>
-        void run(Effect.flatMap(availability.unavailable(cause), (unavailable) => unavailable === undefined ? Effect.logError(message, cause) : Effect.void))
+        void run(Effect.flatMap(engine.unavailable(cause), (unavailable) => unavailable === undefined ? Effect.logError(message, cause) : Effect.void))
 
       const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
@@ -176,20 +181,20 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
               helo: session.hostNameAppearsAs,
               sender: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
               mta: settings.mailHost,
-              resolver: dns.resolve as never,
+              resolver: engine.resolve as never,
               disableBimi: true
             })
           )
-          // ours is the only Authentication-Results of our authserv-id a reader may trust
-          const stamped = Buffer.concat([Buffer.from(answer.headers), renameOurAuthenticationResults(raw, settings.mailHost)])
           const inboxes = session.envelope.rcptTo.flatMap((r) => recipients.get(r) ?? [])
-          return yield* inbound.deliver({
-            raw: stamped,
+          // Core puts our Authentication-Results first and renames any that spoke in our name.
+          return yield* engine.call("inbound.receive", {
             to: session.envelope.rcptTo.map((r) => r.address),
-            auth: verdictsOf(answer),
+            ...verdictsOf(answer),
+            authentication_results: answer.headers,
             // Every RCPT was accepted through `recipient`; should one be missing, the delivery looks them all up.
-            ...(inboxes.length === session.envelope.rcptTo.length ? { inboxes } : {})
-          })
+            ...(inboxes.length === session.envelope.rcptTo.length ? { inboxes } : {}),
+            raw
+          }, LOCAL)
         })
 
       const serverOptions: SMTPServerOptions = {
@@ -228,13 +233,13 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           )
         },
         onRcptTo(address, _session, callback) {
-          void run(inbound.recipient(address.address)).then((exit) => {
+          void run(engine.call("inbound.recipient", { address: address.address }, LOCAL)).then((exit) => {
             if (Exit.isFailure(exit)) {
               failed("SMTP recipient check failed", exit.cause)
               return callback(smtpError(451, "4.3.0 Temporary failure, try again later"))
             }
-            if (exit.value === undefined) return callback(smtpError(550, "5.1.1 No such mailbox here"))
-            recipients.set(address, exit.value)
+            if (exit.value.inbox === null) return callback(smtpError(550, "5.1.1 No such mailbox here"))
+            recipients.set(address, exit.value.inbox)
             callback()
           })
         },
@@ -242,7 +247,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
           const chunks: Array<Buffer> = []
           // The message's bytes count against the intake budget until it is stored or refused;
           // past the budget the rest is read and dropped, and the sender is asked to retry.
-          const reserver = budget.reserver()
+          const reserver = engine.intake.reserver()
           let overBudget = false
           stream.on("data", (chunk: Buffer) => {
             if (stream.sizeExceeded || overBudget) return
@@ -263,7 +268,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
             void run(receive(Buffer.concat(chunks), session as never).pipe(Effect.ensuring(Effect.sync(reserver.releaseAll)))).then((exit) => {
               if (Exit.isSuccess(exit)) return callback(null, "2.0.0 Stored")
               const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
-              const error = failure?._tag === "Fail" ? failure.error : undefined
+              const error = failure?._tag === "Fail" ? failure.error as ApiError : undefined
               switch (error?._tag) {
                 case "NotFound":
                   return callback(smtpError(550, "5.1.1 No such mailbox here"))
@@ -305,7 +310,7 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
    */
   static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
     const listen = yield* Config.option(Config.String("INBOX_SMTP_LISTEN"))
-    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Inbound | Dns | Settings | IntakeBudget | Availability>
+    if (Option.isNone(listen) || listen.value === "") return Layer.empty as Layer.Layer<never, never, Engine>
     const at = listen.value.lastIndexOf(":")
     const host = at < 0 ? "0.0.0.0" : listen.value.slice(0, at).replace(/^\[|\]$/g, "")
     const port = Number(at < 0 ? listen.value : listen.value.slice(at + 1))
