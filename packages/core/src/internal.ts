@@ -91,7 +91,7 @@ export { canSee, EventEnvelope, type EventRow, Events, EVENTS_CHANNEL, type NewE
 export * as EventOperations from "./events/operations.ts"
 export { type ListenRefused, LiveEvents, type ServerFrame, type Subscription, wants } from "./events/Live.ts"
 export { Delivery as WebhookDelivery, Webhook, Webhooks } from "./webhooks/Webhooks.ts"
-export { checkPublicUrl, checkWebhookUrl, HostResolver, isPublicAddress } from "./webhooks/guard.ts"
+export { checkPublicUrl, checkWebhookUrl, HostResolver, isPublicAddress } from "./egress/guard.ts"
 export { DELIVERY_JOB } from "./webhooks/FanOut.ts"
 export { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, ENDPOINT_WAIT } from "./webhooks/Delivery.ts"
 export * as WebhookOperations from "./webhooks/operations.ts"

@@ -26,7 +26,7 @@ const setUp = (settings: Partial<SettingsShape> = {}) => Effect.gen(function*() 
       return ids.map(rowOf)
     })
   } as never))
-  const context = yield* Layer.build(LiveEvents.layer.pipe(
+  const context = yield* Layer.build(LiveEvents.layerNoDeps.pipe(
     Layer.provideMerge(Signals.layerInProcess),
     Layer.provide(Layer.mergeAll(events, Layer.succeed(Inboxes, {} as never), Layer.succeed(Pods, {} as never), Layer.succeed(Settings, Settings.make(settings))))
   ))

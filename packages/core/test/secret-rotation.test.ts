@@ -13,14 +13,17 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { open } from "../src/domains/dkim.ts"
 import { openHeaderValues } from "../src/webhooks/headers.ts"
-import { SecretRotation } from "../src/shared/SecretRotation.ts"
+import { AUTH_SEALED } from "../src/auth/Auth.ts"
+import { DOMAIN_SEALED } from "../src/domains/Domains.ts"
+import { resealing } from "../src/shared/SecretRotation.ts"
+import { WEBHOOK_SEALED } from "../src/webhooks/sealed.ts"
 
 const OLD = "old-secret-key"
 const NEW = "new-secret-key"
 
 /** The engine's startup re-sealing, as a process started with these keys runs it (fresh: not the test engine's memoised build). */
 const start = (keys: { readonly secretKey: string; readonly previousSecretKey?: string }) =>
-  Layer.build(Layer.fresh(SecretRotation.layer).pipe(Layer.provide(Layer.succeed(Settings, Settings.make(keys))))).pipe(Effect.scoped)
+  Layer.build(Layer.fresh(resealing([...DOMAIN_SEALED, ...WEBHOOK_SEALED, ...AUTH_SEALED])).pipe(Layer.provide(Layer.succeed(Settings, Settings.make(keys))))).pipe(Effect.scoped)
 
 const storedKey = (name: string) =>
   Effect.gen(function*() {

@@ -87,7 +87,7 @@ export class Agents extends Context.Service<Agents, {
     NotAnAgentOrganization | AlreadyVerified | TooManyAttempts | ValidationError
   >
 }>()("inbox/Agents") {
-  static readonly layer = Layer.effect(Agents, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Agents, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -219,4 +219,7 @@ export class Agents extends Context.Service<Agents, {
       })
     })
   }))
+
+  /** With the services it uses (ApiKeys, Inboxes, Organizations, RateLimiter); the ports are the caller's. */
+  static readonly layer = Agents.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(ApiKeys.layer, Inboxes.layer, Organizations.layer, RateLimiter.layer)))
 }

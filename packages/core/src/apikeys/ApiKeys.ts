@@ -129,7 +129,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   /** Creates a key with no principal checks (operator CLI, agent sign-up). */
   issue(organizationId: string, key: IssueKey): Effect.Effect<CreatedApiKey>
 }>()("inbox/ApiKeys") {
-  static readonly layer = Layer.effect(ApiKeys, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(ApiKeys, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const organizations = yield* Organizations
@@ -239,5 +239,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       })
     })
   }))
+
+  /** With the services it uses (Inboxes, KeyCache, Organizations, Pods); the ports are the caller's. */
+  static readonly layer = ApiKeys.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, KeyCache.layer, Organizations.layer, Pods.layer)))
 }
 

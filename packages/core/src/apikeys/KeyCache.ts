@@ -47,7 +47,7 @@ export class KeyCache extends Context.Service<KeyCache, {
   /** Calls `ended` (once) when the principal's key is revoked, changed or deleted, until the scope closes. */
   watch(principal: Principal, ended: () => void): Effect.Effect<void, never, Scope.Scope>
 }>()("inbox/KeyCache") {
-  static readonly layer = Layer.effect(KeyCache, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(KeyCache, Effect.gen(function*() {
     const signals = yield* Signals
     const entries = new Map<string, Entry>()
     const watchers = new Set<{ readonly principal: Principal; readonly ended: () => void }>()
@@ -96,4 +96,6 @@ export class KeyCache extends Context.Service<KeyCache, {
         ).pipe(Effect.asVoid)
     })
   }))
+
+  static readonly layer = KeyCache.layerNoDeps
 }

@@ -67,6 +67,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { RATE_POLICIES, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { Settings } from "../settings/Settings.ts"
+import { resealing, type SealedPlace } from "../shared/SecretRotation.ts"
 import { openStored, sealIfKey } from "../shared/sealing.ts"
 import { sameSecret } from "../shared/secrets.ts"
 import { decodeRows, Int8 } from "../shared/sql.ts"
@@ -175,6 +176,9 @@ const invalidToken = (what: string) =>
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
+/** Where Auth keeps a sealed secret: each person's authenticator secret. */
+export const AUTH_SEALED: ReadonlyArray<SealedPlace> = [{ purpose: "totp", table: "users", owner: "id", column: "totp_secret" }]
+
 export class Auth extends Context.Service<Auth, {
   signUp(input: typeof SignUpInput.Type): Effect.Effect<void, Forbidden | InvalidToken | ValidationError>
   verifyEmail(token: string): Effect.Effect<void, InvalidToken>
@@ -203,7 +207,7 @@ export class Auth extends Context.Service<Auth, {
   /** Deletes up to `limit` accounts created before `before` whose address was never verified; answers how many. */
   purgeUnverified(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Auth") {
-  static readonly layer = Layer.effect(Auth, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Auth, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -794,5 +798,11 @@ export class Auth extends Context.Service<Auth, {
         })).pipe(Effect.orDie)
     })
   }))
+
+  /** Authenticator secrets re-sealed under a rotated INBOX_SECRET_KEY before any is opened. */
+  static readonly resealing = resealing(AUTH_SEALED)
+
+  /** With the services it uses (Organizations, RateLimiter), after its own rotation; the ports are the caller's. */
+  static readonly layer = Auth.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Organizations.layer, RateLimiter.layer, Auth.resealing)))
 }
 

@@ -142,7 +142,7 @@ export class Billing extends Context.Service<Billing, {
    */
   assignPlan(organizationId: string, plan: PlanId): Effect.Effect<BillingSummary>
 }>()("inbox/Billing") {
-  static readonly layer = Layer.effect(Billing, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Billing, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const organizations = yield* Organizations
     const settings = yield* Settings
@@ -340,4 +340,7 @@ export class Billing extends Context.Service<Billing, {
       })
     })
   }).pipe(Effect.orDie))
+
+  /** With the services it uses (Organizations); the ports are the caller's. */
+  static readonly layer = Billing.layerNoDeps.pipe(Layer.provide(Organizations.layer))
 }

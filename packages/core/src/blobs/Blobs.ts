@@ -78,7 +78,7 @@ export class Blobs extends Context.Service<Blobs, {
   /** Deletes the bytes of up to `limit` unreferenced blobs and their rows; answers how many. */
   sweep(limit?: number): Effect.Effect<number>
 }>()("inbox/Blobs") {
-  static readonly layer = Layer.effect(Blobs, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Blobs, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const store = yield* BlobStore
     const settings = yield* Settings
@@ -161,4 +161,6 @@ export class Blobs extends Context.Service<Blobs, {
       Effect.forkScoped
     )
   }))
+
+  static readonly layer = Blobs.layerNoDeps
 }

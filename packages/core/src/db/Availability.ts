@@ -83,7 +83,7 @@ export class Availability extends Context.Service<Availability, {
    */
   readonly report: (message: string, cause: Cause.Cause<unknown>) => Effect.Effect<void>
 }>()("inbox/Availability") {
-  static readonly layer = Layer.effect(Availability, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Availability, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const scope = yield* Effect.scope
     let downSince: number | undefined
@@ -133,4 +133,6 @@ export class Availability extends Context.Service<Availability, {
         })
     })
   }))
+
+  static readonly layer = Availability.layerNoDeps
 }

@@ -49,6 +49,7 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
+import { resealing, type SealedPlace } from "../shared/SecretRotation.ts"
 import { compact, Line, normaliseDomain } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
@@ -186,6 +187,9 @@ export interface Addressed {
 /** A domain's check job is keyed by its organization and name: two holders of a name are checked apart. */
 const checkKey = (organizationId: string, name: string) => `${organizationId}/${name}`
 
+/** Where Domains keeps a sealed secret: each domain's DKIM private key. */
+export const DOMAIN_SEALED: ReadonlyArray<SealedPlace> = [{ purpose: "dkim", table: "domains", owner: "id", column: "dkim_private_key" }]
+
 export class Domains extends Context.Service<Domains, {
   create(principal: Principal, input: CreateDomainInput, podId?: string): Effect.Effect<Domain, ValidationError | NotFound | AlreadyExists | PlanLimitExceeded | NotConfigured>
   list(principal: Principal, query: typeof ListDomainsQuery.Type, podId?: string): Effect.Effect<Page<DomainSummary>, NotFound | ValidationError>
@@ -215,7 +219,7 @@ export class Domains extends Context.Service<Domains, {
   /** Signs `raw` with the DKIM key of the organization's verified domain `from` belongs to; unsigned otherwise. */
   signOutgoing(organizationId: string, from: string, raw: Uint8Array): Effect.Effect<Uint8Array>
 }>()("inbox/Domains") {
-  static readonly layer = Layer.effect(Domains, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Domains, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -578,4 +582,10 @@ export class Domains extends Context.Service<Domains, {
       })
     })
   }))
+
+  /** The DKIM keys re-sealed under a rotated INBOX_SECRET_KEY before Domains opens any. */
+  static readonly resealing = resealing(DOMAIN_SEALED)
+
+  /** With the services it uses (Events, Jobs, Organizations, Pods), after its own rotation; the ports are the caller's. */
+  static readonly layer = Domains.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Events.layer, Jobs.layer, Organizations.layer, Pods.layer, Domains.resealing)))
 }

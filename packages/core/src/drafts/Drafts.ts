@@ -171,7 +171,7 @@ export class Drafts extends Context.Service<Drafts, {
   delete(principal: Principal, inboxId: string, draftId: string): Effect.Effect<void, NotFound | DraftSending>
   send(principal: Principal, inboxId: string, draftId: string): Effect.Effect<SendAnswer, ApiError>
 }>()("inbox/Drafts") {
-  static readonly layer = Layer.effect(Drafts, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Drafts, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const inboxes = yield* Inboxes
@@ -413,4 +413,7 @@ export class Drafts extends Context.Service<Drafts, {
       send
     })
   }))
+
+  /** With the services it uses (Inboxes, Jobs, Messages, Sending); the ports are the caller's. */
+  static readonly layer = Drafts.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Jobs.layer, Messages.layer, Sending.layer)))
 }

@@ -3,7 +3,7 @@
  *
  * Contract of `fetch(url, { maxBytes, timeout })`:
  * - Only `http:` and `https:` URLs are fetched. The host is resolved and every address it
- *   has must be public (the webhook URL rule, webhooks/guard.ts: private, loopback,
+ *   has must be public (the webhook URL rule, egress/guard.ts: private, loopback,
  *   link-local, reserved, documentation and IPv4-mapped ranges refused), else the call fails
  *   with reason `forbidden` before any connection; the connection then goes to an address
  *   that was checked, never to a second answer of the resolver (DNS rebinding).
@@ -30,7 +30,7 @@ import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
 import { Settings } from "../settings/Settings.ts"
-import { type CheckedUrl, checkPublicUrl, HostResolver, isPublicAddress, pinnedLookup } from "../webhooks/guard.ts"
+import { type CheckedUrl, checkPublicUrl, HostResolver, isPublicAddress, pinnedLookup } from "./guard.ts"
 
 export const EgressFailure = Schema.Literals(["too_large", "timeout", "network", "status", "forbidden"])
 export type EgressFailure = typeof EgressFailure.Type

@@ -26,7 +26,6 @@ import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
 import { IntakeBudget } from "../ratelimit/IntakeBudget.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { SecretRotation } from "../shared/SecretRotation.ts"
 import { Settings, type SettingsShape } from "../settings/Settings.ts"
 import { Suppressions } from "../suppressions/Suppressions.ts"
 import { MailTransport } from "../transport/MailTransport.ts"
@@ -46,7 +45,7 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 import { LiveEvents } from "../events/Live.ts"
 import { ProviderEvents } from "../events/Provider.ts"
 import { Opens } from "../events/Opens.ts"
-import { HostResolver } from "../webhooks/guard.ts"
+import { HostResolver } from "../egress/guard.ts"
 import * as WebhookDelivery from "../webhooks/Delivery.ts"
 import { Drafts } from "../drafts/Drafts.ts"
 import { Search } from "../search/Search.ts"
@@ -98,33 +97,46 @@ export type EngineServices =
   | Availability
   | SqlClient.SqlClient
 
-const messaging = Layer.merge(Drafts.layer, Search.layer).pipe(
-  Layer.provideMerge(Sending.layer),
-  Layer.provideMerge(Layer.mergeAll(Threads.layer, Inbound.layer, Messages.layer, Idempotency.layer, Webhooks.layer, WebhookDelivery.layerHandler, LiveEvents.layer, Opens.layer)),
-  // Below Inbound: a delivery report arriving as mail is applied as the provider's event.
-  Layer.provideMerge(ProviderEvents.layer),
-  Layer.provideMerge(MessageStore.layer),
-  Layer.provideMerge(Blobs.layer)
-)
-
-const services = Layer.merge(Metrics.layer, Billing.layer).pipe(
-  Layer.provideMerge(messaging),
-  Layer.provideMerge(Auth.layer),
-  Layer.provideMerge(Agents.layer),
-  Layer.provideMerge(ApiKeys.layer),
-  Layer.provideMerge(Layer.merge(Lists.layer, Suppressions.layer)),
-  Layer.provideMerge(Inboxes.layer),
-  Layer.provideMerge(Domains.layer),
-  Layer.provideMerge(Pods.layer),
-  Layer.provideMerge(Organizations.layer),
-  // Events and Jobs sit low: custom domains (below inboxes) write events and schedule checks.
-  Layer.provideMerge(Layer.mergeAll(RateLimiter.layer, IntakeBudget.layer, MailParser.layer, Events.layer)),
-  // An event's webhook deliveries are written in the event's transaction, as durable jobs.
-  Layer.provideMerge(WebhookFanOut.layer),
-  // Before any service opens a sealed secret: rows sealed under a rotated-out key move to the new one.
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, SecretRotation.layer, HostResolver.layer, KeyCache.layer)),
-  // Lowest: every service and background loop reports an unreachable database to it.
-  Layer.provideMerge(Availability.layer)
+/**
+ * Every service of the engine. Each service's `layer` provides the services it uses itself
+ * (a layer referenced from several is built once: layers are shared by reference within a
+ * build), so this list has no order; what is left to provide are the ports.
+ */
+const services = Layer.mergeAll(
+  Organizations.layer,
+  Pods.layer,
+  Inboxes.layer,
+  ApiKeys.layer,
+  KeyCache.layer,
+  Agents.layer,
+  Auth.layer,
+  Domains.layer,
+  Lists.layer,
+  Suppressions.layer,
+  Blobs.layer,
+  MessageStore.layer,
+  Messages.layer,
+  Threads.layer,
+  Inbound.layer,
+  Idempotency.layer,
+  Sending.layer,
+  Drafts.layer,
+  Search.layer,
+  Events.layer,
+  LiveEvents.layer,
+  ProviderEvents.layer,
+  Opens.layer,
+  Webhooks.layer,
+  WebhookFanOut.layer,
+  WebhookDelivery.layerHandler,
+  Jobs.layer,
+  HostResolver.layer,
+  RateLimiter.layer,
+  IntakeBudget.layer,
+  MailParser.layer,
+  Metrics.layer,
+  Billing.layer,
+  Availability.layer
 )
 
 /**

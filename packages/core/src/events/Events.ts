@@ -106,7 +106,7 @@ export class Events extends Context.Service<Events, {
   /** Retention: deletes up to `limit` events created before `before`, oldest first; answers how many. */
   purge(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Events") {
-  static readonly layer = Layer.effect(Events, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Events, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const signals = yield* Signals
@@ -162,4 +162,7 @@ export class Events extends Context.Service<Events, {
           RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
     })
   }))
+
+  /** With the services it uses (WebhookFanOut); the ports are the caller's. */
+  static readonly layer = Events.layerNoDeps.pipe(Layer.provide(WebhookFanOut.layer))
 }

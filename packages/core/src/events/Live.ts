@@ -84,7 +84,7 @@ export class LiveEvents extends Context.Service<LiveEvents, {
    */
   listen(principal: Principal, current: () => Subscription | undefined, deliver: (frame: string) => void): Effect.Effect<void, ListenRefused, Scope.Scope>
 }>()("inbox/LiveEvents") {
-  static readonly layer = Layer.effect(LiveEvents, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(LiveEvents, Effect.gen(function*() {
     const signals = yield* Signals
     const events = yield* Events
     const inboxes = yield* Inboxes
@@ -175,4 +175,7 @@ export class LiveEvents extends Context.Service<LiveEvents, {
         ).pipe(Effect.asVoid)
     })
   }))
+
+  /** With the services it uses (Events, Inboxes, Pods); the ports are the caller's. */
+  static readonly layer = LiveEvents.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Events.layer, Inboxes.layer, Pods.layer)))
 }

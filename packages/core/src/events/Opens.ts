@@ -32,7 +32,7 @@ export class Opens extends Context.Service<Opens, {
   /** Counts one fetch of the pixel named by `file` (`<token>.gif`). */
   open(file: string, userAgent: string | undefined): Effect.Effect<void>
 }>()("inbox/Opens") {
-  static readonly layer = Layer.effect(Opens, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Opens, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const settings = yield* Settings
     const events = yield* Events
@@ -78,4 +78,7 @@ export class Opens extends Context.Service<Opens, {
       })
     })
   }))
+
+  /** With the services it uses (Events); the ports are the caller's. */
+  static readonly layer = Opens.layerNoDeps.pipe(Layer.provide(Events.layer))
 }

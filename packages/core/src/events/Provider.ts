@@ -59,7 +59,7 @@ export class ProviderEvents extends Context.Service<ProviderEvents, {
    */
   apply(webhookId: string, event: ProviderEvent, inboxIds?: ReadonlyArray<string>): Effect.Effect<typeof ProviderEventResult.Type>
 }>()("inbox/ProviderEvents") {
-  static readonly layer = Layer.effect(ProviderEvents, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(ProviderEvents, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* Events
     const suppressions = yield* Suppressions
@@ -128,4 +128,7 @@ export class ProviderEvents extends Context.Service<ProviderEvents, {
       })
     })
   }))
+
+  /** With the services it uses (Events, Suppressions); the ports are the caller's. */
+  static readonly layer = ProviderEvents.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Events.layer, Suppressions.layer)))
 }

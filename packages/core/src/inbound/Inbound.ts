@@ -187,7 +187,7 @@ export class Inbound extends Context.Service<Inbound, {
   /** The hosted inboxes among `addresses` (lower case), as `deliver` finds them: mail between inboxes of this server. */
   hosted(addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<InboxTarget>>
 }>()("inbox/Inbound") {
-  static readonly layer = Layer.effect(Inbound, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Inbound, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const parser = yield* MailParser
     const store = yield* MessageStore
@@ -383,4 +383,7 @@ export class Inbound extends Context.Service<Inbound, {
 
     return Inbound.of({ deliver, recipient, hosted: hostedInboxes })
   }))
+
+  /** With the services it uses (Domains, Events, Lists, MailParser, MessageStore, ProviderEvents); the ports are the caller's. */
+  static readonly layer = Inbound.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Domains.layer, Events.layer, Lists.layer, MailParser.layer, MessageStore.layer, ProviderEvents.layer)))
 }

@@ -120,7 +120,7 @@ export class Inboxes extends Context.Service<Inboxes, {
   /** Creates an inbox with no principal checks: for agent sign-up, inside its transaction. */
   insert(organizationId: string, podId: string, input: CreateInboxInput, address: { readonly username: string; readonly domain: string }): Effect.Effect<InboxRow, AlreadyExists>
 }>()("inbox/Inboxes") {
-  static readonly layer = Layer.effect(Inboxes, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Inboxes, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -251,4 +251,7 @@ export class Inboxes extends Context.Service<Inboxes, {
       })
     })
   }))
+
+  /** With the services it uses (Domains, KeyCache, Organizations, Pods); the ports are the caller's. */
+  static readonly layer = Inboxes.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Domains.layer, KeyCache.layer, Organizations.layer, Pods.layer)))
 }

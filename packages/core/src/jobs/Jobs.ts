@@ -124,7 +124,7 @@ export class Jobs extends Context.Service<Jobs, {
    */
   awaitWork(timeout: Duration.Input): Effect.Effect<void>
 }>()("inbox/Jobs") {
-  static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Jobs, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const signals = yield* Signals
@@ -362,4 +362,7 @@ export class Jobs extends Context.Service<Jobs, {
       Effect.forkScoped
     )
   }))
+
+  /** With the services it uses (Availability); the ports are the caller's. */
+  static readonly layer = Jobs.layerNoDeps.pipe(Layer.provide(Availability.layer))
 }

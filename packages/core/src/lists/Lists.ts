@@ -194,7 +194,7 @@ export class Lists extends Context.Service<Lists, {
   /** `verdicts` for several questions (inbound mail's batch), in one query; answers in their order. */
   verdictsMany(questions: ReadonlyArray<VerdictQuestion>): Effect.Effect<ReadonlyArray<ReadonlyMap<string, Verdict>>>
 }>()("inbox/Lists") {
-  static readonly layer = Layer.effect(Lists, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Lists, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pods = yield* Pods
     const inboxes = yield* Inboxes
@@ -321,4 +321,7 @@ export class Lists extends Context.Service<Lists, {
       verdictsMany
     })
   }))
+
+  /** With the services it uses (Inboxes, Pods); the ports are the caller's. */
+  static readonly layer = Lists.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Pods.layer)))
 }

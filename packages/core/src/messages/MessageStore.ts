@@ -230,8 +230,19 @@ export class MessageStore extends Context.Service<MessageStore, {
    * them; answers how many. Their blobs go with the sweeper, as for any deleted message.
    */
   purgeTrash(before: Date, limit: number): Effect.Effect<number>
+  /** Deletes a thread and its messages, in the caller's transaction, its row locked first. */
+  deleteThread(threadId: string): Effect.Effect<void>
+  /** Deletes a message, in the caller's transaction: its thread locked first and refreshed after (gone with its last message). */
+  deleteMessage(messageId: string, threadId: string): Effect.Effect<void>
+  /** The statement that marks a sent message `sent`, for the transaction that records its event (Events `alongside`). */
+  markSent(messageId: string, at: Date): Statement.Statement<unknown>
+  /**
+   * Claims a message still `sending` for this process (its updated_at set to `at`), if it is
+   * one and, given `olderThan`, was last touched before it: one claimant wins.
+   */
+  claimSending(messageId: string, at: Date, olderThan: Date | undefined): Effect.Effect<ReadonlyArray<unknown>>
 }>()("inbox/MessageStore") {
-  static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const blobs = yield* Blobs
@@ -576,9 +587,29 @@ export class MessageStore extends Context.Service<MessageStore, {
             WHERE id = ANY(${doomed.map((m) => m.id)}::text[]) AND 'trash' = ANY(labels) AND updated_at < ${before} RETURNING id`
           for (const t of threads) yield* refreshThread(t)
           return deleted.length
-        })).pipe(Effect.orDie)
+        })).pipe(Effect.orDie),
+      deleteThread: (threadId) =>
+        Effect.gen(function*() {
+          yield* lockThread(threadId)
+          yield* sql`DELETE FROM messages WHERE thread_id = ${threadId}`
+          yield* sql`DELETE FROM threads WHERE id = ${threadId}`
+        }).pipe(Effect.orDie),
+      deleteMessage: (messageId, threadId) =>
+        Effect.gen(function*() {
+          yield* lockThread(threadId)
+          yield* sql`DELETE FROM messages WHERE id = ${messageId}`
+          yield* refreshThread(threadId)
+        }).pipe(Effect.orDie),
+      markSent: (messageId, at) => sql`UPDATE messages SET state = 'sent', updated_at = ${at} WHERE id = ${messageId}`,
+      claimSending: (messageId, at, olderThan) =>
+        sql`UPDATE messages SET updated_at = ${at}
+          WHERE id = ${messageId} AND state = 'sending' ${olderThan === undefined ? sql`` : sql`AND updated_at < ${olderThan}`}
+          RETURNING id, organization_id, pod_id, inbox_id, thread_id, raw_sha256, recipient_addresses, "timestamp"`.pipe(Effect.orDie)
     })
   }))
+
+  /** With the services it uses (Blobs); the ports are the caller's. */
+  static readonly layer = MessageStore.layerNoDeps.pipe(Layer.provide(Blobs.layer))
 }
 
 

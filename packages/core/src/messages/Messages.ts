@@ -158,7 +158,7 @@ export class Messages extends Context.Service<Messages, {
   attachment(principal: Principal, inboxId: string, messageId: string, attachmentId: string): Effect.Effect<AttachmentMeta & SignedDownload, NotFound>
   attachmentDownload(principal: Principal, inboxId: string, messageId: string, attachmentId: string): Effect.Effect<Download, NotFound>
 }>()("inbox/Messages") {
-  static readonly layer = Layer.effect(Messages, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Messages, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const inboxes = yield* Inboxes
     const store = yield* MessageStore
@@ -232,11 +232,7 @@ export class Messages extends Context.Service<Messages, {
       }),
       delete: Effect.fn("Messages.delete")(function*(principal, inboxId, messageId) {
         const row = yield* find(principal, inboxId, messageId)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* store.lockThread(row.thread_id)
-          yield* sql`DELETE FROM messages WHERE id = ${row.id}`
-          yield* store.refreshThread(row.thread_id)
-        })).pipe(Effect.orDie)
+        yield* sql.withTransaction(store.deleteMessage(row.id, row.thread_id)).pipe(Effect.orDie)
       }),
       batchGet: Effect.fn("Messages.batchGet")(function*(principal, inboxId, ids) {
         const inbox = yield* inboxes.find(principal, inboxId)
@@ -272,5 +268,8 @@ export class Messages extends Context.Service<Messages, {
       })
     })
   }))
+
+  /** With the services it uses (Blobs, Inboxes, MessageStore); the ports are the caller's. */
+  static readonly layer = Messages.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Blobs.layer, Inboxes.layer, MessageStore.layer)))
 }
 

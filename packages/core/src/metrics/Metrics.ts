@@ -154,7 +154,7 @@ export class Metrics extends Context.Service<Metrics, {
   events(principal: Principal, query: EventsQuery): Effect.Effect<EventCounts, ValidationError>
   rates(principal: Principal, place: MetricsPlace, query: RatesQuery): Effect.Effect<RatesSeries, ValidationError | NotFound | RangeTooLarge>
 }>()("inbox/Metrics") {
-  static readonly layer = Layer.effect(Metrics, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Metrics, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pods = yield* Pods
     const inboxes = yield* Inboxes
@@ -296,4 +296,7 @@ export class Metrics extends Context.Service<Metrics, {
       Effect.forkScoped
     )
   }))
+
+  /** With the services it uses (Inboxes, Pods); the ports are the caller's. */
+  static readonly layer = Metrics.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Pods.layer)))
 }

@@ -31,7 +31,10 @@ import { join } from "node:path"
 import { BlobStore } from "../blobs/BlobStore.ts"
 import * as BlobStores from "../blobs/stores.ts"
 import * as Database from "../db/Database.ts"
+import { AUTH_SEALED } from "../auth/Auth.ts"
+import { DOMAIN_SEALED } from "../domains/Domains.ts"
 import { unopenableWith } from "../shared/SecretRotation.ts"
+import { WEBHOOK_SEALED } from "../webhooks/sealed.ts"
 import { OperatingError, type Progress } from "./Backup.ts"
 
 /** Tables that do not move as rows: the migrations' own record, and the bytes of the PostgreSQL blob store (blobs move through the stores). */
@@ -99,7 +102,7 @@ const copyTable = (from: SqlClient.SqlClient, to: SqlClient.SqlClient, table: st
 const checkSecretKey = (from: SqlClient.SqlClient, dataDir: string, secretKey: string | undefined) =>
   Effect.gen(function*() {
     const keyFile = join(dataDir, "secret.key")
-    const { sealed, unopenable } = yield* unopenableWith(secretKey ?? "").pipe(Effect.provideService(SqlClient.SqlClient, from))
+    const { sealed, unopenable } = yield* unopenableWith(secretKey ?? "", [...DOMAIN_SEALED, ...WEBHOOK_SEALED, ...AUTH_SEALED]).pipe(Effect.provideService(SqlClient.SqlClient, from))
     if (secretKey === undefined || secretKey === "") {
       if (sealed === 0 && !existsSync(keyFile)) return
       return yield* new OperatingError({

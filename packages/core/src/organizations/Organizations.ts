@@ -11,6 +11,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EmailUnverified, NotFound, SendLocked } from "../errors/errors.ts"
 import { Ids } from "../platform/Ids.ts"
+import { Pods } from "../pods/Pods.ts"
 import { isPlanId, type PlanId } from "../plans/plans.ts"
 import { decodeRows } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
@@ -67,9 +68,10 @@ export class Organizations extends Context.Service<Organizations, {
    */
   discardUnverified(id: string): Effect.Effect<void>
 }>()("inbox/Organizations") {
-  static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Organizations, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
+    const pods = yield* Pods
 
     const select = (id: string, forUpdate: boolean) =>
       Effect.gen(function*() {
@@ -86,7 +88,6 @@ export class Organizations extends Context.Service<Organizations, {
     return Organizations.of({
       create: Effect.fn("Organizations.create")(function*(input: NewOrganization) {
         const id = yield* ids.make("org")
-        const podId = yield* ids.make("pod")
         const at = yield* now
         const plan = input.plan ?? "free"
         const organization: OrganizationRow = {
@@ -102,10 +103,10 @@ export class Organizations extends Context.Service<Organizations, {
           created_at: at,
           updated_at: at
         }
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO organizations ${sql.insert(organization)}`
-          yield* sql`INSERT INTO pods (id, organization_id, name, is_default, created_at, updated_at)
-            VALUES (${podId}, ${id}, 'default', true, ${at}, ${at})`
+        // An organization never exists without its default pod: one transaction, the pod's row written by Pods.
+        const podId = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO organizations ${sql.insert(organization)}`.pipe(Effect.orDie)
+          return yield* pods.createDefault(id)
         })).pipe(Effect.orDie)
         return { organization, defaultPodId: podId }
       }),
@@ -146,4 +147,7 @@ export class Organizations extends Context.Service<Organizations, {
         sql`DELETE FROM organizations WHERE id = ${id} AND NOT email_verified AND NOT is_agent`.pipe(Effect.orDie, Effect.asVoid)
     })
   }))
+
+  /** With the services it uses (Pods); the ports are the caller's. */
+  static readonly layer = Organizations.layerNoDeps.pipe(Layer.provide(Pods.layer))
 }

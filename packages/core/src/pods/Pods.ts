@@ -64,8 +64,10 @@ export class Pods extends Context.Service<Pods, {
   /** Like find, and locks the row until the surrounding transaction ends. */
   lock(principal: Principal, podId: string): Effect.Effect<PodRow, NotFound>
   defaultPodId(organizationId: string): Effect.Effect<string>
+  /** The default pod of a new organization, in the caller's transaction (Organizations.create). */
+  createDefault(organizationId: string): Effect.Effect<string>
 }>()("inbox/Pods") {
-  static readonly layer = Layer.effect(Pods, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Pods, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const keyCache = yield* KeyCache
@@ -80,6 +82,14 @@ export class Pods extends Context.Service<Pods, {
       })
 
     return Pods.of({
+      createDefault: (organizationId) =>
+        Effect.gen(function*() {
+          const id = yield* ids.make("pod")
+          const at = yield* now
+          yield* sql`INSERT INTO pods (id, organization_id, name, is_default, created_at, updated_at)
+            VALUES (${id}, ${organizationId}, 'default', true, ${at}, ${at})`.pipe(Effect.orDie)
+          return id
+        }),
       find: (principal, podId) => select(principal, podId, false),
       lock: (principal, podId) => select(principal, podId, true),
       create: Effect.fn("Pods.create")(function*(principal, input) {
@@ -134,4 +144,7 @@ export class Pods extends Context.Service<Pods, {
         )
     })
   }))
+
+  /** With the services it uses (KeyCache); the ports are the caller's. */
+  static readonly layer = Pods.layerNoDeps.pipe(Layer.provide(KeyCache.layer))
 }

@@ -68,7 +68,9 @@ export class IntakeBudget extends Context.Service<IntakeBudget, {
     })
   }
 
-  static readonly layer = Layer.effect(IntakeBudget, Effect.map(Settings, (s) => IntakeBudget.make(s.intakeMemoryBytes)))
+  static readonly layerNoDeps = Layer.effect(IntakeBudget, Effect.map(Settings, (s) => IntakeBudget.make(s.intakeMemoryBytes)))
+
+  static readonly layer = IntakeBudget.layerNoDeps
 }
 
 /** The answer to a reader refused by the budget. */

@@ -51,7 +51,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   /** Counts one API request against its key, or its client IP when no key authenticated it. */
   request(keyId: string | undefined, clientIp: string): Effect.Effect<void, RateLimited>
 }>()("inbox/RateLimiter") {
-  static readonly layer = Layer.effect(RateLimiter, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(RateLimiter, Effect.gen(function*() {
     const settings = yield* Settings
     const signals = yield* Signals
     const sql = yield* SqlClient.SqlClient
@@ -76,6 +76,8 @@ export class RateLimiter extends Context.Service<RateLimiter, {
       request: (keyId, clientIp) => keyId === undefined ? take(clientIp, perIp) : take(keyId, perKey)
     })
   }))
+
+  static readonly layer = RateLimiter.layerNoDeps
 }
 
 /** Counts one request in the window starting at `windowStart`; answers whether it is within `limit`. */

@@ -158,7 +158,7 @@ export class Search extends Context.Service<Search, {
   messages(principal: Principal, inboxId: string, query: SearchQuery): Effect.Effect<Page<MessageSearchResult>, NotFound | ValidationError | MissingPermission>
   threads(principal: Principal, place: SearchPlace, query: SearchQuery): Effect.Effect<Page<ThreadSummary>, NotFound | ValidationError | MissingPermission>
 }>()("inbox/Search") {
-  static readonly layer = Layer.effect(Search, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Search, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const inboxes = yield* Inboxes
     const pods = yield* Pods
@@ -376,4 +376,7 @@ export class Search extends Context.Service<Search, {
       })
     })
   }))
+
+  /** With the services it uses (Inboxes, Pods); the ports are the caller's. */
+  static readonly layer = Search.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Pods.layer)))
 }

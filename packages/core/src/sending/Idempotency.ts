@@ -70,7 +70,7 @@ export class Idempotency extends Context.Service<Idempotency, {
    */
   purgeExpired(at: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Idempotency") {
-  static readonly layer = Layer.effect(Idempotency, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Idempotency, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const reuse = (message: string) => new IdempotencyKeyReuse({ message, fix: "Use a new Idempotency-Key for a different request." })
@@ -136,4 +136,6 @@ export class Idempotency extends Context.Service<Idempotency, {
           RETURNING key`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
     })
   }))
+
+  static readonly layer = Idempotency.layerNoDeps
 }

@@ -120,7 +120,7 @@ export class Sending extends Context.Service<Sending, {
   /** Sends again what a dead process left `sending`; answers how many it finished. */
   recoverStale(): Effect.Effect<number>
 }>()("inbox/Sending") {
-  static readonly layer = Layer.effect(Sending, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Sending, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -182,10 +182,8 @@ export class Sending extends Context.Service<Sending, {
     /** Undoes step 7 after a refused or failed hand-over, and records the refusal. */
     const undo = (message: SendingRow, reason: string, key: KeyRef | undefined) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* store.lockThread(message.thread_id)
-        yield* sql`DELETE FROM messages WHERE id = ${message.id}`
+        yield* store.deleteMessage(message.id, message.thread_id)
         yield* sql`DELETE FROM inbox_sends WHERE message_id = ${message.id}`
-        yield* store.refreshThread(message.thread_id)
         yield* sql`UPDATE send_counts SET count = greatest(count - 1, 0)
           WHERE organization_id = ${message.organization_id} AND day = ${dayOf(message.timestamp)}`
         yield* events.record({
@@ -229,7 +227,7 @@ export class Sending extends Context.Service<Sending, {
         // causes (webhook deliveries) and, with an Idempotency-Key, the key's answer.
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* events.record({
-            alongside: sql`sent AS (UPDATE messages SET state = 'sent', updated_at = ${at} WHERE id = ${message.id})`,
+            alongside: sql`sent AS (${store.markSent(message.id, at)})`,
             organizationId: message.organization_id,
             podId: message.pod_id,
             inboxId: message.inbox_id,
@@ -254,9 +252,7 @@ export class Sending extends Context.Service<Sending, {
     const claim = (messageId: string, olderThan: Date | undefined) =>
       Effect.gen(function*() {
         const at = yield* now
-        const rows = yield* sql`UPDATE messages SET updated_at = ${at}
-          WHERE id = ${messageId} AND state = 'sending' ${olderThan === undefined ? sql`` : sql`AND updated_at < ${olderThan}`}
-          RETURNING id, organization_id, pod_id, inbox_id, thread_id, raw_sha256, recipient_addresses, "timestamp"`.pipe(decodeRows(SendingRow))
+        const rows = yield* Effect.flatMap(store.claimSending(messageId, at, olderThan), Schema.decodeUnknownEffect(Schema.Array(SendingRow))).pipe(Effect.orDie)
         return rows[0]
       })
 
@@ -395,4 +391,7 @@ export class Sending extends Context.Service<Sending, {
       Effect.forkScoped
     )
   )
+
+  /** With the services it uses (Blobs, Domains, Events, Idempotency, Inbound, Inboxes, Lists, MailParser, MessageStore, Messages, Organizations, Suppressions); the ports are the caller's. */
+  static readonly layer = Sending.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Blobs.layer, Domains.layer, Events.layer, Idempotency.layer, Inbound.layer, Inboxes.layer, Lists.layer, MailParser.layer, MessageStore.layer, Messages.layer, Organizations.layer, Suppressions.layer)))
 }

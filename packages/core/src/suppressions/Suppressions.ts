@@ -85,7 +85,7 @@ export class Suppressions extends Context.Service<Suppressions, {
   /** `address` in its normal form (suppressionAddress). */
   delete(principal: Principal, address: string): Effect.Effect<void, NotFound>
 }>()("inbox/Suppressions") {
-  static readonly layer = Layer.effect(Suppressions, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Suppressions, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
@@ -123,4 +123,6 @@ export class Suppressions extends Context.Service<Suppressions, {
       })
     })
   }))
+
+  static readonly layer = Suppressions.layerNoDeps
 }

@@ -50,7 +50,7 @@ export class Threads extends Context.Service<Threads, {
   update(principal: Principal, place: ThreadPlace, threadId: string, input: UpdateLabelsInput): Effect.Effect<ThreadSummary, NotFound | ValidationError>
   delete(principal: Principal, place: ThreadPlace, threadId: string): Effect.Effect<void, NotFound>
 }>()("inbox/Threads") {
-  static readonly layer = Layer.effect(Threads, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Threads, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const inboxes = yield* Inboxes
     const pods = yield* Pods
@@ -115,13 +115,12 @@ export class Threads extends Context.Service<Threads, {
       }),
       delete: Effect.fn("Threads.delete")(function*(principal, place, threadId) {
         const thread = yield* find(principal, place, threadId)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* store.lockThread(thread.id)
-          yield* sql`DELETE FROM messages WHERE thread_id = ${thread.id}`
-          yield* sql`DELETE FROM threads WHERE id = ${thread.id}`
-        })).pipe(Effect.orDie)
+        yield* sql.withTransaction(store.deleteThread(thread.id)).pipe(Effect.orDie)
       })
     })
   }))
+
+  /** With the services it uses (Inboxes, MessageStore, Pods); the ports are the caller's. */
+  static readonly layer = Threads.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, MessageStore.layer, Pods.layer)))
 }
 

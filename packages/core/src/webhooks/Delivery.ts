@@ -41,6 +41,7 @@ import { type Job, JobDeferred, JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { maxAttempts, RETRY_POLICIES } from "../jobs/policies.ts"
 import { webhookOutcome } from "../operating/metrics.ts"
 import { Settings } from "../settings/Settings.ts"
+import { webhookResealing } from "./sealed.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
 import { traced } from "../shared/span.ts"
@@ -49,7 +50,7 @@ import { decodeRows, Json } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
 import { DELIVERY_JOB } from "./FanOut.ts"
-import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "./guard.ts"
+import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "../egress/guard.ts"
 import { openHeaderValues } from "./headers.ts"
 
 /** Spec: a 2xx within 10 seconds counts as delivered. */
@@ -215,7 +216,7 @@ const enter = (gate: Gate): Effect.Effect<boolean> =>
   })
 
 /** The job handler's work for one delivery; the layer registers it with Jobs. */
-export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
+const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const jobs = yield* Jobs
   const settings = yield* Settings
@@ -374,3 +375,6 @@ export const layerHandler = Layer.effectDiscard(Effect.gen(function*() {
 
   yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run })
 }))
+
+/** The delivery handler, registered with the job queue it uses (its ports are the caller's). */
+export const layerHandler = layerHandlerNoDeps.pipe(Layer.provide(Layer.mergeAll(Jobs.layer, HostResolver.layer, webhookResealing)))

@@ -33,7 +33,7 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
   /** Writes one delivery and its job for each webhook `matching` chose for each event, in the current transaction. */
   enqueue(wanted: ReadonlyArray<{ readonly event: FannedEvent; readonly hookIds: ReadonlyArray<string> }>): Effect.Effect<void>
 }>()("inbox/WebhookFanOut") {
-  static readonly layer = Layer.effect(WebhookFanOut, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(WebhookFanOut, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const jobs = yield* Jobs
@@ -76,4 +76,7 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
       })
     })
   }))
+
+  /** With the services it uses (Jobs); the ports are the caller's. */
+  static readonly layer = WebhookFanOut.layerNoDeps.pipe(Layer.provide(Jobs.layer))
 }

@@ -26,6 +26,7 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
+import { webhookResealing } from "./sealed.ts"
 import { openStored, sealIfKey } from "../shared/sealing.ts"
 import { type Attempt, DELIVERY_TIMEOUT, post, signedHeaders } from "./Delivery.ts"
 import { openHeaderValues, sealHeaderValues } from "./headers.ts"
@@ -34,7 +35,7 @@ import { keyset, type Page, PageQueryFields, toPage } from "../shared/pagination
 import { decodeRows } from "../shared/sql.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
-import { checkWebhookUrl, HostResolver } from "./guard.ts"
+import { checkWebhookUrl, HostResolver } from "../egress/guard.ts"
 
 export const MAX_SCOPE_IDS = 10
 export const MAX_HEADERS = 20
@@ -221,7 +222,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** Sends a signed test event to the webhook now (not a delivery: nothing is stored or retried). */
   test(principal: Principal, id: string): Effect.Effect<WebhookTestResult, NotFound>
 }>()("inbox/Webhooks") {
-  static readonly layer = Layer.effect(Webhooks, Effect.gen(function*() {
+  static readonly layerNoDeps = Layer.effect(Webhooks, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const settings = yield* Settings
@@ -434,4 +435,10 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
     })
   }))
+
+  /** Signing secrets and header values re-sealed under a rotated INBOX_SECRET_KEY (and plain header values sealed) before any is opened. */
+  static readonly resealing = webhookResealing
+
+  /** With the services it uses (HostResolver, Inboxes, Organizations, Pods), after its own rotation; the ports are the caller's. */
+  static readonly layer = Webhooks.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(HostResolver.layer, Inboxes.layer, Organizations.layer, Pods.layer, Webhooks.resealing)))
 }

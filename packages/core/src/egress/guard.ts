@@ -85,7 +85,7 @@ export class UrlRefused {
 export class HostResolver extends Context.Service<HostResolver, {
   resolve(host: string): Effect.Effect<ReadonlyArray<string>, UrlRefused>
 }>()("inbox/HostResolver") {
-  static readonly layer = Layer.succeed(HostResolver, HostResolver.of({
+  static readonly layerNoDeps = Layer.succeed(HostResolver, HostResolver.of({
     resolve: (host) =>
       Effect.tryPromise({
         try: () => lookup(host, { all: true, verbatim: true }),
@@ -111,6 +111,8 @@ export class HostResolver extends Context.Service<HostResolver, {
           })
       })
     })
+
+  static readonly layer = HostResolver.layerNoDeps
 }
 
 /**
