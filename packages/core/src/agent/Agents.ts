@@ -212,8 +212,7 @@ export class Agents extends Context.Service<Agents, {
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE agent_humans SET verified_at = ${at}, code_hash = NULL, updated_at = ${at}
             WHERE organization_id = ${principal.organizationId}`
-          yield* sql`UPDATE organizations SET owner_email = ${row.human_email}, email_verified = true, send_locked = false,
-            updated_at = ${at} WHERE id = ${principal.organizationId}`
+          yield* organizations.humanVerified(principal.organizationId, row.human_email)
         })).pipe(Effect.orDie)
         return { verified: true as const }
       })

@@ -67,6 +67,8 @@ export class Organizations extends Context.Service<Organizations, {
    * organization is kept.
    */
   discardUnverified(id: string): Effect.Effect<void>
+  /** An agent organization's human verified: the owner email becomes theirs, verified, and sending unlocks (in the caller's transaction). */
+  humanVerified(id: string, email: string): Effect.Effect<void>
 }>()("inbox/Organizations") {
   static readonly layerNoDeps = Layer.effect(Organizations, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -144,7 +146,13 @@ export class Organizations extends Context.Service<Organizations, {
             WHERE owner_email = ${email.toLowerCase()} AND NOT email_verified AND NOT is_agent`
         }).pipe(Effect.orDie),
       discardUnverified: (id) =>
-        sql`DELETE FROM organizations WHERE id = ${id} AND NOT email_verified AND NOT is_agent`.pipe(Effect.orDie, Effect.asVoid)
+        sql`DELETE FROM organizations WHERE id = ${id} AND NOT email_verified AND NOT is_agent`.pipe(Effect.orDie, Effect.asVoid),
+      humanVerified: (id, email) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          yield* sql`UPDATE organizations SET owner_email = ${email}, email_verified = true, send_locked = false,
+            updated_at = ${at} WHERE id = ${id}`
+        }).pipe(Effect.orDie)
     })
   }))
 
