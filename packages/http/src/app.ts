@@ -17,7 +17,7 @@ import { DashboardRoutes } from "./dashboard.ts"
 import { McpRoutes } from "./mcp.ts"
 import { observe, ObserveRoutes } from "./observe.ts"
 import { openApiDocument } from "./openapi.ts"
-import { errorResponse, internalError, json } from "./respond.ts"
+import { errorResponse, failureAnswer, internalError, json } from "./respond.ts"
 import { OperationRoutes } from "./routes.ts"
 import { WebSocketRoute } from "./websocket.ts"
 
@@ -39,8 +39,7 @@ const isMalformed = (url: string): boolean => {
 
 const RequestIds = HttpRouter.middleware((app) =>
   Effect.gen(function*() {
-    const engine = yield* Engine
-    const requestId = yield* engine.requestId
+    const requestId = yield* (yield* Engine).requestId
     const response = yield* app.pipe(
       Effect.catchCause((cause) => {
         const failure = Cause.findErrorOption(cause)
@@ -53,10 +52,7 @@ const RequestIds = HttpRouter.middleware((app) =>
           ))
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-        return Effect.flatMap(engine.unavailable(cause), (unavailable) =>
-          unavailable !== undefined
-            ? Effect.succeed(errorResponse(unavailable))
-            : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), internalError()))
+        return Effect.map(failureAnswer(requestId, cause), (error) => error === undefined ? internalError() : errorResponse(error))
       }),
       guard,
       Effect.provideService(RequestId, requestId),

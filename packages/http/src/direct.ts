@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { RequestId } from "./context.ts"
 import { admit, guardHeaders, pathOf } from "./guard.ts"
 import { RequestFacts, recordRequest, routeLabel } from "./observe.ts"
+import { failureAnswer } from "./respond.ts"
 import { type Answer, answerOperation } from "./routes.ts"
 import { fromNode, type WireRequest } from "./wire.ts"
 
@@ -94,10 +95,7 @@ export const makeDirectPath = Effect.gen(function*() {
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.flatMap(engine.unavailable(cause), (unavailable) =>
-              unavailable !== undefined
-                ? Effect.succeed(errorAnswer(unavailable))
-                : Effect.as(Effect.logError("request failed", { requestId, cause: Cause.pretty(cause) }), INTERNAL_ERROR))
+            : Effect.map(failureAnswer(requestId, cause), (error) => error === undefined ? INTERNAL_ERROR : errorAnswer(error))
         ),
         Effect.provideService(RequestId, requestId),
         Effect.provideService(RequestFacts, facts),
