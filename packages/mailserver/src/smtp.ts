@@ -25,7 +25,7 @@
  * The receiver logs its address when it starts listening.
  */
 import { type ApiError, Engine, LOCAL, type OutputOf } from "@inbox/core"
-import { type Cause, Clock, Config, Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Config, Context, Effect, Exit, Layer, Option } from "effect"
 import type { authenticate } from "mailauth"
 import { readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
@@ -168,8 +168,12 @@ export class SmtpReceiver extends Context.Service<SmtpReceiver, { readonly port:
       const run = Effect.runPromiseExitWith(yield* Effect.context<never>())
 
       /** A failure answered 451 4.3.0: an outage is noted once, anything else logged with its cause. */
-      const failed = (message: string, cause: Cause.Cause<unknown>) =>
+      const failed = (message: string, cause: Cause.Cause<unknown>) => {
+        // An operation met the outage and answered 503 already: the engine has noted it once.
+        const error = Cause.findErrorOption(cause)
+        if (error._tag === "Some" && (error.value as { _tag?: unknown })._tag === "ServiceUnavailable") return
         void run(Effect.flatMap(engine.unavailable(cause), (unavailable) => unavailable === undefined ? Effect.logError(message, cause) : Effect.void))
+      }
 
       const allowMessage = (address: string) => Effect.map(Clock.currentTimeMillis, (ms) => rates.allow(clientOf(address), ms))
 
