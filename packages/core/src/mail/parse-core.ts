@@ -17,6 +17,7 @@ import libmime from "libmime"
 import { type AddressObject, type Attachment, type EmailAddress, MailParser, type ParsedMail, type SimpleParserOptions } from "mailparser"
 import { Transform } from "node:stream"
 import { extractReply } from "./extract.ts"
+import { decodeFlowed } from "./flowed.ts"
 import type { MailParseFailure } from "./errors.ts"
 import type { AttachmentMeta, ParsedAttachment, ParsedMessage, ParseResult } from "./model.ts"
 import { storable, storableText } from "./storable.ts"
@@ -105,6 +106,7 @@ type MailParserInternals = {
   createNode(node: { readonly parentNode?: { readonly contentType?: string } }): unknown
   getAddressesHTML(value: unknown): string
   getAddressesText(value: unknown): string
+  getTextContent(): unknown
 }
 const base = MailParser.prototype as unknown as MailParserInternals
 
@@ -118,17 +120,27 @@ const base = MailParser.prototype as unknown as MailParserInternals
  * - at the end of the input it ends the last part's decoder, which its flush has already
  *   ended, and Node builds (then drops) an ERR_STREAM_ALREADY_FINISHED error with its stack
  *   trace for it, about 3% of a whole parse.
+ * And it decodes format=flowed parts with libmime's decodeFlowed, which runs a soft-broken
+ * quote into the reply under it: a flowed part is taken from it when its node is created and
+ * its text decoded by flowed.ts once every part has ended, before the text is put together.
  * Each override is mailparser 3.9.31's method with the unread work skipped. */
 class Mime extends MailParser {
   /** the node being created is the body of a message/rfc822 part (mailparser's showMeta) */
   private meta = false
+  /** the parts whose text is format=flowed, with their DelSp */
+  private readonly flowed: Array<{ readonly part: { textContent?: string }; readonly delSp: boolean }> = []
   processHeaders(lines: ReadonlyArray<HeaderLine> | undefined): unknown {
     const read = this.meta ? META_HEADERS : READ_HEADERS
     return base.processHeaders.call(this, (lines ?? []).filter((line) => read.has(line.key)))
   }
-  createNode(node: { readonly parentNode?: { readonly contentType?: string }; readonly encoding?: unknown }): unknown {
+  createNode(node: { readonly parentNode?: { readonly contentType?: string }; readonly encoding?: unknown; flowed: boolean; readonly delSp: boolean }): unknown {
     this.meta = node.parentNode?.contentType === "message/rfc822"
-    const created = base.createNode.call(this, node) as { decoder?: NodeJS.ReadWriteStream }
+    const created = base.createNode.call(this, node) as { decoder?: NodeJS.ReadWriteStream; textContent?: string }
+    // mailsplit's node always has the property: clearing it keeps the node's hidden class
+    if (node.flowed) {
+      this.flowed.push({ part: created, delSp: node.delSp })
+      node.flowed = false
+    }
     // libqp's decoder, which mailsplit's node gave, swapped for ours before any byte is
     // written to it, with the one listener mailparser put on it. Swapped here rather than
     // by giving each node a getDecoder of its own: a property added to mailsplit's nodes
@@ -147,6 +159,12 @@ class Mime extends MailParser {
   }
   getAddressesText(value: unknown): string {
     return this.meta ? base.getAddressesText.call(this, value) : ""
+  }
+  getTextContent(): unknown {
+    for (const { part, delSp } of this.flowed) {
+      if (part.textContent !== undefined) part.textContent = decodeFlowed(part.textContent, delSp)
+    }
+    return base.getTextContent.call(this)
   }
   endStream(this: Mime & { finished: boolean; curnode?: { decoder?: NodeJS.WritableStream & { writableEnded?: boolean } }; waitingEnd?: unknown }) {
     this.finished = true

@@ -153,7 +153,7 @@ const flowed = (body: string, params = "") =>
       `Content-Transfer-Encoding: 8bit\r\n\r\n${body.replace(/\n/g, "\r\n")}`
   )
 
-// RFC 3676, decoded by libmime's decodeFlowed as patched in patches/libmime@5.4.6.patch
+// RFC 3676, decoded by mail/flowed.ts (parse-core.ts takes flowed parts from mailparser)
 describe("Mail.parse format=flowed", () => {
   const textOf = (raw: Buffer) => parse(raw).pipe(Effect.map(({ message }) => message.text), Effect.provide(MailParser.layerInline))
 
