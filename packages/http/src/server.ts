@@ -51,9 +51,14 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 /**
  * The background work of a server process: the job worker, the blob sweeper, resending what
  * a dead process left half-sent, the retention purges (INBOX_RETENTION_*), and the SMTP
- * receiver when INBOX_SMTP_LISTEN is set.
+ * receiver when INBOX_SMTP_LISTEN is set. Its type is written in terms of the public Engine,
+ * so the published declarations can name what it needs (core's own services, which
+ * Engine.layerConfig provides).
  */
-export const BackgroundLive = Layer.mergeAll(Engine.layerBackground, SmtpReceiver.layerConfig)
+export const BackgroundLive: Layer.Layer<never, never, Engine | Layer.Services<typeof Engine.layerBackground>> = Layer.mergeAll(
+  Engine.layerBackground,
+  SmtpReceiver.layerConfig
+)
 
 /**
  * Two log lines around a shutdown: `started` is built after everything else, so its
