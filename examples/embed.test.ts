@@ -12,7 +12,7 @@ describe("embedding example", () => {
     const data = mkdtempSync(join(tmpdir(), "embed-"))
     try {
       // In the repository the engine is TypeScript source: tsx loads it. The packed packages
-      // run the same file with plain node (packages/cli/test/install.test.ts).
+      // run the same file with plain node (install.test.ts).
       const out = execFileSync(process.execPath, ["--import", "tsx", "embed.mjs"], { cwd: here, encoding: "utf8", timeout: 120_000, env: { ...process.env, INBOX_DATA_DIR: data } })
       const result = JSON.parse(out.trim()) as { inbox: string; received: string; reply: boolean; refused: string }
       assert.match(result.inbox, /^support-\d+@agents\.example\.com$/)
