@@ -67,21 +67,35 @@ const linkedAttribution = (line: string, p: Person): string =>
 const gmailBody = (l: Language): string =>
   paragraphs(l).map((p) => p.map((line) => `<div>${escapeHtml(line)}</div>`).join("")).join("<div><br></div>")
 
-export const gmail = (l: Language, variant: "web" | "android" | "ios" = "web"): Case => {
+/** Gmail's plain text breaks a long attribution inside the angle brackets, before the
+ * address ("... Иван Петров <" over "ivan.petrov@example.ru>:"); forced here whatever the
+ * line's length, so that every language has the break. */
+const breakBeforeAddress = (line: string, address: string): Array<string> => {
+  const at = line.indexOf(address)
+  if (at < 0) throw new Error(`no ${address} in ${line}`)
+  return [line.slice(0, at).trimEnd(), line.slice(at)]
+}
+
+export const gmail = (l: Language, variant: "web" | "android" | "ios" = "web", attribution: "one line" | "wrapped at the address" = "one line"): Case => {
   const boundary = variant === "web" ? "000000000000a7c3f1061299be2c" : "0000000000003b9e5a0612a0c1d4"
-  const text = [replyText(l), "", ...wrap(l.gmail), "", quoteLines(quotedText(l)), ">", ""].join("\n")
+  const attr = attribution === "one line" ? wrap(l.gmail) : breakBeforeAddress(l.gmail, l.recipient.address)
+  const text = [replyText(l), "", ...attr, "", quoteLines(quotedText(l)), ">", ""].join("\n")
   const body = variant === "web" ? `<div dir="${dirAttr(l)}">${gmailBody(l)}</div>` : `<div dir="auto">${gmailBody(l)}</div>`
-  const html = `${body}<br><div class="gmail_quote"><div dir="${dirAttr(l)}" class="gmail_attr">${linkedAttribution(l.gmail, l.recipient)}<br></div><blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204);padding-left:1ex"><div dir="${dirAttr(l)}">${l.quoted.map((p) => p.map((x) => `<div>${escapeHtml(x)}</div>`).join("")).join("<div><br></div>")}</div>
-</blockquote></div>`
+  const html = `${body}<br>${gmailQuote(l)}`
+  const wrapped = attribution === "one line" ? "" : "-wrapped-address"
   return {
-    name: `gmail-${variant}-${l.name.toLowerCase()}`,
+    name: `gmail-${variant}${wrapped}-${l.name.toLowerCase()}`,
     client: variant === "web" ? "Gmail" : `Gmail ${variant === "ios" ? "iOS" : "Android"}`,
     language: l.name,
-    eml: message(headers(l, { messageId: `CAKw3Jr0${l.code}${variant}Yp8Tq@mail.gmail.com` }), multipart("alternative", boundary, [textPart(text), textPart(html, { subtype: "html" })])),
+    eml: message(headers(l, { messageId: `CAKw3Jr0${l.code}${variant}${wrapped}Yp8Tq@mail.gmail.com` }), multipart("alternative", boundary, [textPart(text), textPart(html, { subtype: "html" })])),
     text: replyText(l),
     html: body
   }
 }
+
+const gmailQuote = (l: Language): string =>
+  `<div class="gmail_quote"><div dir="${dirAttr(l)}" class="gmail_attr">${linkedAttribution(l.gmail, l.recipient)}<br></div><blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204);padding-left:1ex"><div dir="${dirAttr(l)}">${l.quoted.map((p) => p.map((x) => `<div>${escapeHtml(x)}</div>`).join("")).join("<div><br></div>")}</div>
+</blockquote></div>`
 
 // --- Apple Mail (macOS) and iOS Mail -----------------------------------------------------
 

@@ -11,7 +11,17 @@
  */
 import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { appleMail, type Case, gmail, iosMail, outlookDesktop, outlookMobile, outlookWeb, thunderbird, thunderbirdInline } from "./clients.ts"
+import {
+  appleMail,
+  type Case,
+  gmail,
+  iosMail,
+  outlookDesktop,
+  outlookMobile,
+  outlookWeb,
+  thunderbird,
+  thunderbirdInline
+} from "./clients.ts"
 import { languages } from "./languages.ts"
 import { specimens } from "./specimens.ts"
 
@@ -36,6 +46,9 @@ export const cases = (): Array<Case> => [
   ...["pl", "ja"].map((c) => outlookMobile(lang(c), "Android")),
   ...["de", "fr", "ru", "ja", "pl", "ko"].map((c) => thunderbirdInline(lang(c))),
   ...["en", "ru", "zh"].map((c) => thunderbird(lang(c), "top")),
+  // Shapes met on real clients' mail (issue 26), each in every language: Gmail's plain text
+  // breaking the attribution inside the sender's address.
+  ...languages.map((l) => gmail(l, "web", "wrapped at the address")),
   ...specimens()
 ]
 

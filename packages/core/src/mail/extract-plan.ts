@@ -61,11 +61,18 @@ const endsWithColon = (text: string): boolean => text.endsWith(":") || text.ends
 
 const rank = { weak: 0, strong: 1, led: 2 } as const
 
+/** Whether a line ends inside "<...>": Gmail's plain text breaks a long attribution there
+ * ("<date>, <name> <" over "name@example.org>:"), and the rest of the address on the next
+ * line starts no attribution of its own. */
+const endsInsideAddress = (text: string): boolean => text.lastIndexOf("<") > text.lastIndexOf(">")
+
 /** The attribution span starting at `i`, preferring the shortest wrap. A match over
  * several lines without a lead word ("On", "Am", ...) yields to one at least as strong
  * that starts a line later, so that "Thanks!" above "<name> 写道：" stays with the reply;
  * a weaker tail does not take over ("<name> <address>, <date> tarihinde" wrapped above
- * "şunu yazdı:" is one attribution, not prose above a bare verb). */
+ * "şunu yazdı:" is one attribution, not prose above a bare verb), nor does a tail that
+ * starts inside an address broken over two lines ("<name> <" above
+ * "name@example.org> napisał:"). */
 const attributionAt = (
   items: ReadonlyArray<Item>,
   i: number,
@@ -84,6 +91,8 @@ const attributionAt = (
     if (strength === undefined) continue
     if (k > 0 && strength !== "led") {
       for (let s = i + 1; s <= i + k; s++) {
+        // a line that starts inside the address broken over the line above continues it
+        if (endsInsideAddress(items[s - 1]?.text ?? "")) continue
         for (let e = s; e <= i + k; e++) {
           const later = joined(items, s, e, kind)
           const laterStrength = later === undefined ? undefined : attributionStrength(later)

@@ -14,9 +14,10 @@
  *   French, Spanish, Portuguese, Italian, Dutch, Russian, Polish, Swedish, Czech,
  *   Turkish, Japanese, Chinese, Korean, Hebrew and Arabic (bidi marks ignored), Lotus
  *   Notes' "wrote on <date>:", mutt's "* <name> [<date>]:", also wrapped over up to three
- *   lines, also quoted as the quote's first line (Apple Mail), plus gmail_attr and
- *   moz-cite-prefix. An attribution naming a date or an address ends the reply even with
- *   no `>` quote under it (Yahoo's text part);
+ *   lines (Gmail breaks a long one inside the sender's "<address>" too), also quoted as
+ *   the quote's first line (Apple Mail), plus gmail_attr and moz-cite-prefix. An
+ *   attribution naming a date or an address ends the reply even with no `>` quote under
+ *   it (Yahoo's text part);
  * - a separator: "-----Original Message-----", "---------- Forwarded message ---------",
  *   "-------- Forwarded Message --------", "Begin forwarded message:", localised; a
  *   ticketing system's "Please type your reply above this line" (with the rule above it);

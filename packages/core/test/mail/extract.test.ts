@@ -98,11 +98,23 @@ describe("extractReply: attribution lines of each language end the reply", () =>
     ["Japanese (は書きました)", "2024/03/04 10:15 に 山田太郎 は書きました:"],
     ["Japanese (Gmail)", "2024年3月4日(月) 10:15 山田太郎 <taro@example.jp>:"],
     ["Chinese (写道)", "王伟 <wang@example.cn> 于2024年3月4日周一 10:15写道："],
-    ["Chinese (於 ... 寫道)", "於 2024年3月4日 上午10:15，陳美玲 <meiling@example.tw> 寫道："]
+    ["Chinese (於 ... 寫道)", "於 2024年3月4日 上午10:15，陳美玲 <meiling@example.tw> 寫道："],
+    ["Czech (Gmail)", "po 4. 3. 2024 v 10:15 odesílatel Jan Novák <jan@example.cz> napsal:"],
+    ["Turkish (Gmail)", "Ahmet Yılmaz <ahmet@example.com.tr>, 4 Mar 2024 Pzt, 10:15 tarihinde şunu yazdı:"],
+    ["Korean (Gmail)", "2024년 3월 4일 (월) 오전 10:15, 김민수 <minsu@example.kr>님이 작성:"]
   ]
   for (const [language, line] of attributions) {
     it(`${language}, above a quote`, () => {
       expect(text(`New text.\n\n${line}\n> old\n> older\n`)).toBe("New text.")
+    })
+  }
+
+  // Gmail's plain text breaks a long attribution inside the angle brackets, the address
+  // starting the next line; the rest of the line alone must not count as the attribution
+  for (const [language, line] of attributions.filter(([, l]) => l.includes("@"))) {
+    it(`${language}, broken inside the sender's address, above a quote`, () => {
+      const at = line.indexOf("<") + 1
+      expect(text(`New text.\n\n${line.slice(0, at)}\n${line.slice(at)}\n\n> old\n> older\n`)).toBe("New text.")
     })
   }
 
