@@ -237,7 +237,10 @@ ${l.quoted.map((p) => p.map((x) => `<p class="MsoNormal">${escapeHtml(x)}<o:p></
 const owaBody = (l: Language): string =>
   paragraphs(l).map((p) => p.map((line) => `<div class="elementToProof" style="font-family: Aptos, Aptos_EmbeddedFont, Aptos_MSFontService, Calibri, Helvetica, sans-serif; font-size: 12pt; color: rgb(0, 0, 0);">${escapeHtml(line)}</div>`).join("\n")).join(`\n<div class="elementToProof" style="font-family: Aptos, Aptos_EmbeddedFont, Aptos_MSFontService, Calibri, Helvetica, sans-serif; font-size: 12pt; color: rgb(0, 0, 0);"><br></div>\n`)
 
-export const outlookWeb = (l: Language): Case => {
+/** `html-only`: Outlook on the web sending HTML alone, as it does for some accounts; the
+ * text is then derived from the HTML, where the `<hr>` divider above the From/Sent/To/Subject
+ * block becomes a rule. */
+export const outlookWeb = (l: Language, form: "alternative" | "html-only" = "alternative"): Case => {
   const ids = outlookIds(l)
   const text = [replyText(l), "", outlookHeaderText(l, "________________________________"), "", quotedText(l), ""].join("\n")
   const head = `<html>
@@ -257,13 +260,16 @@ ${owaBody(l)}`
 </body>
 </html>
 `
+  const htmlPart = textPart(html, { subtype: "html", charset: "utf-8" })
   return {
-    name: `outlook-web-reply-${l.name.toLowerCase()}`,
+    name: `outlook-web-${form === "alternative" ? "reply" : "html-only"}-${l.name.toLowerCase()}`,
     client: "Outlook web",
     language: l.name,
     eml: message(
-      headers(l, { subject: `${l.re} ${l.subject}`, messageId: ids.messageId.replace("DM6", "PA4"), more: ids.more }),
-      multipart("alternative", ids.boundary.replace("DM6", "PA4"), [textPart(text, { charset: "utf-8" }), textPart(html, { subtype: "html", charset: "utf-8" })])
+      headers(l, { subject: `${l.re} ${l.subject}`, messageId: ids.messageId.replace("DM6", form === "alternative" ? "PA4" : "PA7"), more: ids.more }),
+      form === "alternative"
+        ? multipart("alternative", ids.boundary.replace("DM6", "PA4"), [textPart(text, { charset: "utf-8" }), htmlPart])
+        : htmlPart
     ),
     text: replyText(l),
     html: `${head}\n</body>\n</html>`
@@ -335,6 +341,48 @@ export const thunderbirdInline = (l: Language): Case => {
 }
 
 // --- other clients ---------------------------------------------------------------------
+
+/** Hotmail and the old Outlook.com: the reply in `hmmessage` markup, the history under
+ * `<hr id="stopSpelling">` and a header block in Hotmail's order (Date, Subject, From, To;
+ * bare addresses), in the locale's labels. The text alternative quotes the block and the
+ * message with ">"; `html-only` sends the HTML alone, whose text is then derived from it
+ * (the rule above a block that starts with Date). */
+export const hotmail = (l: Language, form: "alternative" | "html-only"): Case => {
+  const [from, , to, subject] = l.outlook
+  const block = [`${l.dateLabel}: Mon, 4 Mar 2024 10:15:00 +0100`, `${subject}: ${l.subject}`, `${from}: ${l.recipient.address}`, `${to}: ${l.sender.address}`]
+  const text = `${replyText(l)}\n\n${quoteLines([...block, "", quotedText(l)].join("\n"))}\n`
+  const head = `<html>
+<head>
+<style><!--
+.hmmessage P
+{
+margin:0px;
+padding:0px
+}
+body.hmmessage
+{
+font-size: 12pt;
+font-family:Calibri
+}
+--></style></head>
+<body class='hmmessage'><div dir='${dirAttr(l)}'>`
+  const body = paragraphs(l).map((p) => p.map(escapeHtml).join("<br>")).join("<br><br>")
+  const tail = ` \t\t \t   \t\t  </body>
+</html>`
+  const html = `${head}${body}<br><br><div><hr id="stopSpelling">${block.map(escapeHtml).join("<br>")}<br><br><div dir='${dirAttr(l)}'>${l.quoted.map((p) => p.map(escapeHtml).join("<br>")).join("<br><br>")}</div></div></div>${tail}`
+  const htmlPart = textPart(html, { subtype: "html" })
+  return {
+    name: `hotmail-${form === "alternative" ? "reply" : "html-only"}-${l.name.toLowerCase()}`,
+    client: "Hotmail",
+    language: l.name,
+    eml: message(
+      headers(l, { subject: `RE: ${l.subject}`, messageId: `BLU168-W${l.code.toUpperCase()}21A1B2C3D4E5F6${form === "alternative" ? "" : "7"}@phx.gbl`, more: ["Importance: Normal"] }),
+      form === "alternative" ? multipart("alternative", `_7a1b2c3d-4e5f-6a7b-8c9d-${l.code}0e1f2a3b4c_`, [textPart(text), htmlPart]) : htmlPart
+    ),
+    text: replyText(l),
+    html: `${head}${body}</div>${tail}`
+  }
+}
 
 export const yahoo = (l: Language): Case => {
   const attr = l.gmail.replace(/^.*$/, `On Monday, March 4, 2024 at 10:15:00 AM GMT+1, ${l.recipient.name} <${l.recipient.address}> wrote:`)

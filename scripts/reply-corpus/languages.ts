@@ -34,6 +34,8 @@ export interface Language {
   /** Outlook's header block labels: from, sent, to, subject */
   readonly outlook: readonly [string, string, string, string]
   readonly outlookDate: string
+  /** the date's label in a mail header block (old Hotmail starts its block with it) */
+  readonly dateLabel: string
   readonly original: string
   readonly forwarded: string
   readonly appleForward: string
@@ -55,7 +57,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "On Mon, Mar 4, 2024 at 10:15 AM Tom Baker <tom.baker@example.org> wrote:",
     apple: "On 4 Mar 2024, at 10:15, Tom Baker <tom.baker@example.org> wrote:",
     thunderbird: "On 04/03/2024 10:15, Tom Baker wrote:",
-    outlook: ["From", "Sent", "To", "Subject"], outlookDate: "Monday, March 4, 2024 10:15 AM",
+    outlook: ["From", "Sent", "To", "Subject"], outlookDate: "Monday, March 4, 2024 10:15 AM", dateLabel: "Date",
     original: "-----Original Message-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Begin forwarded message:", iphone: "Sent from my iPhone", android: "Sent from my Galaxy"
   },
@@ -70,7 +72,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Am Mo., 4. März 2024 um 10:15 Uhr schrieb Klaus Müller <klaus.mueller@example.de>:",
     apple: "Am 04.03.2024 um 10:15 schrieb Klaus Müller <klaus.mueller@example.de>:",
     thunderbird: "Am 04.03.24 um 10:15 schrieb Klaus Müller:",
-    outlook: ["Von", "Gesendet", "An", "Betreff"], outlookDate: "Montag, 4. März 2024 10:15",
+    outlook: ["Von", "Gesendet", "An", "Betreff"], outlookDate: "Montag, 4. März 2024 10:15", dateLabel: "Datum",
     original: "-----Ursprüngliche Nachricht-----", forwarded: "---------- Weitergeleitete Nachricht ---------",
     appleForward: "Anfang der weitergeleiteten Nachricht:", iphone: "Von meinem iPhone gesendet",
     android: "Von meinem Samsung Galaxy Smartphone gesendet."
@@ -86,7 +88,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Le lun. 4 mars 2024 à 10:15, Jean Dupont <jean.dupont@example.fr> a écrit :",
     apple: "Le 4 mars 2024 à 10:15, Jean Dupont <jean.dupont@example.fr> a écrit :",
     thunderbird: "Le 04/03/2024 à 10:15, Jean Dupont a écrit :",
-    outlook: ["De", "Envoyé", "À", "Objet"], outlookDate: "lundi 4 mars 2024 10:15",
+    outlook: ["De", "Envoyé", "À", "Objet"], outlookDate: "lundi 4 mars 2024 10:15", dateLabel: "Date",
     original: "-----Message d'origine-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Début du message réexpédié :", iphone: "Envoyé de mon iPhone", android: "Envoyé depuis mon Galaxy"
   },
@@ -101,7 +103,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "El lun, 4 mar 2024 a las 10:15, Juan Pérez (<juan.perez@example.es>) escribió:",
     apple: "El 4 mar 2024, a las 10:15, Juan Pérez <juan.perez@example.es> escribió:",
     thunderbird: "El 4/3/24 a las 10:15, Juan Pérez escribió:",
-    outlook: ["De", "Enviado el", "Para", "Asunto"], outlookDate: "lunes, 4 de marzo de 2024 10:15",
+    outlook: ["De", "Enviado el", "Para", "Asunto"], outlookDate: "lunes, 4 de marzo de 2024 10:15", dateLabel: "Fecha",
     original: "-----Mensaje original-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Inicio del mensaje reenviado:", iphone: "Enviado desde mi iPhone", android: "Enviado desde mi smartphone Samsung Galaxy."
   },
@@ -116,7 +118,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Em seg., 4 de mar. de 2024 às 10:15, João Silva <joao.silva@example.com.br> escreveu:",
     apple: "Em 4 de mar. de 2024, à(s) 10:15, João Silva <joao.silva@example.com.br> escreveu:",
     thunderbird: "Em 04/03/2024 10:15, João Silva escreveu:",
-    outlook: ["De", "Enviado", "Para", "Assunto"], outlookDate: "segunda-feira, 4 de março de 2024 10:15",
+    outlook: ["De", "Enviado", "Para", "Assunto"], outlookDate: "segunda-feira, 4 de março de 2024 10:15", dateLabel: "Data",
     original: "-----Mensagem original-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Início da mensagem encaminhada:", iphone: "Enviado do meu iPhone", android: "Enviado do meu Galaxy"
   },
@@ -131,7 +133,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Il giorno lun 4 mar 2024 alle ore 10:15 Mario Rossi <mario.rossi@example.it> ha scritto:",
     apple: "Il giorno 4 mar 2024, alle ore 10:15, Mario Rossi <mario.rossi@example.it> ha scritto:",
     thunderbird: "Il 04/03/24 10:15, Mario Rossi ha scritto:",
-    outlook: ["Da", "Inviato", "A", "Oggetto"], outlookDate: "lunedì 4 marzo 2024 10:15",
+    outlook: ["Da", "Inviato", "A", "Oggetto"], outlookDate: "lunedì 4 marzo 2024 10:15", dateLabel: "Data",
     original: "-----Messaggio originale-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Inizio messaggio inoltrato:", iphone: "Inviato da iPhone", android: "Inviato dal mio Galaxy"
   },
@@ -146,7 +148,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Op ma 4 mrt 2024 om 10:15 schreef Jan de Vries <jan.devries@example.nl>:",
     apple: "Op 4 mrt 2024 om 10:15 heeft Jan de Vries <jan.devries@example.nl> het volgende geschreven:",
     thunderbird: "Op 04-03-2024 om 10:15 schreef Jan de Vries:",
-    outlook: ["Van", "Verzonden", "Aan", "Onderwerp"], outlookDate: "maandag 4 maart 2024 10:15",
+    outlook: ["Van", "Verzonden", "Aan", "Onderwerp"], outlookDate: "maandag 4 maart 2024 10:15", dateLabel: "Datum",
     original: "-----Oorspronkelijk bericht-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Begin doorgestuurd bericht:", iphone: "Verstuurd vanaf mijn iPhone", android: "Verzonden vanaf mijn Galaxy"
   },
@@ -161,7 +163,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "пн, 4 мар. 2024 г. в 10:15, Иван Петров <ivan.petrov@example.ru>:",
     apple: "4 марта 2024 г., в 10:15, Иван Петров <ivan.petrov@example.ru> написал(а):",
     thunderbird: "04.03.2024 10:15, Иван Петров пишет:",
-    outlook: ["От", "Отправлено", "Кому", "Тема"], outlookDate: "4 марта 2024 г. 10:15",
+    outlook: ["От", "Отправлено", "Кому", "Тема"], outlookDate: "4 марта 2024 г. 10:15", dateLabel: "Дата",
     original: "-----Исходное сообщение-----", forwarded: "---------- Пересылаемое сообщение ---------",
     appleForward: "Начало переадресованного сообщения:", iphone: "Отправлено с iPhone", android: "Отправлено с Galaxy"
   },
@@ -176,7 +178,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "pon., 4 mar 2024 o 10:15 Jan Kowalski <jan.kowalski@example.pl> napisał(a):",
     apple: "Wiadomość napisana przez Jan Kowalski <jan.kowalski@example.pl> w dniu 4 mar 2024, o godz. 10:15:",
     thunderbird: "W dniu 4.03.2024 o 10:15, Jan Kowalski pisze:",
-    outlook: ["Od", "Wysłano", "Do", "Temat"], outlookDate: "poniedziałek, 4 marca 2024 10:15",
+    outlook: ["Od", "Wysłano", "Do", "Temat"], outlookDate: "poniedziałek, 4 marca 2024 10:15", dateLabel: "Data",
     original: "-----Wiadomość oryginalna-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "Początek przekazywanej wiadomości:", iphone: "Wysłane z iPhone'a", android: "Wysłane z mojego Galaxy"
   },
@@ -191,7 +193,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Den mån 4 mars 2024 kl 10:15 skrev Erik Lindqvist <erik.lindqvist@example.se>:",
     apple: "4 mars 2024 kl. 10:15 skrev Erik Lindqvist <erik.lindqvist@example.se>:",
     thunderbird: "Den 2024-03-04 kl. 10:15, skrev Erik Lindqvist:",
-    outlook: ["Från", "Skickat", "Till", "Ämne"], outlookDate: "den 4 mars 2024 10:15",
+    outlook: ["Från", "Skickat", "Till", "Ämne"], outlookDate: "den 4 mars 2024 10:15", dateLabel: "Datum",
     original: "-----Ursprungligt meddelande-----", forwarded: "---------- Vidarebefordrat meddelande ---------",
     appleForward: "Vidarebefordrat mejl:", iphone: "Skickat från min iPhone", android: "Skickat från min Galaxy"
   },
@@ -206,7 +208,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "po 4. 3. 2024 v 10:15 odesílatel Jan Novák <jan.novak@example.cz> napsal:",
     apple: "4. 3. 2024 v 10:15, Jan Novák <jan.novak@example.cz>:",
     thunderbird: "Dne 04. 03. 24 v 10:15 Jan Novák napsal(a):",
-    outlook: ["Od", "Odesláno", "Komu", "Předmět"], outlookDate: "pondělí 4. března 2024 10:15",
+    outlook: ["Od", "Odesláno", "Komu", "Předmět"], outlookDate: "pondělí 4. března 2024 10:15", dateLabel: "Datum",
     original: "-----Původní zpráva-----", forwarded: "---------- Přeposlaná zpráva ---------",
     appleForward: "Začátek přeposílané zprávy:", iphone: "Odesláno z iPhonu", android: "Odesláno z mého Galaxy"
   },
@@ -221,7 +223,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "Ahmet Yılmaz <ahmet.yilmaz@example.com.tr>, 4 Mar 2024 Pzt, 10:15 tarihinde şunu yazdı:",
     apple: "4 Mar 2024 tarihinde 10:15 saatinde, Ahmet Yılmaz <ahmet.yilmaz@example.com.tr> şunları yazdı:",
     thunderbird: "4.03.2024 10:15 tarihinde Ahmet Yılmaz yazdı:",
-    outlook: ["Kimden", "Gönderildi", "Kime", "Konu"], outlookDate: "4 Mart 2024 Pazartesi 10:15",
+    outlook: ["Kimden", "Gönderildi", "Kime", "Konu"], outlookDate: "4 Mart 2024 Pazartesi 10:15", dateLabel: "Tarih",
     original: "-----Orijinal İleti-----", forwarded: "---------- Yönlendirilmiş ileti ---------",
     appleForward: "Yönlendirilmiş ileti başlangıcı:", iphone: "iPhone'umdan gönderildi", android: "Galaxy cihazımdan gönderildi"
   },
@@ -236,7 +238,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "2024年3月4日(月) 10:15 山田太郎 <taro.yamada@example.jp>:",
     apple: "2024/03/04 10:15、山田太郎 <taro.yamada@example.jp>のメール:",
     thunderbird: "2024/03/04 10:15 山田太郎 wrote:",
-    outlook: ["差出人", "送信日時", "宛先", "件名"], outlookDate: "2024年3月4日 10:15",
+    outlook: ["差出人", "送信日時", "宛先", "件名"], outlookDate: "2024年3月4日 10:15", dateLabel: "日付",
     original: "-----元のメッセージ-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "転送されたメッセージ:", iphone: "iPhoneから送信", android: "Galaxyから送信"
   },
@@ -251,7 +253,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "张伟 <zhang.wei@example.cn> 于2024年3月4日周一 10:15写道：",
     apple: "2024年3月4日 10:15，张伟 <zhang.wei@example.cn> 写道：",
     thunderbird: "在 2024/3/4 10:15, 张伟 写道:",
-    outlook: ["发件人", "发送时间", "收件人", "主题"], outlookDate: "2024年3月4日 10:15",
+    outlook: ["发件人", "发送时间", "收件人", "主题"], outlookDate: "2024年3月4日 10:15", dateLabel: "日期",
     original: "-----原始邮件-----", forwarded: "---------- Forwarded message ---------",
     appleForward: "以下为转发的邮件:", iphone: "发自我的iPhone", android: "发自我的Galaxy"
   },
@@ -266,7 +268,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "2024년 3월 4일 (월) 오전 10:15, 김민수 <minsu.kim@example.kr>님이 작성:",
     apple: "2024. 3. 4. 오전 10:15, 김민수 <minsu.kim@example.kr> 작성:",
     thunderbird: "2024-03-04 오전 10:15에 김민수 이(가) 쓴 글:",
-    outlook: ["보낸 사람", "보낸 날짜", "받는 사람", "제목"], outlookDate: "2024년 3월 4일 월요일 오전 10:15",
+    outlook: ["보낸 사람", "보낸 날짜", "받는 사람", "제목"], outlookDate: "2024년 3월 4일 월요일 오전 10:15", dateLabel: "날짜",
     original: "-----원본 메시지-----", forwarded: "---------- 전달된 메일 ---------",
     appleForward: "전달된 메일:", iphone: "iPhone에서 보냄", android: "Galaxy에서 보냄"
   },
@@ -281,7 +283,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "\u202bבתאריך יום ב׳, 4 במרץ 2024 ב-10:15 מאת \u202aDavid Cohen\u202c\u200f <\u202adavid.cohen@example.co.il\u202c\u200f>:\u202c",
     apple: "ב-4 במרץ 2024, בשעה 10:15, David Cohen <david.cohen@example.co.il> כתב/ה:",
     thunderbird: "בתאריך 04/03/2024 10:15, David Cohen כתב:",
-    outlook: ["מאת", "נשלח", "אל", "נושא"], outlookDate: "יום שני 04 מרץ 2024 10:15",
+    outlook: ["מאת", "נשלח", "אל", "נושא"], outlookDate: "יום שני 04 מרץ 2024 10:15", dateLabel: "תאריך",
     original: "-----הודעה מקורית-----", forwarded: "---------- הודעה שהועברה ---------",
     appleForward: "תחילת הודעה שהועברה:", iphone: "נשלח מה-iPhone שלי", android: "נשלח מה-Galaxy שלי"
   },
@@ -296,7 +298,7 @@ export const languages: ReadonlyArray<Language> = [
     gmail: "\u202bفي الاثنين، 4 مارس 2024 في 10:15 ص تمت كتابة ما يلي بواسطة \u202aAhmed Ali\u202c\u200f <\u202aahmed.ali@example.sa\u202c\u200f>:\u202c",
     apple: "في 4 مارس 2024، الساعة 10:15، كتب Ahmed Ali <ahmed.ali@example.sa>:",
     thunderbird: "في 04/03/2024 10:15، كتب Ahmed Ali:",
-    outlook: ["من", "تم الإرسال", "إلى", "الموضوع"], outlookDate: "الاثنين، 4 مارس، 2024 10:15 ص",
+    outlook: ["من", "تم الإرسال", "إلى", "الموضوع"], outlookDate: "الاثنين، 4 مارس، 2024 10:15 ص", dateLabel: "التاريخ",
     original: "-----الرسالة الأصلية-----", forwarded: "---------- الرسالة المُعاد توجيهها ---------",
     appleForward: "بداية الرسالة المُعاد توجيهها:", iphone: "أُرسلت من الـ iPhone", android: "مرسلة من Galaxy"
   }

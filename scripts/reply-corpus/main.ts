@@ -15,6 +15,7 @@ import {
   appleMail,
   type Case,
   gmail,
+  hotmail,
   iosMail,
   outlookDesktop,
   outlookMobile,
@@ -47,8 +48,12 @@ export const cases = (): Array<Case> => [
   ...["de", "fr", "ru", "ja", "pl", "ko"].map((c) => thunderbirdInline(lang(c))),
   ...["en", "ru", "zh"].map((c) => thunderbird(lang(c), "top")),
   // Shapes met on real clients' mail (issue 26), each in every language: Gmail's plain text
-  // breaking the attribution inside the sender's address.
+  // breaking the attribution inside the sender's address; Hotmail's divider and header
+  // block, and Outlook on the web's, sent as HTML alone.
   ...languages.map((l) => gmail(l, "web", "wrapped at the address")),
+  ...languages.map((l) => hotmail(l, "alternative")),
+  ...languages.map((l) => hotmail(l, "html-only")),
+  ...languages.map((l) => outlookWeb(l, "html-only")),
   ...specimens()
 ]
 

@@ -146,19 +146,18 @@ const kindAt = (kinds: HeaderKinds, k: number): HeaderKind | undefined => {
   return kind ?? undefined
 }
 
-/** A mail header block: it starts with "From:" (or "Date:" right above "From:", as old
- * Hotmail wrote it), has at least two of sent/date, to, cc, subject on consecutive lines
- * (wrapped values of long To: lists allowed), and either names an address in From or uses
- * Outlook's "Sent:". The last rule keeps a memo typed into a body ("From: HR / To: All
- * staff / Date: ...") from being taken for history. Thunderbird's forward table starts
- * with Subject, but its separator line cuts first. */
+/** A mail header block: consecutive lines with at least three keys of from, sent/date,
+ * to, cc and subject, From and a date or Subject among them, in whatever order the client
+ * writes them (Outlook: From, Sent, To, Subject; Hotmail: Date, Subject, From, To;
+ * Thunderbird's forward table: Subject, Date, From, To), wrapped values of long To: lists
+ * allowed; and either an address in From or Outlook's "Sent:". The last rule keeps a memo typed into a
+ * body ("From: HR / To: All staff / Date: ...") from being taken for history. */
 const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, headerKinds: HeaderKinds): boolean => {
   const first = items[i]
-  if (first === undefined || first.kind !== "line") return false
-  const firstKind = kindAt(headerKinds, i)
-  const fromAt = firstKind === "from" ? i : firstKind === "date" && kindAt(headerKinds, i + 1) === "from" ? i + 1 : -1
-  if (fromAt < 0) return false
+  // most lines have no header key: one cached lookup says so
+  if (first === undefined || first.kind !== "line" || kindAt(headerKinds, i) === undefined) return false
   const kinds = new Set<HeaderKind>()
+  let fromAt = -1
   let continuation = 0
   for (let j = i; j < items.length && j < i + 16; j++) {
     const item = items[j]
@@ -166,6 +165,7 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, headerKinds: Hea
     const kind = kindAt(headerKinds, j)
     if (kind !== undefined) {
       kinds.add(kind)
+      if (kind === "from" && fromAt < 0) fromAt = j
       continuation = 0
     } else if (continuation < 2) {
       continuation++
@@ -173,6 +173,7 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, headerKinds: Hea
       break
     }
   }
+  if (fromAt < 0) return false
   const dated = kinds.has("sent") || kinds.has("date") || kinds.has("subject")
   return dated && kinds.size >= 3 && (kinds.has("sent") || (items[fromAt]?.text.includes("@") ?? false))
 }

@@ -21,9 +21,11 @@
  * - a separator: "-----Original Message-----", "---------- Forwarded message ---------",
  *   "-------- Forwarded Message --------", "Begin forwarded message:", localised; a
  *   ticketing system's "Please type your reply above this line" (with the rule above it);
- * - an Outlook header block: From, then at least two of Sent/Date, To, Cc, Subject
- *   (localised: Von/Gesendet/An/Betreff, De/Envoyé/À/Objet, ...), with an address in From
- *   or Outlook's "Sent:" (so a memo typed into a body is not one), with the rule above it;
+ * - a mail header block: From and at least two of Sent/Date, To, Cc, Subject on
+ *   consecutive lines, in any order (Outlook's From/Sent/To/Subject, Hotmail's
+ *   Date/Subject/From/To; localised: Von/Gesendet/An/Betreff, De/Envoyé/À/Objet, ...), with
+ *   an address in From or Outlook's "Sent:" (so a memo typed into a body is not one), with
+ *   the rule above it (Hotmail's `<hr>` divider is one);
  * - Outlook's HTML dividers: divRplyFwdMsg, appendonsend, the reference-message container
  *   of Outlook mobile, the top-bordered div holding the header, moz-forward-container,
  *   old Hotmail's hr#stopSpelling.

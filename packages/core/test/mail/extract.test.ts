@@ -153,6 +153,15 @@ describe("extractReply: Outlook header blocks and separators", () => {
     expect(text("Ok\n\n------------------ 原始邮件 ------------------\n发件人: a")).toBe("Ok")
   })
 
+  it("cuts at a header block in Hotmail's order (Date, Subject, From, To) under the rule that stands for its divider", () => {
+    expect(text("Fine.\n\n----------------------------------------\n\nDate: Mon, 4 Mar 2024 10:15:00 +0100\nSubject: Order 4471\nFrom: tom@example.org\nTo: jane@example.com\n\nold"))
+      .toBe("Fine.")
+    expect(text("Gut.\n\nDatum: Mon, 4 Mar 2024 10:15:00 +0100\nBetreff: Lieferung\nVon: klaus@example.de\nAn: juergen@example.de\n\nalt"))
+      .toBe("Gut.")
+    expect(html("<div>Fine.</div><hr><div>Date: Mon, 4 Mar 2024<br>Subject: Order 4471<br>From: tom@example.org<br>To: jane@example.com<br><br>old</div>"))
+      .toBe("<div>Fine.</div>")
+  })
+
   it("does not cut at From/To lines that are not a mail header block", () => {
     const body = "Route:\nFrom: Berlin\nTo: Paris\n\nBye"
     expect(text(body)).toBe(body)
@@ -161,6 +170,8 @@ describe("extractReply: Outlook header blocks and separators", () => {
   it("does not cut at a memo typed into the body (no address, no Outlook \"Sent:\")", () => {
     const body = "MEMO\n\nFrom: HR\nTo: All staff\nDate: March 4\nSubject: Holidays\n\nThe office closes on the 29th."
     expect(text(body)).toBe(body)
+    const dateFirst = "MEMO\n\nDate: March 4\nSubject: Holidays\nFrom: HR\nTo: All staff\n\nThe office closes on the 29th."
+    expect(text(dateFirst)).toBe(dateFirst)
   })
 
   it("keeps a signature that draws Outlook's top border but is no reply header", () => {
@@ -241,7 +252,8 @@ describe("extractReply: liveness on hostile bodies", () => {
     ["200,000 '>' lines inside <pre>", () => html(`<pre>${"&gt; a\n".repeat(200_000)}</pre>`)],
     ["300,000 '>' lines", () => text("> a\n".repeat(300_000))],
     ["50,000 attribution lines", () => text("On Mon, 4 Mar 2024, A <a@example.com> wrote:\n".repeat(50_000))],
-    ["200,000 header-like lines", () => text("From: a\nSent: b\n".repeat(100_000))]
+    ["200,000 header-like lines", () => text("From: a\nSent: b\n".repeat(100_000))],
+    ["200,000 header keys in Hotmail's order", () => text("Date: a\nSubject: b\nTo: c\nCc: d\n".repeat(50_000))]
   ]
   for (const [shape, run] of hostile) {
     it(`${shape} finishes quickly`, () => within(2000, run))
