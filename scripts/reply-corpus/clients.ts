@@ -97,6 +97,32 @@ const gmailQuote = (l: Language): string =>
   `<div class="gmail_quote"><div dir="${dirAttr(l)}" class="gmail_attr">${linkedAttribution(l.gmail, l.recipient)}<br></div><blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204);padding-left:1ex"><div dir="${dirAttr(l)}">${l.quoted.map((p) => p.map((x) => `<div>${escapeHtml(x)}</div>`).join("")).join("<div><br></div>")}</div>
 </blockquote></div>`
 
+/** A reply typed as a greeting and a bulleted list (the answers of l.inline), and the
+ * sender's signature (name and address). */
+const greeting = (l: Language): ReadonlyArray<string> => l.reply[0] ?? []
+const bullets = (l: Language): ReadonlyArray<string> => l.inline.map(([, answer]) => answer)
+const signature = (l: Language): ReadonlyArray<string> => [l.sender.name, l.sender.address]
+
+/** Gmail's default with a signature: the signature goes below the quoted text, after
+ * Gmail's "-- " line; the list is a `<ul>` in HTML and "   - " lines in text. */
+export const gmailSignatureBelow = (l: Language): Case => {
+  const typed = [...greeting(l), "", ...bullets(l).map((b) => `   - ${b}`)].join("\n")
+  const text = [typed, "", ...wrap(l.gmail), "", quoteLines(quotedText(l)), ">", "", "-- ", ...signature(l), ""].join("\n")
+  const [name, address] = signature(l)
+  const body = `<div dir="${dirAttr(l)}">${greeting(l).map((x) => `<div>${escapeHtml(x)}</div>`).join("")}<div><br></div><ul>${bullets(l).map((b) => `<li>${escapeHtml(b)}</li>`).join("")}</ul></div>`
+  const sig = `<span class="gmail_signature_prefix">-- </span><br><div dir="${dirAttr(l)}" class="gmail_signature" data-smartmail="gmail_signature"><div dir="${dirAttr(l)}">${escapeHtml(name ?? "")}<div>${escapeHtml(address ?? "")}</div></div></div>`
+  const html = `${body}<br>${gmailQuote(l)}<br clear="all"><div><br></div>${sig}
+`
+  return {
+    name: `gmail-bullets-signature-below-${l.name.toLowerCase()}`,
+    client: "Gmail",
+    language: l.name,
+    eml: message(headers(l, { messageId: `CAKw3Jr0${l.code}sigbelowYp8Tq@mail.gmail.com` }), multipart("alternative", "000000000000c4d1e2061299be3d", [textPart(text), textPart(html, { subtype: "html" })])),
+    text: `${typed}\n\n-- \n${signature(l).join("\n")}`,
+    html: `${body}<br>${sig}`
+  }
+}
+
 // --- Apple Mail (macOS) and iOS Mail -----------------------------------------------------
 
 export const appleMail = (l: Language): Case => {
@@ -118,6 +144,30 @@ export const appleMail = (l: Language): Case => {
     ),
     text: replyText(l),
     html: `${head}${body}</body></html>`
+  }
+}
+
+/** Apple Mail with "Place signature above quoted text" turned off: the signature goes
+ * below the quote, with no "-- " line (Apple Mail writes none); the list is a
+ * `<ul class="MailOutline">` in HTML and tab-bullet-tab lines in text. */
+export const appleMailSignatureBelow = (l: Language): Case => {
+  const typed = [...greeting(l), "", ...bullets(l).map((b) => `\t•\t${b}`)].join("\n")
+  const text = [typed, "", quoteLines([l.apple, "", quotedText(l)].join("\n")), "", ...signature(l), ""].join("\n")
+  const head = `<html aria-label="message body"><head><meta http-equiv="content-type" content="text/html; charset=utf-8"></head><body style="overflow-wrap: break-word; -webkit-nbsp-mode: space; line-break: after-white-space;">`
+  const body = `${greeting(l).map((x) => `<div>${escapeHtml(x)}</div>`).join("")}<div><br></div><ul class="MailOutline">${bullets(l).map((b) => `<li>${escapeHtml(b)}</li>`).join("")}</ul>`
+  const sig = `<div>${signature(l).map((x) => `<div>${escapeHtml(x)}</div>`).join("")}</div>`
+  const html = `${head}${body}<div><br><blockquote type="cite"><div>${escapeHtml(l.apple)}</div><br class="Apple-interchange-newline"><div>${l.quoted.map((p) => p.map((x) => `<div>${escapeHtml(x)}</div>`).join("")).join("<div><br></div>")}</div></blockquote></div><br>${sig}<br></body></html>`
+  return {
+    name: `apple-mail-bullets-signature-below-${l.name.toLowerCase()}`,
+    client: "Apple Mail",
+    language: l.name,
+    eml: message(
+      headers(l, { messageId: `5D3F6A2B-${l.code.toUpperCase()}1C-4B8E-9F0A-2C4D6E8F1A3B@example.net`, mailer: "Apple Mail (2.3774.400.31)" }),
+      multipart("alternative", `Apple-Mail=_7E2F4A6C-1B3D-4E5F-8A9B-${l.code}0C1D2E3F4A`, [textPart(text), textPart(html, { subtype: "html" })]),
+      "Mime-Version: 1.0 (Mac OS X Mail 16.0 \\(3774.400.31\\))"
+    ),
+    text: `${typed}\n\n${signature(l).join("\n")}`,
+    html: `${head}${body}<div><br></div>${sig}</body></html>`
   }
 }
 
@@ -321,6 +371,23 @@ export const thunderbird = (l: Language, position: "bottom" | "top" = "bottom"):
     ),
     // flowed lines join into one line per paragraph
     text: paragraphs(l).map((p) => p.join(" ")).join("\n\n")
+  }
+}
+
+/** Thunderbird's "place my signature below the quote": the signature after the quote,
+ * behind Thunderbird's "-- " line; the list typed as "- " lines. */
+export const thunderbirdSignatureBelow = (l: Language): Case => {
+  const typed = [...greeting(l), "", ...bullets(l).map((b) => `- ${b}`)].join("\n")
+  const text = [typed, "", l.thunderbird, quoteLines(quotedText(l)), "", "-- ", ...signature(l), ""].join("\n")
+  return {
+    name: `thunderbird-bullets-signature-below-${l.name.toLowerCase()}`,
+    client: "Thunderbird",
+    language: l.name,
+    eml: message(
+      [...headers(l, { messageId: `d9a3e4f6-${l.code}-4c5d-8e9f-5c4b3a2f1e0d@example.net` }), "User-Agent: Mozilla Thunderbird", `Content-Language: ${l.code}`],
+      textPart(text, { encoding: "8bit", flowed: true })
+    ),
+    text: `${typed}\n\n-- \n${signature(l).join("\n")}`
   }
 }
 

@@ -13,15 +13,18 @@ import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import {
   appleMail,
+  appleMailSignatureBelow,
   type Case,
   gmail,
+  gmailSignatureBelow,
   hotmail,
   iosMail,
   outlookDesktop,
   outlookMobile,
   outlookWeb,
   thunderbird,
-  thunderbirdInline
+  thunderbirdInline,
+  thunderbirdSignatureBelow
 } from "./clients.ts"
 import { languages } from "./languages.ts"
 import { specimens } from "./specimens.ts"
@@ -49,11 +52,15 @@ export const cases = (): Array<Case> => [
   ...["en", "ru", "zh"].map((c) => thunderbird(lang(c), "top")),
   // Shapes met on real clients' mail (issue 26), each in every language: Gmail's plain text
   // breaking the attribution inside the sender's address; Hotmail's divider and header
-  // block, and Outlook on the web's, sent as HTML alone.
+  // block, and Outlook on the web's, sent as HTML alone; a bulleted reply whose signature
+  // sits below the quote, as Gmail, Thunderbird and Apple Mail place it.
   ...languages.map((l) => gmail(l, "web", "wrapped at the address")),
   ...languages.map((l) => hotmail(l, "alternative")),
   ...languages.map((l) => hotmail(l, "html-only")),
   ...languages.map((l) => outlookWeb(l, "html-only")),
+  ...languages.map(gmailSignatureBelow),
+  ...languages.map(thunderbirdSignatureBelow),
+  ...languages.map(appleMailSignatureBelow),
   ...specimens()
 ]
 

@@ -504,7 +504,7 @@ const walk = (r: ItemReader, node: Node): void => {
   if (block) flush(r)
 }
 
-export const extractHtml = (html: string): string => {
+export const extractHtml = (html: string, sender?: string): string => {
   const root = parse(html)
   const r: ItemReader = {
     items: [], itemNodes: [], contentMemo: new Map(), lineText: "", lineNodes: [], lineContent: false
@@ -513,10 +513,17 @@ export const extractHtml = (html: string): string => {
   flush(r)
   const { itemNodes, contentMemo } = r
 
-  const plan = planReply(r.items)
+  const plan = planReply(r.items, true, sender)
   if (plan.cutAt >= r.items.length && plan.drop.size === 0) return html
 
-  for (const k of plan.drop) for (const node of itemNodes[k] ?? []) node.removed = true
+  const dropParents = new Set<ElementNode>()
+  for (const k of plan.drop) {
+    for (const node of itemNodes[k] ?? []) {
+      node.removed = true
+      if (node.parent !== undefined) dropParents.add(node.parent)
+    }
+  }
+  removeEmptied(dropParents)
   const cutFrom = itemNodes[plan.cutAt]?.[0]
   if (cutFrom !== undefined) {
     // Document order: the node, its later siblings, and the later siblings of every
@@ -538,6 +545,36 @@ export const extractHtml = (html: string): string => {
   if (!hasContent(contentMemo, root)) return ""
   return serialise(html, root)
 }
+
+/** Wrappers left empty by a drop go with what they held: Gmail's `<div><br></div>` between
+ * the quote and a signature below it is one blank line, not an empty div to keep. Only
+ * the text-level wrappers a line sits in; never a table cell, a list item or the body.
+ * Each element's children are counted once (then kept up to date as wrappers under it
+ * go), so a drop of many lines in one wrapper stays linear. */
+const removeEmptied = (parents: ReadonlySet<ElementNode>): void => {
+  const visible = new Map<ElementNode, number>()
+  for (const start of parents) {
+    for (let el: ElementNode | undefined = start; el !== undefined && !el.removed && emptiable.has(el.name); el = el.parent) {
+      const count = visible.get(el) ?? visibleChildren(el)
+      if (count > 0) {
+        visible.set(el, count)
+        break
+      }
+      el.removed = true
+      const parent = el.parent
+      const parentCount = parent === undefined ? undefined : visible.get(parent)
+      if (parent !== undefined && parentCount !== undefined) visible.set(parent, parentCount - 1)
+    }
+  }
+}
+
+const visibleChildren = (el: ElementNode): number => {
+  let count = 0
+  for (const c of el.children) if (!c.removed && c.type !== "other" && !(c.type === "text" && isBlankText(c.raw))) count++
+  return count
+}
+
+const emptiable = new Set(["div", "p", "span", "font"])
 
 /** Apple Mail puts the attribution inside the blockquote, as its first line; returned as
  * the nodes to remove with it (and the `<br>`s under it), or none. */

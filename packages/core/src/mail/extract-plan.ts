@@ -10,6 +10,7 @@ import {
   headerKind,
   isRuleLike,
   isSeparator,
+  normaliseLine,
   type AttributionStrength,
   type HeaderKind
 } from "./extract-markers.ts"
@@ -183,10 +184,10 @@ const isHeaderBlockAt = (items: ReadonlyArray<Item>, i: number, headerKinds: Hea
  * client's quote container or divider): its unattributed `>` lines are quotations the
  * sender wrote. (Client quote containers in HTML are markers: clients write them only
  * when replying or forwarding.) */
-export const planReply = (items: ReadonlyArray<Item>, reply = true): Plan => {
+export const planReply = (items: ReadonlyArray<Item>, reply = true, sender?: string): Plan => {
   const attributionLines = new Set<number>()
   const hardCut = historyStart(items, attributionLines)
-  return planAround(items, reply, hardCut, attributionLines)
+  return planAround(items, reply, hardCut, attributionLines, sender)
 }
 
 /** Where the history starts for certain (a divider, a separator, a header block, an
@@ -253,7 +254,13 @@ const historyStart = (items: ReadonlyArray<Item>, attributionLines: Set<number>)
 }
 
 /** The plan from the history's start and the attributions found above quotes. */
-const planAround = (items: ReadonlyArray<Item>, reply: boolean, hardCut: number, attributionLines: ReadonlySet<number>): Plan => {
+const planAround = (
+  items: ReadonlyArray<Item>,
+  reply: boolean,
+  hardCut: number,
+  attributionLines: ReadonlySet<number>,
+  sender: string | undefined
+): Plan => {
   const isAttribution = (k: number): boolean => attributionLines.has(k) || items[k]?.kind === "attr"
   if (!reply && hardCut === items.length && attributionLines.size === 0 && !items.some((item) => item.kind === "attr")) {
     return { cutAt: hardCut, drop: new Set() }
@@ -274,6 +281,9 @@ const planAround = (items: ReadonlyArray<Item>, reply: boolean, hardCut: number,
       signature = k
       break
     }
+  }
+  if (signature < 0 && firstQuote >= 0 && sender !== undefined) {
+    signature = namedSignature(items, isAttribution, { firstQuote, lastQuote, hardCut }, sender)
   }
   const contentEnd = signature < 0 ? hardCut : signature
   let firstContent = -1
@@ -353,3 +363,74 @@ const shape = (
 /** A blank line, or a `>` line with nothing in it (the one under a quoted attribution). */
 const isBlank = (item: Item | undefined): boolean =>
   item !== undefined && (item.kind === "line" || item.kind === "quote") && item.text === "" && !item.content
+
+/** The sender's display name, as the signature test compares it: normalised, lower-cased,
+ * and its words of two characters or more ("Jane", "Doe"; a CJK name is one word). */
+interface Sender {
+  readonly name: string
+  readonly words: ReadonlyArray<string>
+}
+
+const senderOf = (displayName: string): Sender | undefined => {
+  const name = withoutEndPunctuation(normaliseLine(displayName.replace(/["“”]/g, "")).toLowerCase())
+  if (name.length < 2 || name.length > 80) return undefined
+  return { name, words: name.split(" ").map(withoutEndPunctuation).filter((w) => w.length >= 2) }
+}
+
+const endPunctuation = /[\s,.;:!?،，。！、]+$/
+
+const withoutEndPunctuation = (text: string): string => text.replace(endPunctuation, "")
+
+/** A line that is the sender's name, a word of it ("Jane" for Jane Doe), its start ("佐藤"
+ * for 佐藤花子), or the name followed by more ("이서연 드림", "Jane Doe | Facilities"). */
+const namesSender = (text: string, sender: Sender): boolean => {
+  if (text.length > sender.name.length + 40) return false
+  const line = withoutEndPunctuation(text.toLowerCase())
+  if (line.length < 2) return false
+  return line === sender.name || line.startsWith(`${sender.name} `) || sender.words.includes(line) ||
+    (sender.words.length === 1 && sender.name.startsWith(line))
+}
+
+/** A sign-off above the name ("Thanks,", "Viele Grüße", "よろしくお願いいたします。"):
+ * a line of at most three words. */
+const isShortLine = (text: string): boolean => {
+  if (text.length > 32) return false
+  let spaces = 0
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 32) spaces++
+  return spaces <= 2
+}
+
+/**
+ * A signature under the quote that has no "-- " line above it (Apple Mail and others place
+ * the signature there when asked to): the first new line under the quote, or the line
+ * under a short sign-off there, names the sender. Only where the reply sits above the
+ * quote and the quote is one block: an inline reply's last answer stays an answer.
+ * Returns the signature's first line, or -1.
+ */
+const namedSignature = (
+  items: ReadonlyArray<Item>,
+  isAttribution: (k: number) => boolean,
+  at: { readonly firstQuote: number; readonly lastQuote: number; readonly hardCut: number },
+  senderName: string
+): number => {
+  const isNew = (k: number): boolean => {
+    const item = items[k]
+    return item !== undefined && item.kind === "line" && item.content && !isAttribution(k)
+  }
+  let above = false
+  for (let k = 0; k < at.firstQuote && !above; k++) above = isNew(k)
+  if (!above) return -1
+  for (let k = at.firstQuote + 1; k < at.lastQuote; k++) if (isNew(k)) return -1
+  let first = at.lastQuote + 1
+  while (first < at.hardCut && !isNew(first)) first++
+  const head = items[first]
+  if (first >= at.hardCut || head === undefined) return -1
+  // read only here: most replies have nothing under their quote
+  const sender = senderOf(senderName)
+  if (sender === undefined) return -1
+  if (namesSender(head.text, sender)) return first
+  const next = items[first + 1]
+  return first + 1 < at.hardCut && next !== undefined && isNew(first + 1) && isShortLine(head.text) && namesSender(next.text, sender)
+    ? first
+    : -1
+}

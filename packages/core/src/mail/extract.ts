@@ -41,7 +41,10 @@
  * - Forwards: the sender's note above the forwarded block; the block is history.
  * - Signatures ("-- ") and mobile footers ("Sent from my iPhone", "Von meinem iPhone
  *   gesendet", "Sent from Outlook for Android") are the sender's and stay, in every
- *   language; a signature under the last quote stays and the quote above it goes.
+ *   language; a signature under the last quote stays and the quote above it goes. Under
+ *   a reply that sits above one quote, a signature without "-- " (Apple Mail's) is known
+ *   by naming the sender: its first line, or the line under a short sign-off, is the From
+ *   display name or a part of it. Text under the quote that does not is an answer.
  * - A new message (no In-Reply-To, no References) keeps its unattributed `>` lines: a
  *   quotation, not history. A Mailman digest ("Today's Topics:") is kept whole.
  * - A message with nothing new (only a quote, a forward without a note) extracts to "":
@@ -51,7 +54,9 @@
  * become "\n", leading blank lines and trailing whitespace go. HTML: the kept markup is
  * the source's byte for byte minus removed nodes, so it nests as the source did; blank
  * markup left at the edges (empty paragraphs, `<br>`, rules) is trimmed as blank lines
- * are; a body in which nothing is quoted comes back unchanged.
+ * are, and so is a wrapper a removed span left empty (Gmail's `<div><br></div>` between
+ * the quote and a signature below it); a body in which nothing is quoted comes back
+ * unchanged.
  */
 import { isRule, normaliseLine } from "./extract-markers.ts"
 import { extractHtml } from "./extract-html.ts"
@@ -96,12 +101,12 @@ const cannotHoldHistory = (text: string): boolean =>
 const linesOf = (text: string): Array<string> => (text.includes("\r") ? text.split(/\r\n|\r|\n/) : text.split("\n"))
 
 /** The reply of a text body, and whether anything in it was history. */
-export const extractText = (text: string, reply: boolean): { readonly text: string; readonly history: boolean } =>
-  cannotHoldHistory(text) ? { text: keptLines(linesOf(text)), history: false } : planText(text, reply)
+export const extractText = (text: string, reply: boolean, sender?: string): { readonly text: string; readonly history: boolean } =>
+  cannotHoldHistory(text) ? { text: keptLines(linesOf(text)), history: false } : planText(text, reply, sender)
 
 /** extractText reading every line: what it gives whenever the body can hold history.
  * Exported for the test that the shortcut above changes no answer. */
-export const planText = (text: string, reply: boolean): { readonly text: string; readonly history: boolean } => {
+export const planText = (text: string, reply: boolean, sender?: string): { readonly text: string; readonly history: boolean } => {
   const lines = linesOf(text)
   if (isDigest(lines)) return { text: keptLines(lines), history: false }
   // pushed, not mapped: the HTML path pushes its items too, and an array from `map` may
@@ -118,7 +123,7 @@ export const planText = (text: string, reply: boolean): { readonly text: string;
       items.push({ kind: "line", text: normalised, content: normalised !== "" && !isRule(normalised), depth: 0 })
     }
   }
-  const plan = planReply(items, reply)
+  const plan = planReply(items, reply, sender)
   const kept: Array<string> = []
   for (let k = 0; k < plan.cutAt; k++) {
     const line = lines[k]
@@ -151,17 +156,18 @@ const quoteMarkup =
  * kept as it is without being read (most new messages: the tokenizer is most of the cost
  * of extraction). `sameWords` says the text is the HTML's alternative (or was derived from
  * it); a text from another part of the message decides nothing about the HTML.
+ * `sender` is the From display name, which a signature below the quote names.
  */
 export const extractReply = (
-  input: { text?: string; html?: string; sameWords?: boolean; reply?: boolean }
+  input: { text?: string; html?: string; sameWords?: boolean; reply?: boolean; sender?: string }
 ): { text?: string; html?: string } => {
   const reply = input.reply ?? true
-  const text = input.text === undefined ? undefined : extractText(input.text, reply)
+  const text = input.text === undefined ? undefined : extractText(input.text, reply, input.sender)
   const html = input.html === undefined
     ? undefined
     : input.sameWords === true && text !== undefined && !text.history && !quoteMarkup.test(input.html)
     ? input.html
-    : extractHtml(input.html)
+    : extractHtml(input.html, input.sender)
   return {
     ...(text === undefined ? {} : { text: text.text }),
     ...(html === undefined ? {} : { html })

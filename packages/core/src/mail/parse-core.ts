@@ -443,7 +443,8 @@ export const toResult = (mail: MimeParts, size: number, limits: ParseLimits = de
     ...(text === undefined ? {} : { text: cut(text, limits.maxExtractChars) }),
     ...(html === undefined ? {} : { html: cut(html, limits.maxExtractChars) }),
     sameWords: partText === undefined || alternative,
-    reply: headers["in-reply-to"] !== undefined || headers["references"] !== undefined
+    reply: headers["in-reply-to"] !== undefined || headers["references"] !== undefined,
+    ...senderName(mail.from)
   })
   const attachments = mail.attachments.map(toAttachment)
   const from = addresses(mail.from)[0] ?? ""
@@ -479,6 +480,12 @@ export const toResult = (mail: MimeParts, size: number, limits: ParseLimits = de
 }
 
 const nonEmpty = (s: string): string | undefined => (s.length > 0 ? s : undefined)
+
+/** The first From display name, which reply extraction compares with a signature's lines. */
+const senderName = (from: MimeParts["from"]): { sender?: string } => {
+  const name = (Array.isArray(from) ? from[0] : from)?.value[0]?.name
+  return name === undefined || name === "" ? {} : { sender: name }
+}
 
 // mailparser joins the HTML of a mixed message's parts with "<br/>\n" and, as textAsHtml is
 // skipped, contributes "" for each plain part: drop the joins those empty pieces leave.

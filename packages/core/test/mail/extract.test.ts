@@ -185,6 +185,34 @@ describe("extractReply: bottom-posting and inline replies", () => {
     expect(text("On Mon, Jane Doe <j@example.com> wrote:\n> question?\n\nanswer\n")).toBe("answer")
   })
 
+  const signedBelow = (signature: string): string =>
+    `Hi Tom,\n\n- Thursday works\n- The loading dock\n\nOn 04/03/2024 10:15, Tom Baker wrote:\n> Can we deliver?\n> Which entrance?\n\n${signature}\n`
+
+  it("keeps a signature below the quote that names the sender, with no \"-- \" line, and drops the quote above it", () => {
+    const reply = "Hi Tom,\n\n- Thursday works\n- The loading dock"
+    expect(extractReply({ text: signedBelow("Jane Doe\nFacilities, Example Corp"), sender: "Jane Doe" }).text)
+      .toBe(`${reply}\n\nJane Doe\nFacilities, Example Corp`)
+    expect(extractReply({ text: signedBelow("Thanks,\nJane"), sender: "Jane Doe" }).text).toBe(`${reply}\n\nThanks,\nJane`)
+    expect(extractReply({ text: signedBelow("よろしくお願いいたします。\n佐藤"), sender: "佐藤花子" }).text)
+      .toBe(`${reply}\n\nよろしくお願いいたします。\n佐藤`)
+    expect(extractReply({ text: signedBelow("이서연 드림"), sender: "이서연" }).text).toBe(`${reply}\n\n이서연 드림`)
+    const quoteFirst = '<div>Hi Tom,</div><ul><li>Thursday works</li></ul><div><br><blockquote type="cite"><div>On 4 Mar 2024, at 10:15, Tom Baker &lt;tom@example.org&gt; wrote:</div><div>Can we deliver?</div></blockquote></div><br><div><div>Jane Doe</div></div>'
+    expect(extractReply({ html: quoteFirst, sender: "Jane Doe" }).html)
+      .toBe("<div>Hi Tom,</div><ul><li>Thursday works</li></ul><div><br></div><div><div>Jane Doe</div></div>")
+  })
+
+  it("keeps the quote above text below it that does not name the sender: an answer to it", () => {
+    const body = signedBelow("Yes, Thursday.")
+    expect(extractReply({ text: body, sender: "Jane Doe" }).text).toBe(text(body))
+    expect(text(body)).toContain("> Can we deliver?")
+    expect(extractReply({ text: signedBelow("Jane Doe"), sender: "Tom Baker" }).text).toContain("> Can we deliver?")
+  })
+
+  it("keeps the questions of an inline reply whose last answer is signed with the sender's name", () => {
+    expect(extractReply({ text: "Answers below.\n\nOn Mon, 4 Mar 2024, Tom <t@example.org> wrote:\n> q1?\n\na1\n\n> q2?\n\nJane", sender: "Jane Doe" }).text)
+      .toBe("Answers below.\n\n> q1?\n\na1\n\n> q2?\n\nJane")
+  })
+
   it("keeps the questions between answers and drops the attribution and the quoted tail", () => {
     expect(text("On Mon, 4 Mar 2024, Jane <j@example.com> wrote:\n> q1?\n\na1\n\n> q2?\n\na2\n\n> bye\n> Jane\n"))
       .toBe("> q1?\n\na1\n\n> q2?\n\na2")
@@ -201,6 +229,11 @@ describe("extractReply: HTML", () => {
   it("drops everything after an Outlook divider, wherever it is nested", () => {
     const out = html('<body><table><tr><td><p>Reply</p><div id="divRplyFwdMsg"><b>From:</b> x</div><p>old</p></td></tr></table><p>old too</p></body>')
     expect(out).toBe('<body><table><tr><td><p>Reply</p></td></tr></table></body>')
+  })
+
+  it("drops the blank wrapper left between a removed quote and a signature below it (Gmail's <div><br></div>)", () => {
+    const out = html('<div dir="ltr">Yes.</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, Mar 4, 2024 at 10:15 AM Tom &lt;tom@example.org&gt; wrote:<br></div><blockquote class="gmail_quote">q</blockquote></div><br clear="all"><div><br></div><span class="gmail_signature_prefix">-- </span><br><div class="gmail_signature">Jane</div>')
+    expect(out).toBe('<div dir="ltr">Yes.</div><br><span class="gmail_signature_prefix">-- </span><br><div class="gmail_signature">Jane</div>')
   })
 
   it("keeps markup whose end tags the source left implied as it was", () => {
@@ -253,7 +286,9 @@ describe("extractReply: liveness on hostile bodies", () => {
     ["300,000 '>' lines", () => text("> a\n".repeat(300_000))],
     ["50,000 attribution lines", () => text("On Mon, 4 Mar 2024, A <a@example.com> wrote:\n".repeat(50_000))],
     ["200,000 header-like lines", () => text("From: a\nSent: b\n".repeat(100_000))],
-    ["200,000 header keys in Hotmail's order", () => text("Date: a\nSubject: b\nTo: c\nCc: d\n".repeat(50_000))]
+    ["200,000 header keys in Hotmail's order", () => text("Date: a\nSubject: b\nTo: c\nCc: d\n".repeat(50_000))],
+    ["100,000 blank lines in one wrapper between a quote and a signature below it", () =>
+      html(`<div>Reply</div><blockquote type="cite">q</blockquote><div>${"<br>".repeat(100_000)}</div>-- <br>Jane`)]
   ]
   for (const [shape, run] of hostile) {
     it(`${shape} finishes quickly`, () => within(2000, run))
