@@ -409,16 +409,8 @@ export const thunderbirdInline = (l: Language): Case => {
 
 // --- other clients ---------------------------------------------------------------------
 
-/** Hotmail and the old Outlook.com: the reply in `hmmessage` markup, the history under
- * `<hr id="stopSpelling">` and a header block in Hotmail's order (Date, Subject, From, To;
- * bare addresses), in the locale's labels. The text alternative quotes the block and the
- * message with ">"; `html-only` sends the HTML alone, whose text is then derived from it
- * (the rule above a block that starts with Date). */
-export const hotmail = (l: Language, form: "alternative" | "html-only"): Case => {
-  const [from, , to, subject] = l.outlook
-  const block = [`${l.dateLabel}: Mon, 4 Mar 2024 10:15:00 +0100`, `${subject}: ${l.subject}`, `${from}: ${l.recipient.address}`, `${to}: ${l.sender.address}`]
-  const text = `${replyText(l)}\n\n${quoteLines([...block, "", quotedText(l)].join("\n"))}\n`
-  const head = `<html>
+/** Hotmail's document head, up to its body. */
+export const hotmailHead = `<html>
 <head>
 <style><!--
 .hmmessage P
@@ -431,7 +423,18 @@ body.hmmessage
 font-size: 12pt;
 font-family:Calibri
 }
---></style></head>
+--></style></head>`
+
+/** Hotmail and the old Outlook.com: the reply in `hmmessage` markup, the history under
+ * `<hr id="stopSpelling">` and a header block in Hotmail's order (Date, Subject, From, To;
+ * bare addresses), in the locale's labels. The text alternative quotes the block and the
+ * message with ">"; `html-only` sends the HTML alone, whose text is then derived from it
+ * (the rule above a block that starts with Date). */
+export const hotmail = (l: Language, form: "alternative" | "html-only"): Case => {
+  const [from, , to, subject] = l.outlook
+  const block = [`${l.dateLabel}: Mon, 4 Mar 2024 10:15:00 +0100`, `${subject}: ${l.subject}`, `${from}: ${l.recipient.address}`, `${to}: ${l.sender.address}`]
+  const text = `${replyText(l)}\n\n${quoteLines([...block, "", quotedText(l)].join("\n"))}\n`
+  const head = `${hotmailHead}
 <body class='hmmessage'><div dir='${dirAttr(l)}'>`
   const body = paragraphs(l).map((p) => p.map(escapeHtml).join("<br>")).join("<br><br>")
   const tail = ` \t\t \t   \t\t  </body>

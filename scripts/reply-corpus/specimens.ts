@@ -5,7 +5,7 @@
  * attributions wrapped over three lines, HTML-only bodies, broken charsets), written out.
  */
 import { Buffer } from "node:buffer"
-import { type Case, fastmail, htmlOnly, plain, proton, raw, replyText, quotedText, yahoo, zimbra } from "./clients.ts"
+import { type Case, fastmail, hotmailHead, htmlOnly, plain, proton, raw, replyText, quotedText, yahoo, zimbra } from "./clients.ts"
 import { type Language, languages } from "./languages.ts"
 import { base64, escapeHtml, mailbox, message, multipart, textPart, word } from "./mime.ts"
 
@@ -135,20 +135,7 @@ rder 4471 on Thursday or Friday?<br><br>Tom<br> 		 	   		  </div></div> 		=
 </html>=
 
 --_7a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d_--
-`, "Thursday is fine, please use the loading dock.\nJane", `<html>
-<head>
-<style><!--
-.hmmessage P
-{
-margin:0px;
-padding:0px
-}
-body.hmmessage
-{
-font-size: 12pt;
-font-family:Calibri
-}
---></style></head>
+`, "Thursday is fine, please use the loading dock.\nJane", `${hotmailHead}
 <body class='hmmessage'><div dir='ltr'>Thursday is fine, please use the loading dock.<br>Jane</div> 		 	   		  </body>
 </html>`),
   raw("hotmail-stopspelling-french", "Hotmail", "French", `From: =?iso-8859-1?Q?=C9lodie_Martin?= <elodie.martin@hotmail.fr>
