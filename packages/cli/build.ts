@@ -20,10 +20,18 @@
  * what is used, in one file. They stay declared dependencies (harmless, and the worker shares
  * nothing with the CLI at run time).
  *
+ * The bundle is split (esbuild `splitting`): the entry `dist/inboxctl.js` holds commander's
+ * command tree and the catalogue's manifest, and the rest (the engine, HTTP, MCP) sits in
+ * chunks beside it that a command imports when it runs here; `--help`, a usage error and a
+ * command a running server answers never load them. The build fails when the entry's static
+ * imports reach core or Effect. Chunks sit in `dist/` itself, so the URL-relative lookups
+ * of the migrations and the worker resolve as in one file. The manifest is written afresh
+ * from the catalogue first (src/manifest.generated.ts).
+ *
  * Run by `pnpm pack` (prepack) and `pnpm --filter @inbox/cli build`.
  */
-import { build, type Plugin } from "esbuild"
-import { cpSync, readFileSync, rmSync } from "node:fs"
+import { build, type Metafile, type Plugin } from "esbuild"
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -56,8 +64,17 @@ const externals: Plugin = {
   }
 }
 
+// The command tree's data, from the catalogue as it is now.
+const { manifestSource } = await import("./src/catalogue-manifest.ts")
+const manifestFile = join(here, "src", "manifest.generated.ts")
+const source = manifestSource()
+if (readFileSync(manifestFile, "utf8") !== source) {
+  writeFileSync(manifestFile, source)
+  console.log(`build: wrote ${manifestFile} (commit it)`)
+}
+
 rmSync(dist, { recursive: true, force: true })
-await build({
+const result = await build({
   entryPoints: {
     inboxctl: join(here, "src", "main.ts"),
     "parse-worker": join(core, "mail", "parse-worker.ts")
@@ -68,8 +85,11 @@ await build({
   format: "esm",
   target: "node22",
   sourcemap: true,
-  // One file, no chunks: the bundled code finds migrations and the worker relative to its
-  // own URL, which a chunk in a subfolder would change.
+  splitting: true,
+  // Chunks beside the entry (not in a subfolder): the bundled code finds the migrations and
+  // the worker relative to its own URL, the same from any file in dist/.
+  chunkNames: "chunk-[hash]",
+  metafile: true,
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __inboxRequire } from \"node:module\"\nconst require = __inboxRequire(import.meta.url)"
   },
@@ -78,6 +98,24 @@ await build({
 })
 cpSync(join(core, "db", "migrations"), join(dist, "migrations"), { recursive: true })
 cpSync(join(here, "..", "http", "src", "dashboard"), join(dist, "dashboard"), { recursive: true })
+
+/** The inputs of an output file and of every output it imports statically. */
+const staticInputs = (meta: Metafile, output: string, seen = new Set<string>()): ReadonlySet<string> => {
+  if (seen.has(output)) return new Set()
+  seen.add(output)
+  const file = meta.outputs[output]
+  const inputs = new Set(Object.keys(file?.inputs ?? {}))
+  for (const i of file?.imports ?? []) {
+    if (i.kind === "import-statement" && !i.external) for (const input of staticInputs(meta, i.path, seen)) inputs.add(input)
+  }
+  return inputs
+}
+const entry = Object.keys(result.metafile.outputs).find((o) => o.endsWith("/inboxctl.js")) ?? ""
+const eager = [...staticInputs(result.metafile, entry)].filter((i) => i.includes("packages/core/") || i.includes("node_modules/effect/") || i.includes("packages/http/"))
+if (eager.length > 0) {
+  console.error(`build: the entry loads the engine before any command runs:\n  ${eager.slice(0, 10).join("\n  ")}`)
+  process.exit(1)
+}
 
 if (missing.size > 0) {
   console.error(`build: imports missing from packages/cli/package.json dependencies:\n  ${[...missing].join("\n  ")}`)

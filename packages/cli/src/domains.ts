@@ -3,18 +3,13 @@
  * checks again every few seconds and shows each DNS record's status (on stderr, one block
  * per check) until the domain is VERIFIED (exit 0) or the timeout passes (exit 1, naming
  * the records still missing or wrong). Every check is the catalogue's `domains.verify`, so
- * the rules are core's; this file only repeats and prints.
+ * the rules are core's; this file only repeats and prints. (The options are resources.ts'.)
  */
-import { writeErr, writeOut } from "./ambient.ts"
 import { type Credential, Engine } from "@inbox/core"
-import { InvalidArgumentError, Option } from "commander"
 import { Clock, Effect } from "effect"
-import type { CommandExtension } from "./resources.ts"
+import { writeErr, writeOut } from "./ambient.ts"
+import { DEFAULT_WAIT_TIMEOUT_SECONDS, type Invocation, WAIT_INTERVAL_SECONDS } from "./resources.ts"
 import { authenticate, CLI_CONTEXT, CliError, withEngine } from "./runtime.ts"
-
-/** Seconds between two checks: DNS hosts publish within seconds to minutes. */
-export const WAIT_INTERVAL_SECONDS = 5
-const DEFAULT_TIMEOUT_SECONDS = 300
 
 interface Shown {
   readonly status: string
@@ -22,43 +17,31 @@ interface Shown {
   readonly records: ReadonlyArray<{ readonly type: string; readonly name: string; readonly status: string }>
 }
 
-const seconds = (value: string): number => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("Expected a whole number of seconds.")
-  return n
-}
-
 const block = (domain: Shown) =>
   [`${domain.status}${domain.reason === undefined || domain.reason === null ? "" : ` (${domain.reason})`}`,
     ...domain.records.map((r) => `  ${r.status.padEnd(8)} ${r.type.padEnd(5)} ${r.name}`)].join("\n")
 
-export const verifyWait: CommandExtension = {
-  options: [
-    new Option("--wait", `keep checking every ${WAIT_INTERVAL_SECONDS} s, showing each record's status, until the domain is VERIFIED`),
-    new Option("--timeout <seconds>", `with --wait: give up after this long (default ${DEFAULT_TIMEOUT_SECONDS})`).argParser(seconds)
-  ],
-  after: ({ params, opts, key }) =>
-    opts["wait"] !== true ? Effect.void : withEngine(Effect.gen(function*() {
-      const engine = yield* Engine
-      const caller: Credential = key === undefined ? { kind: "anonymous" } : { kind: "principal", principal: yield* authenticate(key) }
-      const domain_id = params["domain_id"] ?? ""
-      const pod_id = params["pod_id"]
-      const where = { domain_id, ...(pod_id === undefined ? {} : { pod_id }) }
-      const timeoutMs = (typeof opts["timeout"] === "number" ? opts["timeout"] : DEFAULT_TIMEOUT_SECONDS) * 1000
-      const started = yield* Clock.currentTimeMillis
-      for (;;) {
-        const domain: Shown = yield* engine.call("domains.get", where, caller, CLI_CONTEXT)
-        writeErr(`${block(domain)}\n`)
-        if (domain.status === "VERIFIED") {
-          writeOut(`Verified: ${params["domain_id"]}.\n`)
-          return
-        }
-        if ((yield* Clock.currentTimeMillis) - started + WAIT_INTERVAL_SECONDS * 1000 > timeoutMs) {
-          const waiting = domain.records.filter((r) => r.status !== "VALID").map((r) => `${r.type} ${r.name} (${r.status})`)
-          return yield* new CliError({ code: "timeout", message: `${params["domain_id"]} is still ${domain.status}; not yet valid: ${waiting.join(", ")}.` })
-        }
-        yield* Effect.sleep(`${WAIT_INTERVAL_SECONDS} seconds`)
-        yield* engine.call("domains.verify", where, caller, CLI_CONTEXT)
+export const verifyWait = ({ params, extra }: Invocation, key: string | undefined) =>
+  extra["wait"] !== true ? Effect.void : withEngine(Effect.gen(function*() {
+    const engine = yield* Engine
+    const caller: Credential = key === undefined ? { kind: "anonymous" } : { kind: "principal", principal: yield* authenticate(key) }
+    const domain_id = params["domain_id"] ?? ""
+    const pod_id = params["pod_id"]
+    const where = { domain_id, ...(pod_id === undefined ? {} : { pod_id }) }
+    const timeoutMs = (typeof extra["timeout"] === "number" ? extra["timeout"] : DEFAULT_WAIT_TIMEOUT_SECONDS) * 1000
+    const started = yield* Clock.currentTimeMillis
+    for (;;) {
+      const domain: Shown = yield* engine.call("domains.get", where, caller, CLI_CONTEXT)
+      writeErr(`${block(domain)}\n`)
+      if (domain.status === "VERIFIED") {
+        writeOut(`Verified: ${domain_id}.\n`)
+        return
       }
-    }))
-}
+      if ((yield* Clock.currentTimeMillis) - started + WAIT_INTERVAL_SECONDS * 1000 > timeoutMs) {
+        const waiting = domain.records.filter((r) => r.status !== "VALID").map((r) => `${r.type} ${r.name} (${r.status})`)
+        return yield* new CliError({ code: "timeout", message: `${domain_id} is still ${domain.status}; not yet valid: ${waiting.join(", ")}.` })
+      }
+      yield* Effect.sleep(`${WAIT_INTERVAL_SECONDS} seconds`)
+      yield* engine.call("domains.verify", where, caller, CLI_CONTEXT)
+    }
+  }))

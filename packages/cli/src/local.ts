@@ -1,34 +1,34 @@
 /**
- * The local channel: how `inboxctl` reaches a server that holds the embedded data folder.
+ * The server's end of the local channel (client.ts is the command's end, and says where the
+ * socket is and what goes over it). `inboxctl serve` listens for the life of the server; a
+ * command sent over the socket runs here, on the server's own engine (ambient.ts), with the
+ * caller's command line, working folder and INBOX_* settings, and its exit code and output
+ * go back. Every command therefore works the same against a running server, with no second
+ * API to keep in step, and costs the caller no engine start.
  *
- * PGlite is one process's database, so while `inboxctl serve` runs on a data folder no
- * other process may open it. The server therefore listens on a Unix socket in that folder,
- * `inboxctl.sock`, with mode 0600: only the operating-system user that runs the server (and
- * root) can connect, the same people who could read the folder itself. A command that finds
- * the folder held sends its whole command line, its working folder and its INBOX_* settings
- * over the socket; the server runs the same command there, on its own engine (ambient.ts),
- * and answers with the exit code and the bytes written to stdout and stderr, which the
- * calling process writes out as its own. Every command that opens storage therefore works
- * the same against a running server, with no second API to keep in step.
+ * Commands run one at a time (their output is captured through one slot, ambient.ts).
+ * `serve`, `restore` and `move-to-postgres`, which need the storage to themselves, are
+ * refused with a message saying to stop the server first. An MCP session (`inboxctl mcp`)
+ * admits its key like a command, then carries JSON-RPC lines both ways for as long as the
+ * client keeps it open, beside the commands, through the same tools as /mcp (@inbox/mcp).
  *
- * Protocol: one JSON line each way. Request `{"argv": [...], "cwd": "...", "env": {...}}`;
- * answer `{"code": 0, "stdout": base64, "stderr": base64}`. The server runs one command at a
- * time. `serve`, `mcp` (stdio), `restore` and `move-to-postgres` (which need the folder to
- * themselves) are refused there with a message saying to stop the server first.
+ * With PostgreSQL, several servers may share the database: the first on this machine
+ * listens, the others leave the socket to it.
  */
-import type { Engine } from "@inbox/core"
-import { CommanderError } from "commander"
-import { Config, Effect, Layer, Option } from "effect"
-import type { SqlClient } from "effect/sql"
-import { chmodSync, rmSync } from "node:fs"
-import { connect, createServer, type Server } from "node:net"
-import { join } from "node:path"
+import { type Engine, isApiError } from "@inbox/core"
+import { runStdio } from "@inbox/mcp"
+import { CommanderError, type Command } from "commander"
+import { Cause, Config, ConfigProvider, Effect, Exit, Layer, Option } from "effect"
+import { rmSync } from "node:fs"
+import { chmodSync } from "node:fs"
+import { connect, createServer, type Server, type Socket } from "node:net"
+import { PassThrough } from "node:stream"
 import { type InServer, setInServer, writeErr } from "./ambient.ts"
-
-export const SOCKET_FILE = "inboxctl.sock"
+import { type Answer, type CommandRequest, MCP_READY, type McpRequest, socketPath } from "./client.ts"
+import { apiKeyFrom, authenticate, report } from "./runtime.ts"
 
 const NOT_THERE = new Set(["serve", "mcp", "restore", "move-to-postgres"])
-const VALUE_FLAGS = new Set(["--data-dir", "--database-url", "--blob-url"])
+const VALUE_FLAGS = new Set(["--data-dir", "--database-url", "--blob-url", "--api-key"])
 
 /** The command's name: the first word of argv that is neither a flag nor a flag's value. */
 const commandOf = (argv: ReadonlyArray<string>) => {
@@ -40,22 +40,19 @@ const commandOf = (argv: ReadonlyArray<string>) => {
   return undefined
 }
 
-interface Request {
-  readonly argv: ReadonlyArray<string>
-  readonly cwd: string
-  readonly env: Record<string, string>
-}
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-interface Answer {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
+const isCommand = (u: Record<string, unknown>): u is CommandRequest & Record<string, unknown> =>
+  Array.isArray(u["argv"]) && u["argv"].every((a) => typeof a === "string") && typeof u["cwd"] === "string" && isRecord(u["env"])
 
-const dataDir = Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+const isMcp = (u: Record<string, unknown>): u is McpRequest & Record<string, unknown> =>
+  isRecord(u["mcp"]) && typeof u["mcp"]["read_only"] === "boolean" &&
+  (u["mcp"]["api_key"] === undefined || typeof u["mcp"]["api_key"] === "string") && isRecord(u["env"])
+
+type Services = InServer["services"]
 
 /** Runs one forwarded command in this (server) process. */
-const runHere = async (request: Request, services: InServer["services"]): Promise<Answer> => {
+const runHere = async (request: CommandRequest, services: Services, program: () => Command): Promise<Answer> => {
   const state: InServer = { services, env: request.env, cwd: request.cwd, stdout: [], stderr: [] }
   setInServer(state)
   let code = 0
@@ -65,9 +62,7 @@ const runHere = async (request: Request, services: InServer["services"]): Promis
       writeErr(`error: data_folder_in_use: \`inboxctl ${name}\` needs the data folder to itself: stop the server first\n`)
       code = 1
     } else {
-      // Loaded here: program.ts imports the commands, which import runtime.ts, which imports this module.
-      const { buildProgram } = await import("./program.ts")
-      await buildProgram().parseAsync([...request.argv], { from: "user" })
+      await program().parseAsync([...request.argv], { from: "user" })
       code = state.finished === undefined ? 0 : await state.finished
     }
   } catch (error) {
@@ -82,82 +77,111 @@ const runHere = async (request: Request, services: InServer["services"]): Promis
   return { code, stdout: Buffer.concat(state.stdout).toString("base64"), stderr: Buffer.concat(state.stderr).toString("base64") }
 }
 
-/**
- * The server's end (embedded database only): listens on `inboxctl.sock` in the data folder
- * for the life of the server; the socket file is removed when it stops.
- */
-export const LocalChannelLive = Layer.effectDiscard(Effect.gen(function*() {
-  if (Option.isSome(yield* Config.option(Config.String("INBOX_DATABASE_URL")))) return
-  const path = join(yield* dataDir, SOCKET_FILE)
-  const services = yield* Effect.context<Engine>()
-  let queue: Promise<unknown> = Promise.resolve()
-  const server = createServer((socket) => {
-    let text = ""
-    socket.setEncoding("utf8")
-    socket.on("data", (chunk: string) => {
-      text += chunk
-      const end = text.indexOf("\n")
-      if (end < 0) return
-      socket.removeAllListeners("data")
-      let request: Request
-      try {
-        request = JSON.parse(text.slice(0, end)) as Request
-        if (!Array.isArray(request.argv) || typeof request.cwd !== "string" || typeof request.env !== "object") throw new Error("bad request")
-      } catch {
-        // Not one of ours: nothing runs.
-        socket.destroy()
-        return
-      }
-      const run = queue.then(() => runHere(request, services))
-      queue = run.catch(() => undefined)
-      void run.then((answer) => socket.end(`${JSON.stringify(answer)}\n`))
-    })
-    socket.on("error", () => socket.destroy())
-  })
-  yield* Effect.acquireRelease(
-    Effect.callback<Server>((resume) => {
-      // The folder is ours (we hold its lock): a socket left by a process that died is stale.
-      rmSync(path, { force: true })
-      // Created with mode 0600 (umask), then set so: never reachable by another user.
-      const umask = process.umask(0o177)
-      try {
-        server.listen(path, () => {
-          chmodSync(path, 0o600)
-          resume(Effect.succeed(server))
-        })
-      } finally {
-        process.umask(umask)
-      }
-      server.once("error", (e) => resume(Effect.die(e)))
-    }),
-    (s) => Effect.callback<void>((resume) => {
-      s.close(() => resume(Effect.void))
-    })
+/** An MCP session over the socket: the key admitted with the caller's settings, then JSON-RPC lines until either side closes. */
+const serveMcp = async (request: McpRequest, socket: Socket, rest: Buffer, services: Services) => {
+  const admitted = await Effect.runPromiseExit(
+    Effect.flatMap(apiKeyFrom(request.mcp.api_key), authenticate).pipe(
+      Effect.provide(services),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: request.env }))
+    )
   )
-}).pipe(Effect.orDie))
+  if (Exit.isFailure(admitted)) {
+    const error = Cause.findErrorOption(admitted.cause)
+    const line = Option.isSome(error) && isApiError(error.value) ? report(error.value) : "error: internal_error: the key could not be checked"
+    const answer: Answer = { code: 1, stdout: "", stderr: Buffer.from(`${line}\n`).toString("base64") }
+    socket.end(`${JSON.stringify(answer)}\n`)
+    return
+  }
+  const input = new PassThrough()
+  if (rest.length > 0) input.write(rest)
+  socket.pipe(input)
+  socket.on("close", () => input.end())
+  socket.write(`${JSON.stringify(MCP_READY)}\n`)
+  await Effect.runPromise(runStdio(admitted.value, { readOnly: request.mcp.read_only, input, output: socket }).pipe(Effect.provide(services)))
+  socket.end()
+}
+
+/** Whether a server already answers on `path` (PostgreSQL: another server of the same database). */
+const answers = (path: string) =>
+  Effect.callback<boolean>((resume) => {
+    const probe = connect(path)
+    probe.on("connect", () => (probe.destroy(), resume(Effect.succeed(true))))
+    probe.on("error", () => resume(Effect.succeed(false)))
+  })
 
 /**
- * The client's end: sends `argv` to the server holding the data folder and writes out what
- * the command wrote there; answers its exit code, or undefined when no server answers on
- * the folder's socket (the folder is held by something else: the caller reports that).
+ * The server's end, for the life of the server: listens on the socket client.ts names for
+ * these settings (removed when it stops), runs what arrives with the command tree `program`
+ * builds (program.ts, passed in rather than imported: it loads this module when it serves).
  */
-export const forwardToServer = (argv: ReadonlyArray<string>): Effect.Effect<number | undefined> =>
-  Effect.gen(function*() {
-    const path = join(yield* dataDir, SOCKET_FILE)
-    const env: Record<string, string> = {}
-    for (const [k, v] of Object.entries(process.env)) if (k.startsWith("INBOX_") && v !== undefined) env[k] = v
-    const request: Request = { argv, cwd: process.cwd(), env }
-    const answer = yield* Effect.callback<Answer | undefined>((resume) => {
-      const socket = connect(path)
-      let text = ""
-      socket.setEncoding("utf8")
-      socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`))
-      socket.on("data", (chunk: string) => (text += chunk))
-      socket.on("end", () => resume(Effect.succeed(text === "" ? undefined : JSON.parse(text) as Answer)))
-      socket.on("error", () => resume(Effect.succeed(undefined)))
+export const localChannel = (program: () => Command) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const databaseUrl = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
+    const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+    const runtime = yield* Config.option(Config.String("XDG_RUNTIME_DIR"))
+    const path = Option.isSome(databaseUrl)
+      ? socketPath({ INBOX_DATABASE_URL: databaseUrl.value, XDG_RUNTIME_DIR: Option.getOrUndefined(runtime) }, { create: true })
+      : socketPath({ INBOX_DATA_DIR: dataDir })
+    if (path === undefined) {
+      return yield* Effect.logWarning("inboxctl commands will open the database themselves: no private folder for the local socket (XDG_RUNTIME_DIR or the temp folder)")
+    }
+    if (Option.isSome(databaseUrl) && (yield* answers(path))) {
+      return yield* Effect.logInfo(`inboxctl commands go to the server already listening on ${path}`)
+    }
+    const services = yield* Effect.context<Engine>()
+    const sockets = new Set<Socket>()
+    let queue: Promise<unknown> = Promise.resolve()
+    const server = createServer((socket) => {
+      sockets.add(socket)
+      socket.on("close", () => sockets.delete(socket))
+      socket.on("error", () => socket.destroy())
+      let head = Buffer.alloc(0)
+      const onHead = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk])
+        const end = head.indexOf(0x0a)
+        if (end < 0) return
+        socket.off("data", onHead)
+        socket.pause()
+        let request: unknown
+        try {
+          request = JSON.parse(head.subarray(0, end).toString("utf8"))
+        } catch {
+          request = undefined
+        }
+        if (isRecord(request) && isMcp(request)) {
+          void serveMcp(request, socket, head.subarray(end + 1), services).catch(() => socket.destroy())
+        } else if (isRecord(request) && isCommand(request)) {
+          const run = queue.then(() => runHere(request, services, program))
+          queue = run.catch(() => undefined)
+          void run.then((answer) => socket.end(`${JSON.stringify(answer)}\n`))
+        } else {
+          // Not one of ours: nothing runs.
+          socket.destroy()
+        }
+      }
+      socket.on("data", onHead)
     })
-    if (answer === undefined) return undefined
-    yield* Effect.promise(() => new Promise<void>((done) => process.stdout.write(Buffer.from(answer.stdout, "base64"), () => done())))
-    yield* Effect.promise(() => new Promise<void>((done) => process.stderr.write(Buffer.from(answer.stderr, "base64"), () => done())))
-    return answer.code
-  }).pipe(Effect.orDie)
+    yield* Effect.acquireRelease(
+      Effect.callback<Server>((resume) => {
+        // The folder is ours (the data folder's lock, or no server answered): a socket left by a process that died is stale.
+        rmSync(path, { force: true })
+        // Created with mode 0600 (umask), then set so: never reachable by another user.
+        const umask = process.umask(0o177)
+        try {
+          server.listen(path, () => {
+            chmodSync(path, 0o600)
+            resume(Effect.succeed(server))
+          })
+        } finally {
+          process.umask(umask)
+        }
+        server.once("error", (e) => resume(Effect.die(e)))
+      }),
+      (s) =>
+        Effect.callback<void>((resume) => {
+          // Open MCP sessions end with the server; closing waits for every connection.
+          for (const socket of sockets) socket.destroy()
+          s.close(() => resume(Effect.void))
+        })
+    )
+  }).pipe(Effect.orDie))

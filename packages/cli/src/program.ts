@@ -1,16 +1,23 @@
 /**
- * The inboxctl command tree (commander). Settings flags set the INBOX_* variable of the
- * same meaning before a command runs, so flags and environment are one mechanism; the
- * resource commands come from the operation catalogue (resources.ts).
+ * The inboxctl command tree (commander), built without loading the engine: the resource
+ * commands from the catalogue's manifest (resources.ts), the rest written here. `--help`
+ * and a usage error therefore cost commander and the manifest. A command that runs loads
+ * what it needs then: most first ask a running server to run them (client.ts) and load the
+ * engine only when none answers; `serve`, `restore`, `move-to-postgres` and `events tail`
+ * run here.
+ *
+ * Global options (storage, `--api-key`, `--json`) are the program's, accepted before or
+ * after the command. Settings flags set the INBOX_* variable of the same meaning before a
+ * command runs, so flags and environment are one mechanism.
  */
 import { Command } from "commander"
-import { inbound, mcp, migrate, SERVE_SETTINGS, serve, STORAGE_SETTINGS } from "./admin.ts"
+import type { Effect } from "effect"
 import { inServer } from "./ambient.ts"
-import { verifyWait } from "./domains.ts"
-import { backupCommand, moveCommand, restoreCommand } from "./operating.ts"
-import { addCatalogueCommands } from "./resources.ts"
-import { runCommand } from "./runtime.ts"
-import { eventsTail, listOf } from "./tail.ts"
+import { forward, forwardMcp } from "./client.ts"
+import type { ManifestCommand } from "./manifest.ts"
+import { MANIFEST } from "./manifest.generated.ts"
+import { addCatalogueCommands, type Invocation } from "./resources.ts"
+import { SERVE_SETTINGS, STORAGE_SETTINGS } from "./settings.ts"
 
 const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
 
@@ -30,7 +37,36 @@ const applySettings = (
   }
 }
 
-export const buildProgram = (): Command => {
+/** A command's work, loaded on demand (it imports the engine). */
+interface Job {
+  readonly effect: Effect.Effect<void, unknown>
+  readonly terminateIsSuccess?: boolean
+}
+
+/**
+ * Runs a command: first through a running server when `server` says so (its exit code is
+ * ours), else here, loading the engine's side. Inside a server, always here.
+ */
+const launch = async (server: "first" | "never", load: () => Promise<Job>): Promise<void> => {
+  if (server === "first" && inServer() === undefined) {
+    const code = await forward(process.argv.slice(2))
+    if (code !== undefined) process.exit(code)
+  }
+  const [{ runCommand }, job] = await Promise.all([import("./runtime.ts"), load()])
+  runCommand(job.effect as Parameters<typeof runCommand>[0], job.terminateIsSuccess === true ? { terminateIsSuccess: true } : {})
+}
+
+const runInvocation = (invocation: Invocation) =>
+  launch("first", async () => ({ effect: (await import("./invoke.ts")).invoke(invocation) }))
+
+/** The global options: `--api-key` and `--json` besides the storage settings. */
+export const GLOBAL_OPTIONS = [
+  ...STORAGE_SETTINGS.map((s) => ({ flag: s.flag, help: `${s.help} [${s.env}]` })),
+  { flag: "--api-key <key>", help: "API key of resource commands, events tail and mcp [INBOX_API_KEY]" },
+  { flag: "--json", help: "print the answer as JSON (resource commands, inbound, events tail)" }
+]
+
+export const buildProgram = (manifest: ReadonlyArray<ManifestCommand> = MANIFEST): Command => {
   const program = new Command("inboxctl")
     .description("Operate the inbox engine: run the server, administer organizations, manage resources, speak MCP.")
     .version("0.1.0")
@@ -38,72 +74,84 @@ export const buildProgram = (): Command => {
     .configureHelp({ showGlobalOptions: true })
     // Usage errors exit 2 (main.ts); this must precede the subcommands, which inherit it.
     .exitOverride()
-  for (const setting of STORAGE_SETTINGS) program.option(setting.flag, `${setting.help} [${setting.env}]`)
+  for (const option of GLOBAL_OPTIONS) program.option(option.flag, option.help)
   program.hook("preAction", (root) => applySettings(root, STORAGE_SETTINGS))
 
   const serveCommand = program.command("serve").description("Run the HTTP server until interrupted (migrates first).")
   for (const setting of SERVE_SETTINGS) serveCommand.option(setting.flag, `${setting.help} [${setting.env}]`)
   serveCommand.action(() => {
     applySettings(serveCommand, SERVE_SETTINGS)
-    runCommand(serve, { terminateIsSuccess: true })
+    return launch("never", async () => ({ effect: (await import("./admin.ts")).serve(() => buildProgram(manifest)), terminateIsSuccess: true }))
   })
 
   program.command("migrate")
     .description("Apply pending database migrations, print what happened, and exit.")
-    .action(() => runCommand(migrate))
+    .action(() => launch("first", async () => ({ effect: (await import("./admin.ts")).migrate })))
 
-  program.command("inbound")
+  const inboundCommand = program.command("inbound")
     .description("Deliver a local .eml file to hosted inboxes, as the mail forwarder does (POST /inbound/raw).")
     .argument("<file>", "an RFC 822 message")
     .requiredOption("--to <addresses>", "recipient addresses, comma-separated")
-    .option("--json", "print the delivery result as JSON")
-    .action((file: string, opts: { to: string; json?: boolean }) =>
-      runCommand(inbound({ file, to: opts.to.split(",").map((a) => a.trim()).filter((a) => a.length > 0), ...(opts.json === true ? { json: true } : {}) }))
-    )
+  inboundCommand.action((file: string, opts: { to: string }) => {
+    const to = opts.to.split(",").map((a) => a.trim()).filter((a) => a.length > 0)
+    const json = inboundCommand.optsWithGlobals()["json"] === true
+    return launch("first", async () => ({ effect: (await import("./admin.ts")).inbound({ file, to, json }) }))
+  })
 
-  addCatalogueCommands(program, { "domains.verify": verifyWait })
+  addCatalogueCommands(program, manifest, runInvocation)
 
   // Beside the catalogue's `events list`: following a running server's WebSocket.
   const events = program.commands.find((c) => c.name() === "events") ?? program.command("events")
-  events.command("tail")
+  const tail = events.command("tail")
     .description("Follow the events of a running server over its WebSocket, one line each (--json: the whole event as one JSON line); Ctrl-C stops.")
-    .option("--api-key <key>", "API key (default: INBOX_API_KEY); needs message_read")
     .option("--url <url>", "the server (default: INBOX_PUBLIC_URL, else http://127.0.0.1:INBOX_PORT)")
     .option("--event-types <types>", "only these event types, comma-separated")
     .option("--inbox-ids <ids>", "only these inboxes, comma-separated")
     .option("--pod-ids <ids>", "only these pods, comma-separated")
-    .option("--json", "print each event as one JSON line")
-    .action((opts: { apiKey?: string; url?: string; eventTypes?: string; inboxIds?: string; podIds?: string; json?: boolean }) => {
+  tail.action(() => {
+    const opts = tail.optsWithGlobals<{ apiKey?: string; url?: string; eventTypes?: string; inboxIds?: string; podIds?: string; json?: boolean }>()
+    return launch("never", async () => {
+      const { eventsTail, listOf } = await import("./tail.ts")
       const eventTypes = listOf(opts.eventTypes)
       const inboxIds = listOf(opts.inboxIds)
       const podIds = listOf(opts.podIds)
-      return runCommand(eventsTail({
-        ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
-        ...(opts.url === undefined ? {} : { url: opts.url }),
-        ...(eventTypes === undefined ? {} : { eventTypes }),
-        ...(inboxIds === undefined ? {} : { inboxIds }),
-        ...(podIds === undefined ? {} : { podIds }),
-        ...(opts.json === true ? { json: true } : {})
-      }))
+      return {
+        effect: eventsTail({
+          ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+          ...(opts.url === undefined ? {} : { url: opts.url }),
+          ...(eventTypes === undefined ? {} : { eventTypes }),
+          ...(inboxIds === undefined ? {} : { inboxIds }),
+          ...(podIds === undefined ? {} : { podIds }),
+          ...(opts.json === true ? { json: true } : {})
+        })
+      }
     })
+  })
 
-  program.command("mcp")
-    .description("Serve MCP over stdio (newline-delimited JSON-RPC) with the tools of the given key.")
-    .option("--api-key <key>", "API key whose permissions the tools run with (default: INBOX_API_KEY)")
+  const mcpCommand = program.command("mcp")
+    .description("Serve MCP over stdio (newline-delimited JSON-RPC) with the tools of the given key; through the running server when there is one.")
     .option("--read-only", "offer only tools that change nothing")
-    .action((opts: { apiKey?: string; readOnly?: boolean }) => runCommand(mcp(opts)))
+  mcpCommand.action(async () => {
+    const opts = mcpCommand.optsWithGlobals<{ apiKey?: string; readOnly?: boolean }>()
+    const readOnly = opts.readOnly === true
+    if (inServer() === undefined) {
+      const code = await forwardMcp({ apiKey: opts.apiKey, readOnly })
+      if (code !== undefined) process.exit(code)
+    }
+    return launch("never", async () => ({ effect: (await import("./admin.ts")).mcp({ ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }), readOnly }) }))
+  })
 
   program.command("backup")
     .description("Write the embedded database and its blobs to one file (consistent; while the server runs, through it).")
     .argument("<file>", "the backup file to write (a tar archive)")
-    .action((file: string) => runCommand(backupCommand(file)))
+    .action((file: string) => launch("first", async () => ({ effect: (await import("./operating.ts")).backupCommand(file) })))
   program.command("restore")
     .description("Restore a backup into an empty data folder (--data-dir / INBOX_DATA_DIR), checking every checksum.")
     .argument("<file>", "a file written by `inboxctl backup`")
-    .action((file: string) => runCommand(restoreCommand(file)))
+    .action((file: string) => launch("never", async () => ({ effect: (await import("./operating.ts")).restoreCommand(file) })))
   program.command("move-to-postgres")
     .description("Copy the embedded installation (rows and blobs) to the empty PostgreSQL database of --database-url (blobs to --blob-url when given), then verify counts and checksums.")
-    .action(() => runCommand(moveCommand))
+    .action(() => launch("never", async () => ({ effect: (await import("./operating.ts")).moveCommand })))
 
   return program
 }

@@ -3,10 +3,10 @@
  * caller's key resolved to a principal, errors printed as one `error:` line, and the exit
  * code. Exit codes: 0 success; 1 the command failed (any spec error code, a data folder in
  * use, an unexpected error); 2 usage (unknown flag, missing argument); 130 interrupted.
- * A second process on an embedded data folder is refused by core's storage layer (the folder
- * lock). When a running server holds it, the command goes to that server over its local
- * channel (local.ts) and runs there, on the server's engine; otherwise inboxctl reports
- * `error: data_folder_in_use: ...`.
+ * A command that opens storage here does so because no server answered (program.ts asks one
+ * first). A second process on an embedded data folder is still refused by core's storage
+ * layer (the folder lock); when a server answers by then, the command goes to it (client.ts),
+ * otherwise inboxctl reports `error: data_folder_in_use: ...`.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
@@ -20,7 +20,7 @@ import {
 } from "@inbox/core"
 import { Cause, Config, ConfigProvider, Data, Effect, Exit, Option } from "effect"
 import { inServer, writeErr } from "./ambient.ts"
-import { forwardToServer } from "./local.ts"
+import { forward } from "./client.ts"
 import { errorLines } from "./output.ts"
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -76,7 +76,8 @@ const exitCodeOf = (effect: Effect.Effect<void, ApiError | CliError | Forwarded>
     Effect.catchDefect((defect) => Effect.sync(() => (writeErr(`error: internal_error: ${defectMessage(defect)}\n`), EXIT.failed)))
   )
 
-const report = (error: ApiError | CliError): string =>
+/** The `error:` lines of a failed command. */
+export const report = (error: ApiError | CliError): string =>
   isApiError(error) ? errorLines(error) : `error: ${error.code}: ${error.message}`
 
 const defectMessage = (defect: unknown): string =>
@@ -105,7 +106,7 @@ export const runCommand = (effect: Effect.Effect<void, ApiError | CliError>, opt
     Effect.catchIf(
       (e): e is CliError => e instanceof CliError && e.code === "data_folder_in_use",
       (e) =>
-        Effect.flatMap(forwardToServer(process.argv.slice(2)), (code): Effect.Effect<never, CliError | Forwarded> =>
+        Effect.flatMap(Effect.promise(() => forward(process.argv.slice(2))), (code): Effect.Effect<never, CliError | Forwarded> =>
           code === undefined ? Effect.fail(e) : Effect.fail(new Forwarded({ code })))
     )
   ))

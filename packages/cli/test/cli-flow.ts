@@ -14,7 +14,7 @@ import { SqlClient } from "effect/sql"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -25,7 +25,6 @@ const MAIN = "packages/cli/src/main.ts"
 
 export interface Storage {
   readonly name: string
-  readonly embedded: boolean
   /** INBOX_* variables selecting the storage; set up before the flow, torn down after. */
   setUp(): Promise<Record<string, string>>
   tearDown(): Promise<void>
@@ -35,7 +34,6 @@ export const pgliteStorage = (): Storage => {
   let dir = ""
   return {
     name: "PGlite",
-    embedded: true,
     setUp: async () => {
       dir = mkdtempSync(join(tmpdir(), "inboxctl-"))
       return { INBOX_DATA_DIR: join(dir, "data") }
@@ -58,7 +56,6 @@ export const postgresStorage = (url: string): Storage => {
   const database = `inboxctl_${randomBytes(6).toString("hex")}`
   return {
     name: "PostgreSQL",
-    embedded: false,
     setUp: async () => {
       await postgres(url, `CREATE DATABASE ${database}`)
       const target = new URL(url)
@@ -95,6 +92,29 @@ const finished = (child: ChildProcess): Promise<Run> =>
   })
 
 export const inboxctl = (args: ReadonlyArray<string>, env: Record<string, string>) => finished(start(args, env))
+
+const RECORDER = fileURLToPath(new URL("./record-imports.mjs", import.meta.url))
+
+/**
+ * `inboxctl ARGS` with every module it loads recorded (record-imports.mjs): its run, and
+ * whether it loaded any file of core, which opening storage or running an operation needs.
+ */
+export const inboxctlLoading = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const dir = mkdtempSync(join(tmpdir(), "inboxctl-imports-"))
+  const file = join(dir, "imports.txt")
+  try {
+    const child = spawn(process.execPath, ["--import", RECORDER, "--import", "tsx", MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...env, INBOXCTL_IMPORTS_FILE: file },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const run = await finished(child)
+    const loaded = readFileSync(file, "utf8").split("\n").filter((url) => url !== "")
+    return { run, loaded, loadedCore: loaded.filter((url) => url.includes("/packages/core/")) }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -147,13 +167,13 @@ export const cliFlow = (storage: Storage) => {
       orgId = body.organization_id
     })
 
-    it("pod create, inbox create --pod and key create --inbox-id run with the organization key; a scoped key lists only its inbox", async () => {
+    it("pods create, inboxes create --pod and api-keys create --inbox run with the organization key; a scoped key lists only its inbox", async () => {
       const withKey = { ...env, INBOX_API_KEY: orgKey }
-      const pod = await inboxctl(["pod", "create", "--name", "team", "--json"], withKey)
+      const pod = await inboxctl(["pods", "create", "--name", "team", "--json"], withKey)
       assert.strictEqual(pod.code, 0, pod.stderr)
       const podId = (JSON.parse(pod.stdout) as { pod_id: string }).pod_id
 
-      const created = await inboxctl(["inbox", "create", "--pod", podId, "--username", "alice", "--display-name", "Alice", "--metadata", "team=red", "--json"], withKey)
+      const created = await inboxctl(["inboxes", "create", "--pod", podId, "--username", "alice", "--display-name", "Alice", "--metadata", "team=red", "--json"], withKey)
       assert.strictEqual(created.code, 0, created.stderr)
       alice = JSON.parse(created.stdout) as typeof alice
       const shown = JSON.parse(created.stdout) as Record<string, unknown>
@@ -161,16 +181,21 @@ export const cliFlow = (storage: Storage) => {
         [shown["email"], shown["pod_id"], shown["display_name"], shown["metadata"]],
         ["alice@inbox.localhost", podId, "Alice", { team: "red" }]
       )
-      const other = await inboxctl(["inbox", "create", "--username", "bob", "--json"], withKey)
+      const other = await inboxctl(["inboxes", "create", "--username", "bob", "--json"], withKey)
       assert.strictEqual(other.code, 0, other.stderr)
 
-      const key = await inboxctl(["key", "create", "--name", "alice-only", "--inbox-id", alice.inbox_id, "--permissions", "inbox_read,message_read", "--json"], withKey)
+      const key = await inboxctl(["api-keys", "create", "--name", "alice-only", "--inbox", alice.inbox_id, "--permissions", "inbox_read,message_read", "--json"], withKey)
       assert.strictEqual(key.code, 0, key.stderr)
       const scoped = JSON.parse(key.stdout) as { api_key: string; scope: string; permissions: ReadonlyArray<string> }
       assert.strictEqual(scoped.scope, "inbox")
       assert.deepStrictEqual(scoped.permissions, ["inbox_read", "message_read"])
 
-      const listed = await inboxctl(["inbox", "list", "--api-key", scoped.api_key, "--json"], env)
+      // The former spellings (a hidden `key` group, --inbox-id) still work for a release.
+      const former = await inboxctl(["key", "create", "--name", "alice-former", "--inbox-id", alice.inbox_id, "--permissions", "inbox_read", "--json"], withKey)
+      assert.strictEqual(former.code, 0, former.stderr)
+      assert.strictEqual((JSON.parse(former.stdout) as { scope: string }).scope, "inbox")
+
+      const listed = await inboxctl(["inboxes", "list", "--api-key", scoped.api_key, "--json"], env)
       assert.strictEqual(listed.code, 0, listed.stderr)
       const inboxes = (JSON.parse(listed.stdout) as { inboxes: ReadonlyArray<{ inbox_id: string }> }).inboxes
       assert.deepStrictEqual(inboxes.map((i) => i.inbox_id), [alice.inbox_id])
@@ -179,14 +204,14 @@ export const cliFlow = (storage: Storage) => {
     it("an organization that revoked its only full key is recovered by the operator with org key", async () => {
       const created = await inboxctl(["org", "create", "--owner-email", "lockout@example.com", "--verified", "--json"], env)
       const { organization_id, api_key } = JSON.parse(created.stdout) as { organization_id: string; api_key: string }
-      const keys = JSON.parse((await inboxctl(["key", "list", "--api-key", api_key, "--json"], env)).stdout) as { api_keys: ReadonlyArray<{ api_key_id: string }> }
-      const revoked = await inboxctl(["key", "revoke", keys.api_keys[0]?.api_key_id ?? "", "--api-key", api_key], env)
+      const keys = JSON.parse((await inboxctl(["api-keys", "list", "--api-key", api_key, "--json"], env)).stdout) as { api_keys: ReadonlyArray<{ api_key_id: string }> }
+      const revoked = await inboxctl(["api-keys", "revoke", keys.api_keys[0]?.api_key_id ?? "", "--api-key", api_key], env)
       assert.strictEqual(revoked.code, 0, revoked.stderr)
-      assert.strictEqual((await inboxctl(["pod", "list", "--api-key", api_key], env)).code, 1)
-      const recovered = await inboxctl(["org", "key", "--organization-id", organization_id, "--json"], env)
+      assert.strictEqual((await inboxctl(["pods", "list", "--api-key", api_key], env)).code, 1)
+      const recovered = await inboxctl(["org", "key", organization_id, "--json"], env)
       assert.strictEqual(recovered.code, 0, recovered.stderr)
       const fresh = (JSON.parse(recovered.stdout) as { api_key: string }).api_key
-      const pods = await inboxctl(["pod", "list", "--api-key", fresh, "--json"], env)
+      const pods = await inboxctl(["pods", "list", "--api-key", fresh, "--json"], env)
       assert.strictEqual(pods.code, 0, pods.stderr)
       assert.strictEqual((JSON.parse(pods.stdout) as { count: number }).count, 1)
     })
@@ -194,16 +219,16 @@ export const cliFlow = (storage: Storage) => {
     it("org plan assigns the operator's plan (billing source admin) and --plan free withdraws it", async () => {
       const created = await inboxctl(["org", "create", "--owner-email", "plan@example.com", "--verified", "--json"], env)
       const { organization_id } = JSON.parse(created.stdout) as { organization_id: string }
-      const assigned = await inboxctl(["org", "plan", "--organization-id", organization_id, "--plan", "scale", "--json"], env)
+      const assigned = await inboxctl(["org", "plan", organization_id, "--plan", "scale", "--json"], env)
       assert.strictEqual(assigned.code, 0, assigned.stderr)
       const billing = JSON.parse(assigned.stdout) as { plan: string; source: string; limits: { inboxes: number } }
       assert.deepStrictEqual([billing.plan, billing.source, billing.limits.inboxes], ["scale", "admin", 500])
-      const withdrawn = await inboxctl(["org", "plan", "--organization-id", organization_id, "--plan", "free", "--json"], env)
+      const withdrawn = await inboxctl(["org", "plan", organization_id, "--plan", "free", "--json"], env)
       assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
       assert.deepStrictEqual((JSON.parse(withdrawn.stdout) as { source: string }).source, "free")
     })
 
-    it("inbound delivers a .eml file; messages list shows it; send, messages raw and threads get work from the command line", async () => {
+    it("inbound delivers a .eml file; messages list --inbox shows it; messages send, messages raw and threads get work from the command line", async () => {
       const withKey = { ...env, INBOX_API_KEY: orgKey }
       const dir = mkdtempSync(join(tmpdir(), "inboxctl-eml-"))
       const file = join(dir, "hello.eml")
@@ -212,12 +237,12 @@ export const cliFlow = (storage: Storage) => {
       assert.strictEqual(delivered.code, 0, delivered.stderr)
       const result = JSON.parse(delivered.stdout) as { delivered: ReadonlyArray<{ message_id: string; thread_id: string }>; skipped: ReadonlyArray<string> }
       assert.deepStrictEqual(result.skipped, ["nobody@elsewhere.example"])
-      const listed = await inboxctl(["messages", "list", alice.inbox_id], withKey)
+      const listed = await inboxctl(["messages", "list", "--inbox", alice.inbox_id], withKey)
       assert.strictEqual(listed.code, 0, listed.stderr)
       assert.match(listed.stdout, /From a file/)
-      const raw = await inboxctl(["messages", "raw", alice.inbox_id, result.delivered[0]?.message_id ?? ""], withKey)
+      const raw = await inboxctl(["messages", "raw", result.delivered[0]?.message_id ?? "", "--inbox", alice.inbox_id], withKey)
       assert.match(raw.stdout, /Delivered by inboxctl\./)
-      const sent = await inboxctl(["send", alice.inbox_id, "--to", "bob@example.net", "--subject", "From the CLI", "--text", "hi", "--json"], withKey)
+      const sent = await inboxctl(["messages", "send", "--inbox", alice.inbox_id, "--to", "bob@example.net", "--subject", "From the CLI", "--text", "hi", "--json"], withKey)
       assert.strictEqual(sent.code, 0, sent.stderr)
       assert.match((JSON.parse(sent.stdout) as { message_id: string }).message_id, /^msg_/)
       const thread = await inboxctl(["threads", "get", result.delivered[0]?.thread_id ?? "", "--json"], withKey)
@@ -236,16 +261,16 @@ export const cliFlow = (storage: Storage) => {
       assert.match(lines[3] ?? "", /^3 buckets from \S+ to \S+$/)
     })
 
-    it("lists add --inbox and lists list run with a key; suppressions add is the operator's, with no key", async () => {
+    it("lists create ENTRY --inbox and lists list run with a key; suppressions add ADDRESS --org is the operator's, with no key", async () => {
       const withKey = { ...env, INBOX_API_KEY: orgKey }
-      const added = await inboxctl(["lists", "add", "send", "block", "--inbox", alice.inbox_id, "--entry", "Spam@Example.com", "--reason", "spam", "--json"], withKey)
+      const added = await inboxctl(["lists", "create", "send", "block", "Spam@Example.com", "--inbox", alice.inbox_id, "--reason", "spam", "--json"], withKey)
       assert.strictEqual(added.code, 0, added.stderr)
       assert.deepInclude(JSON.parse(added.stdout), { entry: "spam@example.com", list_type: "block", inbox_id: alice.inbox_id, reason: "spam" })
       const listed = await inboxctl(["lists", "list", "send", "block", "--inbox", alice.inbox_id], withKey)
       assert.strictEqual(listed.code, 0, listed.stderr)
       assert.match(listed.stdout, /^ENTRY\s+DIRECTION\s+LIST_TYPE.*\nspam@example\.com\s+send\s+block\s+spam\s/)
 
-      const suppressed = await inboxctl(["suppressions", "add", "--organization-id", orgId, "--address", "Gone@Example.com", "--reason", "complaint"], env)
+      const suppressed = await inboxctl(["suppressions", "add", "Gone@Example.com", "--org", orgId, "--reason", "complaint"], env)
       assert.strictEqual(suppressed.code, 0, suppressed.stderr)
       const shown = await inboxctl(["suppressions", "list", "--json"], withKey)
       assert.strictEqual(shown.code, 0, shown.stderr)
@@ -253,13 +278,13 @@ export const cliFlow = (storage: Storage) => {
         (JSON.parse(shown.stdout) as { suppressions: ReadonlyArray<{ address: string; reason: string }> }).suppressions.map((x) => [x.address, x.reason]),
         [["gone@example.com", "complaint"]]
       )
-      const unknown = await inboxctl(["suppressions", "add", "--organization-id", "org_000000000000000000000000", "--address", "a@example.com"], env)
+      const unknown = await inboxctl(["suppressions", "add", "a@example.com", "--org", "org_000000000000000000000000"], env)
       assert.strictEqual(unknown.code, 1)
       assert.match(unknown.stderr, /^error: not_found: /)
     })
 
     it("a reserved username prints error: reserved_username and exits 1", async () => {
-      const run = await inboxctl(["inbox", "create", "--username", "admin"], { ...env, INBOX_API_KEY: orgKey })
+      const run = await inboxctl(["inboxes", "create", "--username", "admin"], { ...env, INBOX_API_KEY: orgKey })
       assert.strictEqual(run.code, 1)
       assert.match(run.stderr, /^error: reserved_username: .+\n/)
       assert.strictEqual(run.stdout, "")
@@ -289,6 +314,51 @@ export const cliFlow = (storage: Storage) => {
       }
     })
 
+    it("mcp beside a running server: the official SDK client's tools go through the server's local socket, and the inboxctl process never loads the engine", async () => {
+      const port = await freePort()
+      const server = start(["serve", "--port", String(port)], env)
+      const serverRun = finished(server)
+      const dir = mkdtempSync(join(tmpdir(), "inboxctl-mcp-"))
+      const imports = join(dir, "imports.txt")
+      try {
+        await waitForHealth(`http://127.0.0.1:${port}`, server)
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: ["--import", RECORDER, "--import", "tsx", MAIN, "mcp", "--api-key", orgKey],
+          cwd: ROOT,
+          env: { ...env, INBOXCTL_IMPORTS_FILE: imports },
+          stderr: "pipe"
+        })
+        const client = new Client({ name: "inboxctl-test", version: "1.0.0" })
+        await client.connect(transport)
+        try {
+          assert.strictEqual(client.getServerVersion()?.name, "inbox-engine")
+          const listed = await client.callTool({ name: "list_inboxes", arguments: {} })
+          const emails = ((listed.structuredContent as { inboxes: ReadonlyArray<{ email: string }> }).inboxes).map((i) => i.email)
+          assert.includeMembers(emails, ["carol@inbox.localhost", "alice@inbox.localhost"])
+          const updated = await client.callTool({ name: "update_inbox", arguments: { inbox_id: "carol@inbox.localhost", display_name: "Carol over the socket" } })
+          assert.notStrictEqual(updated.isError, true, JSON.stringify(updated.content))
+          // The server's HTTP API sees the change at once: one engine.
+          const shown = await fetch(`http://127.0.0.1:${port}/v0/inboxes/carol@inbox.localhost`, { headers: { authorization: `Bearer ${orgKey}` } })
+          assert.strictEqual(((await shown.json()) as { display_name: string }).display_name, "Carol over the socket")
+        } finally {
+          await client.close()
+        }
+        await until(() => existsSync(imports), () => "inboxctl mcp did not exit after the client closed")
+        const loaded = readFileSync(imports, "utf8").split("\n")
+        assert.isTrue(loaded.some((url) => url.endsWith("/packages/cli/src/client.ts")))
+        assert.deepStrictEqual(loaded.filter((url) => url.includes("/packages/core/")), [])
+        // A refused key is the command's error line and exit code, as without a server.
+        const refused = await inboxctl(["mcp", "--api-key", "am_unknown"], env)
+        assert.strictEqual(refused.code, 1)
+        assert.match(refused.stderr, /^error: unauthorized: /)
+      } finally {
+        server.kill("SIGTERM")
+        await serverRun
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
     it("domains verify --wait shows each record's status until the domain is VERIFIED; past --timeout it exits 1 naming the records not yet valid", async () => {
       const scope = Effect.runSync(Scope.make())
       try {
@@ -298,7 +368,7 @@ export const cliFlow = (storage: Storage) => {
         assert.strictEqual(org.code, 0, org.stderr)
         const key = (JSON.parse(org.stdout) as { api_key: string }).api_key
         const name = `cli-${randomBytes(4).toString("hex")}.example.com`
-        const added = await inboxctl(["domains", "add", "--domain", name, "--api-key", key, "--json"], dnsEnv)
+        const added = await inboxctl(["domains", "create", name, "--api-key", key, "--json"], dnsEnv)
         assert.strictEqual(added.code, 0, added.stderr)
         const early = await inboxctl(["domains", "verify", name, "--wait", "--timeout", "1", "--api-key", key], dnsEnv)
         assert.strictEqual(early.code, 1, early.stderr)
@@ -314,7 +384,7 @@ export const cliFlow = (storage: Storage) => {
       }
     })
 
-    it("serve answers on its --port; the outbox then shows the agent verification mail", async () => {
+    it("serve answers on its --port; a command meanwhile is served by it over the local socket, never loading the engine; the outbox then shows the agent verification mail", async () => {
       const port = await freePort()
       const url = `http://127.0.0.1:${port}`
       const server = start(["serve", "--port", String(port), "--rate-limits", "off"], env)
@@ -346,12 +416,13 @@ export const cliFlow = (storage: Storage) => {
         assert.deepStrictEqual([event.type, event.event_type, event.inbox_id], ["event", "message.sent", alice.inbox_id])
         tail.kill("SIGINT")
         assert.strictEqual((await tailRun).code, 130)
-        if (storage.embedded) {
-          // The server holds the data folder: the command goes to it over the local socket.
-          const through = await inboxctl(["outbox", "list", "--json"], env)
-          assert.strictEqual(through.code, 0, through.stderr)
-          assert.isTrue((JSON.parse(through.stdout) as { messages: ReadonlyArray<{ to: ReadonlyArray<string> }> }).messages.some((m) => m.to.includes("human@example.com")))
-        }
+        // A server runs: the command goes to it over its local socket, and this process
+        // never loads core (so never opens the storage).
+        const through = await inboxctlLoading(["outbox", "list", "--json"], env)
+        assert.strictEqual(through.run.code, 0, through.run.stderr)
+        assert.isTrue((JSON.parse(through.run.stdout) as { messages: ReadonlyArray<{ to: ReadonlyArray<string> }> }).messages.some((m) => m.to.includes("human@example.com")))
+        assert.deepStrictEqual(through.loadedCore, [])
+        assert.isTrue(through.loaded.some((url) => url.endsWith("/packages/cli/src/client.ts")))
       } finally {
         server.kill("SIGINT")
       }
@@ -364,7 +435,7 @@ export const cliFlow = (storage: Storage) => {
       assert.deepStrictEqual(mail?.to, ["human@example.com"])
       const code = mail?.subject.match(/(\d{6})$/)?.[1]
       assert.isDefined(code)
-      const raw = await inboxctl(["outbox", "show", "--id", mail?.id ?? ""], env)
+      const raw = await inboxctl(["outbox", "get", mail?.id ?? ""], env)
       assert.strictEqual(raw.code, 0, raw.stderr)
       assert.include(raw.stdout, `Your verification code is ${code}`)
     })

@@ -1,10 +1,11 @@
 /**
  * The local channel (local.ts): with the embedded database, `inboxctl` commands work while
  * `inboxctl serve` holds the data folder. A real server runs; commands run as separate
- * processes find the folder held, send themselves over the folder's socket (mode 0600), and
+ * processes send themselves over the folder's socket (mode 0600), and
  * the server runs them on its own engine: an operator command, a catalogue command with an
  * API key, `inbound` with a file, and `backup`, whose archive restores whole. A command that
- * needs the folder to itself is refused with a message saying to stop the server.
+ * needs the folder to itself is refused with a message saying to stop the server. Global
+ * options are read before or after the command alike.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -15,6 +16,8 @@ import { childEnv, createOrg, runProcess, serve } from "./processes.ts"
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 const MAIN = ["--import", "tsx", "packages/cli/src/main.ts"]
+/** From any folder: tsx's loader and the entry by their absolute places. */
+const MAIN_ABSOLUTE = ["--import", new URL("../../../node_modules/tsx/dist/loader.mjs", import.meta.url).href, fileURLToPath(new URL("../src/main.ts", import.meta.url))]
 
 describe("inboxctl while the server runs on the embedded database", { timeout: 600_000 }, () => {
   let dir = ""
@@ -51,7 +54,7 @@ describe("inboxctl while the server runs on the embedded database", { timeout: 6
     assert.strictEqual(inbox.status, 200)
 
     // A catalogue command with the key from INBOX_API_KEY, and `inbound` reading a file.
-    const listed = await inboxctl(["inbox", "list", "--json"], { INBOX_API_KEY: key })
+    const listed = await inboxctl(["inboxes", "list", "--json"], { INBOX_API_KEY: key })
     assert.strictEqual(listed.code, 0, listed.stderr)
     assert.include(listed.stdout, "local@inbox.localhost")
     const eml = join(dir, "hello.eml")
@@ -62,12 +65,26 @@ describe("inboxctl while the server runs on the embedded database", { timeout: 6
     assert.include(JSON.stringify(await messages.json()), "Over the socket")
 
     // Errors come back as the command's own: exit code and error line.
-    const refused = await inboxctl(["inbox", "get", "nobody@inbox.localhost"], { INBOX_API_KEY: key })
+    const refused = await inboxctl(["inboxes", "get", "nobody@inbox.localhost"], { INBOX_API_KEY: key })
     assert.strictEqual(refused.code, 1)
     assert.match(refused.stderr, /^error: not_found/m)
     const serveAgain = await inboxctl(["serve", "--port", "1"])
     assert.strictEqual(serveAgain.code, 1)
     assert.include(serveAgain.stderr, "stop the server first")
+  })
+
+  it("global options are accepted before or after the command: --data-dir, --api-key and --json", async () => {
+    const key = await createOrg(ROOT, env)
+    // From another folder, without INBOX_DATA_DIR: only the flag names the data folder.
+    const { INBOX_DATA_DIR: data = "", ...rest } = env
+    const options = ["--data-dir", data, "--api-key", key, "--json"]
+    const before = await runProcess(process.execPath, [...MAIN_ABSOLUTE, ...options, "pods", "list"], { cwd: dir, env: rest })
+    const after = await runProcess(process.execPath, [...MAIN_ABSOLUTE, "pods", "list", ...options], { cwd: dir, env: rest })
+    const between = await runProcess(process.execPath, [...MAIN_ABSOLUTE, "--json", "pods", "--data-dir", data, "list", "--api-key", key], { cwd: dir, env: rest })
+    assert.strictEqual(before.code, 0, before.stderr)
+    assert.strictEqual((JSON.parse(before.stdout) as { count: number }).count, 1)
+    assert.strictEqual(after.stdout, before.stdout)
+    assert.strictEqual(between.stdout, before.stdout)
   })
 
   it("`inboxctl backup` works against the running server, and the archive restores with every row and blob", async () => {

@@ -198,7 +198,7 @@ describe("backup, restore and move-to-postgres", { timeout: 600_000 }, () => {
 
         // The acceptance-style walk on the new store: a key, the inbox's messages, the thread, the attachment's bytes.
         const org = (before.messages[0] as { organization_id: string }).organization_id
-        const keyRun = await inboxctl(["org", "key", "--organization-id", org, "--json"], { INBOX_DATABASE_URL: target.toString() })
+        const keyRun = await inboxctl(["org", "key", org, "--json"], { INBOX_DATABASE_URL: target.toString() })
         assert.strictEqual(keyRun.code, 0, keyRun.stderr)
         const auth = { authorization: `Bearer ${(JSON.parse(keyRun.stdout) as { api_key: string }).api_key}` }
         const port = await freePort()

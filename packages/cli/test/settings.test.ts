@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { SERVE_SETTINGS, STORAGE_SETTINGS } from "../src/admin.ts"
+import { SERVE_SETTINGS, STORAGE_SETTINGS } from "../src/settings.ts"
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 

@@ -15,7 +15,7 @@ export const createApiKey = operation({
   output: Output.json(CreatedApiKey),
   mutates: true,
   mcp: { exclude: "a key's secret does not belong in a model's context; create keys with REST, the CLI or the dashboard" },
-  cli: { command: "key create", columns: [...COLUMNS, "api_key"] },
+  cli: { command: "api-keys create", aliases: ["key create"], columns: [...COLUMNS, "api_key"] },
   run: ({ principal, input }) => ApiKeys.use((k) => k.create(principal, input))
 })
 
@@ -28,7 +28,7 @@ export const listApiKeys = operation({
   output: Output.list("api_keys", ApiKey),
   mutates: false,
   mcp: { exclude: "key management stays with people: REST, the CLI or the dashboard" },
-  cli: { command: "key list", columns: COLUMNS },
+  cli: { command: "api-keys list", aliases: ["key list"], columns: COLUMNS },
   run: ({ principal, input }) => ApiKeys.use((k) => Effect.map(k.list(principal, input), (page) => listBody("api_keys", page)))
 })
 
@@ -40,7 +40,7 @@ export const revokeApiKey = operation({
   output: Output.empty,
   mutates: true,
   mcp: { exclude: "key management stays with people: REST, the CLI or the dashboard" },
-  cli: { command: "key revoke" },
+  cli: { command: "api-keys revoke", aliases: ["key revoke"] },
   run: ({ principal, params }) => ApiKeys.use((k) => k.revoke(principal, params.api_key_id))
 })
 

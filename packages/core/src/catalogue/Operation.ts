@@ -149,8 +149,18 @@ type OutputType<O extends Output> = O extends { readonly kind: "session"; readon
 /** How the operation appears to MCP clients and to `inboxctl`, or why it does not. */
 export type ToolFace = { readonly tool: string } | { readonly exclude: string }
 export type CliFace = {
-  /** Words after `inboxctl`, e.g. `inbox create`. */
+  /**
+   * Words after `inboxctl`: the resource's plural group and the action, e.g. `inboxes create`
+   * (the naming rule is docs/cli.md's).
+   */
   readonly command: string
+  /**
+   * Input fields given as positional arguments after the path parameters, where a field is
+   * the resource's own identity (`domains create DOMAIN`, `org plan ORG`); every other field is a flag.
+   */
+  readonly arguments?: ReadonlyArray<string>
+  /** Former spellings of the command, still accepted but hidden from help. */
+  readonly aliases?: ReadonlyArray<string>
   /** Table columns of a list or of one resource, for the human-readable output. */
   readonly columns?: ReadonlyArray<string>
   /** The fields `--json` prints, where a documented contract names them (default: the whole answer). */
@@ -308,6 +318,9 @@ export const operation = <
   const params = all.map((name) => ({ name, required: perRoute.every((s) => s.has(name)) }))
   const input = (spec.body ?? spec.query ?? EmptyFields) as InputSchema
   for (const p of all) if (Object.hasOwn(input.fields, p)) fail(`path parameter ${p} is also an input field`)
+  if ("command" in spec.cli) {
+    for (const a of spec.cli.arguments ?? []) if (!Object.hasOwn(input.fields, a)) fail(`CLI argument ${a} is no input field`)
+  }
   return { ...(spec as unknown as Operation<Services>), input, params } as never
 }
 

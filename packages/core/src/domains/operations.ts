@@ -15,7 +15,7 @@ export const createDomain = operation({
   output: Output.json(Domain),
   mutates: true,
   mcp: { tool: "create_domain" },
-  cli: { command: "domains add", columns: COLUMNS },
+  cli: { command: "domains create", arguments: ["domain"], aliases: ["domains add"], columns: COLUMNS },
   run: ({ principal, input, params }) => Domains.use((d) => d.create(principal, input, params.pod_id))
 })
 

@@ -42,7 +42,7 @@ export const collect = <S>(operations: ReadonlyArray<Operation<S>>): ReadonlyArr
   unique("operation", operations.map((op) => op.name))
   unique("route", operations.flatMap((op) => op.routes.map((r) => `${r.method} ${r.path.replace(/:[a-z_]+/g, ":")}`)))
   unique("MCP tool", operations.flatMap((op) => "tool" in op.mcp ? [op.mcp.tool] : []))
-  unique("CLI command", operations.flatMap((op) => "command" in op.cli ? [op.cli.command] : []))
+  unique("CLI command", operations.flatMap((op) => "command" in op.cli ? [op.cli.command, ...(op.cli.aliases ?? [])] : []))
   return operations
 }
 

@@ -15,7 +15,7 @@ export const createInbox = operation({
   output: Output.json(Inbox),
   mutates: true,
   mcp: { tool: "create_inbox" },
-  cli: { command: "inbox create", columns: COLUMNS },
+  cli: { command: "inboxes create", aliases: ["inbox create"], columns: COLUMNS },
   run: ({ principal, input, params }) => Inboxes.use((i) => i.create(principal, input, params.pod_id))
 })
 
@@ -28,7 +28,7 @@ export const listInboxes = operation({
   output: Output.list("inboxes", Inbox),
   mutates: false,
   mcp: { tool: "list_inboxes" },
-  cli: { command: "inbox list", columns: COLUMNS },
+  cli: { command: "inboxes list", aliases: ["inbox list"], columns: COLUMNS },
   run: ({ principal, input, params }) =>
     Inboxes.use((i) => Effect.map(i.list(principal, input, params.pod_id), (page) => listBody("inboxes", page)))
 })
@@ -41,7 +41,7 @@ export const getInbox = operation({
   output: Output.json(Inbox),
   mutates: false,
   mcp: { tool: "get_inbox" },
-  cli: { command: "inbox get", columns: COLUMNS },
+  cli: { command: "inboxes get", aliases: ["inbox get"], columns: COLUMNS },
   run: ({ principal, params }) => Inboxes.use((i) => i.get(principal, params.inbox_id))
 })
 
@@ -54,7 +54,7 @@ export const updateInbox = operation({
   output: Output.json(Inbox),
   mutates: true,
   mcp: { tool: "update_inbox" },
-  cli: { command: "inbox update", columns: COLUMNS },
+  cli: { command: "inboxes update", aliases: ["inbox update"], columns: COLUMNS },
   run: ({ principal, params, input }) => Inboxes.use((i) => i.update(principal, params.inbox_id, input))
 })
 
@@ -66,7 +66,7 @@ export const deleteInbox = operation({
   output: Output.empty,
   mutates: true,
   mcp: { tool: "delete_inbox" },
-  cli: { command: "inbox delete" },
+  cli: { command: "inboxes delete", aliases: ["inbox delete"] },
   run: ({ principal, params }) => Inboxes.use((i) => i.delete(principal, params.inbox_id, params.pod_id))
 })
 

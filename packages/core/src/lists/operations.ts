@@ -30,7 +30,7 @@ export const createListEntry = operation({
   output: Output.json(ListEntry),
   mutates: true,
   mcp: { tool: "create_list_entry" },
-  cli: { command: "lists add", columns: COLUMNS },
+  cli: { command: "lists create", arguments: ["entry"], aliases: ["lists add"], columns: COLUMNS },
   run: ({ principal, params, input }) =>
     Effect.flatMap(listPath(params), (list) => Lists.use((l) => l.create(principal, list, input)))
 })

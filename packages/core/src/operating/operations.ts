@@ -90,7 +90,7 @@ export const issueOrganizationKey = operation({
   output: Output.json(Schema.Struct({ organization_id: Schema.String, api_key_id: Schema.String, api_key: Schema.String })),
   mutates: true,
   mcp: { exclude: OPERATOR },
-  cli: { command: "org key", columns: ["organization_id", "api_key_id", "api_key"], jsonFields: ["organization_id", "api_key"] },
+  cli: { command: "org key", arguments: ["organization_id"], columns: ["organization_id", "api_key_id", "api_key"], jsonFields: ["organization_id", "api_key"] },
   run: ({ input }) =>
     Effect.gen(function*() {
       const organization = yield* (yield* Organizations).get(input.organization_id)
@@ -108,7 +108,7 @@ export const assignPlan = operation({
   output: Output.json(BillingSummary),
   mutates: true,
   mcp: { exclude: OPERATOR },
-  cli: { command: "org plan", columns: ["plan", "source", "status"] },
+  cli: { command: "org plan", arguments: ["organization_id"], columns: ["plan", "source", "status"] },
   run: ({ input }) =>
     Effect.gen(function*() {
       yield* (yield* Organizations).get(input.organization_id)
@@ -129,7 +129,7 @@ export const addSuppression = operation({
   output: Output.json(Schema.Struct({ organization_id: Schema.String, address: Schema.String, reason: Schema.String })),
   mutates: true,
   mcp: { exclude: OPERATOR },
-  cli: { command: "suppressions add", columns: ["organization_id", "address", "reason"] },
+  cli: { command: "suppressions add", arguments: ["address"], columns: ["organization_id", "address", "reason"] },
   run: ({ input }) =>
     Effect.gen(function*() {
       const organization = yield* (yield* Organizations).get(input.organization_id)
@@ -160,7 +160,7 @@ export const listOutbox = operation({
   output: Output.list("messages", OutboxMessage),
   mutates: false,
   mcp: { exclude: OPERATOR },
-  cli: { command: "outbox list", columns: ["id", "created_at", "from", "to", "subject"] },
+  cli: { command: "outbox list", aliases: ["outbox"], columns: ["id", "created_at", "from", "to", "subject"] },
   run: ({ input }) =>
     Effect.map(readLocalOutbox(input.limit ?? 20), (rows) => {
       const messages = rows.map((r) => ({
@@ -183,7 +183,7 @@ export const getOutboxMessage = operation({
   output: Output.download,
   mutates: false,
   mcp: { exclude: OPERATOR },
-  cli: { command: "outbox show" },
+  cli: { command: "outbox get", arguments: ["id"], aliases: ["outbox show"] },
   run: ({ input }) =>
     Effect.gen(function*() {
       const rows = yield* readLocalOutbox(input.id === undefined ? 1 : OUTBOX_WINDOW)

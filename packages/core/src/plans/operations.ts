@@ -11,7 +11,7 @@ export const listPlans = operation({
   output: Output.json(Schema.Struct({ plans: Schema.Array(PlanSchema) })),
   mutates: false,
   mcp: { tool: "list_plans" },
-  cli: { command: "plans" },
+  cli: { command: "plans list", aliases: ["plans"] },
   run: () => Effect.succeed({ plans: PLAN_IDS.map((id) => PLANS[id]) })
 })
 

@@ -15,7 +15,7 @@ export const createPod = operation({
   output: Output.json(Pod),
   mutates: true,
   mcp: { tool: "create_pod" },
-  cli: { command: "pod create", columns: COLUMNS },
+  cli: { command: "pods create", aliases: ["pod create"], columns: COLUMNS },
   run: ({ principal, input }) => Pods.use((p) => p.create(principal, input))
 })
 
@@ -28,7 +28,7 @@ export const listPods = operation({
   output: Output.list("pods", Pod),
   mutates: false,
   mcp: { tool: "list_pods" },
-  cli: { command: "pod list", columns: COLUMNS },
+  cli: { command: "pods list", aliases: ["pod list"], columns: COLUMNS },
   run: ({ principal, input }) => Pods.use((p) => Effect.map(p.list(principal, input), (page) => listBody("pods", page)))
 })
 
@@ -40,7 +40,7 @@ export const getPod = operation({
   output: Output.json(Pod),
   mutates: false,
   mcp: { tool: "get_pod" },
-  cli: { command: "pod get", columns: COLUMNS },
+  cli: { command: "pods get", aliases: ["pod get"], columns: COLUMNS },
   run: ({ principal, params }) => Pods.use((p) => p.get(principal, params.pod_id))
 })
 
@@ -52,7 +52,7 @@ export const deletePod = operation({
   output: Output.empty,
   mutates: true,
   mcp: { tool: "delete_pod" },
-  cli: { command: "pod delete" },
+  cli: { command: "pods delete", aliases: ["pod delete"] },
   run: ({ principal, params }) => Pods.use((p) => p.delete(principal, params.pod_id))
 })
 

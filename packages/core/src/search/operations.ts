@@ -28,7 +28,7 @@ export const searchMessages = operation({
   routes: [route.get(PATH)],
   query: SearchQuery,
   mcp: { tool: "search_messages" },
-  cli: { command: "search messages", columns: COLUMNS },
+  cli: { command: "messages search", aliases: ["search messages"], columns: COLUMNS },
   run: ({ principal, params, input }) => Search.use((s) => Effect.map(s.messages(principal, params.inbox_id, input), (page) => listBody("messages", page)))
 })
 
@@ -39,7 +39,7 @@ export const searchMessagesPost = operation({
   routes: [route.post(PATH)],
   body: SearchQuery,
   mcp: { exclude: "the same as search_messages" },
-  cli: { exclude: "the same as inboxctl search messages" },
+  cli: { exclude: "the same as inboxctl messages search" },
   run: ({ principal, params, input }) => Search.use((s) => Effect.map(s.messages(principal, params.inbox_id, input), (page) => listBody("messages", page)))
 })
 
@@ -53,7 +53,7 @@ export const searchThreads = operation({
   output: Output.list("threads", ThreadSummary),
   mutates: false,
   mcp: { tool: "search_threads" },
-  cli: { command: "search threads", columns: ["thread_id", "timestamp", "subject", "senders", "message_count"] },
+  cli: { command: "threads search", aliases: ["search threads"], columns: ["thread_id", "timestamp", "subject", "senders", "message_count"] },
   run: ({ principal, params, input }) =>
     Search.use((s) => Effect.map(s.threads(principal, { podId: params.pod_id, inboxId: params.inbox_id }, input), (page) => listBody("threads", page)))
 })

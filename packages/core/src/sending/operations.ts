@@ -57,7 +57,7 @@ export const sendMessage = operation({
   routes: [route.post(`${BASE}/send`)],
   access: { kind: "member", permission: "message_send" },
   mcp: { tool: "send_message" },
-  cli: { command: "send" },
+  cli: { command: "messages send", aliases: ["send"] },
   run: ({ principal, params, input, headers }) =>
     Sending.use((s) => s.send(principal, { kind: "send", inboxId: params.inbox_id, input, ...keyOf(headers) }))
 })

@@ -8,7 +8,7 @@
  * bytes. Bcc recipients appear only in `envelope.to`, never in `raw`.
  *
  * Layers: `layerSmtp(url)` relays through nodemailer; `layerLocalOutbox` stores mail in the
- * database (the default when INBOX_SMTP_URL is unset; `inboxctl outbox` shows it);
+ * database (the default when INBOX_SMTP_URL is unset; `inboxctl outbox list` shows it);
  * `layerConfig` picks one. The testkit adds a captured outbox.
  */
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
@@ -90,7 +90,7 @@ const OutboxRow = Schema.Struct({
   created_at: Schema.Date
 })
 
-/** The newest mail of the local outbox, for `inboxctl outbox`. */
+/** The newest mail of the local outbox, for `inboxctl outbox list` and `outbox get`. */
 export const readLocalOutbox = (limit: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
