@@ -128,6 +128,9 @@ export const localChannel = (program: () => Command) =>
     if (Option.isSome(databaseUrl) && (yield* answers(path))) {
       return yield* Effect.logInfo(`inboxctl commands go to the server already listening on ${path}`)
     }
+    // What the commands it runs import, loaded now: the first command waits for nothing, and
+    // rebuilding dist/ under a running server (scripts/inboxctl) cannot take a chunk from it.
+    yield* Effect.promise(() => Promise.all([import("./invoke.ts"), import("./operating.ts"), import("./runtime.ts")]))
     const services = yield* Effect.context<Engine>()
     const sockets = new Set<Socket>()
     let queue: Promise<unknown> = Promise.resolve()

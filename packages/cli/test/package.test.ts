@@ -9,11 +9,12 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { childEnv, freePort, runProcess, startProcess, waitFor } from "./processes.ts"
 
 const CLI = fileURLToPath(new URL("../", import.meta.url))
+const RECORDER = fileURLToPath(new URL("./record-imports.mjs", import.meta.url))
 
 /**
  * `npm install`, again when the registry answered wrongly. npm resolves the package's
@@ -60,7 +61,7 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     assert.isFalse(existsSync(join(dir, "app", "node_modules", "tsx")))
   })
 
-  it("serves on the embedded database: /health, an authenticated request, mail parsed in the worker, and exit 0 on SIGTERM", async () => {
+  it("serves on the embedded database: /health, an authenticated request, a command served over the socket loading no engine chunk, mail parsed in the worker, and exit 0 on SIGTERM", async () => {
     const data = join(dir, "data")
     const env = childEnv({ INBOX_DATA_DIR: data, INBOX_INBOUND_SECRET: "package-test-secret" })
     const created = await runProcess(bin, ["org", "create", "--owner-email", "ops@example.com", "--verified", "--json"], { env })
@@ -87,6 +88,28 @@ describe("the packed inboxctl", { timeout: 900_000 }, () => {
     const qr = await fetch(`${url}/dashboard/qrcode.mjs`)
     assert.strictEqual(qr.status, 200, "the vendored QR module is served from the installed dependency")
     assert.include(await qr.text(), "export default qrcode")
+    // A resource command while the server runs: served over its socket, and the packed
+    // CLI loads its entry and the entry's static chunks only (the engine's are never read).
+    const imports = join(dir, "imports.txt")
+    const entry = join(dir, "app", "node_modules", "@inbox", "cli", "dist", "inboxctl.js")
+    const viaSocket = await runProcess(process.execPath, ["--import", RECORDER, entry, "inboxes", "list", "--api-key", api_key, "--json"], {
+      env: { ...env, INBOXCTL_IMPORTS_FILE: imports }
+    })
+    assert.strictEqual(viaSocket.code, 0, viaSocket.stderr)
+    assert.include(viaSocket.stdout, "ops@inbox.localhost")
+    // The entry's static imports and theirs (`from "./chunk-X.js"`, `import "./chunk-X.js"`; not `import("./chunk-X.js")`).
+    const eager = new Set<string>()
+    const follow = (file: string) => {
+      for (const m of readFileSync(join(dirname(entry), file), "utf8").matchAll(/(?:from|^import) "\.\/(chunk-\w+\.js)"/gm)) {
+        if (m[1] !== undefined && !eager.has(m[1])) (eager.add(m[1]), follow(m[1]))
+      }
+    }
+    follow("inboxctl.js")
+    const chunks = readFileSync(imports, "utf8").split("\n").flatMap((u) => /\/dist\/(chunk-\w+\.js)$/.exec(u)?.[1] ?? [])
+    assert.isAbove(eager.size, 0)
+    assert.isAbove(readdirSync(dirname(entry)).filter((f) => /^chunk-\w+\.js$/.test(f)).length, eager.size, "the engine is in chunks of its own")
+    for (const chunk of chunks) assert.isTrue(eager.has(chunk), `${chunk} is loaded though the entry does not import it`)
+
     const listed = await fetch(`${url}/v0/inboxes/ops@inbox.localhost/messages`, { headers: auth })
     const body = (await listed.json()) as { messages: ReadonlyArray<{ subject: string }> }
     assert.deepStrictEqual(body.messages.map((m) => m.subject), ["Packed"])
