@@ -4,6 +4,7 @@
  * by other scripts are kept).
  */
 import { benchCeiling, ceilingSection } from "./ceiling.ts"
+import { benchCli, cliSection } from "./cli.ts"
 import { benchColdstart, coldstartSection } from "./coldstart.ts"
 import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchDrafts, draftsSection } from "./drafts.ts"
@@ -20,6 +21,7 @@ import { benchWebhooks, benchWebSocket, webhooksSection, webSocketSection } from
 const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]> = [
   ["http", "HTTP: inboxes", async () => httpSection(await benchHttp())],
   ["coldstart", "Embedded cold start", async () => coldstartSection(await benchColdstart())],
+  ["cli", "inboxctl start", async () => cliSection(await benchCli())],
   ["parse", "Parse", async () => parseSection(await benchParse())],
   ["listing", "Messaging: listing", async () =>
     messagingSection(
