@@ -85,6 +85,15 @@ export const settingsEnv = (): Record<string, string> => {
   return env
 }
 
+/** The server's answer line, or undefined for none (it stopped before answering: the command runs here instead). */
+const parseAnswer = (text: string): Answer | undefined => {
+  try {
+    return text === "" ? undefined : JSON.parse(text) as Answer
+  } catch {
+    return undefined
+  }
+}
+
 const write = (stream: NodeJS.WriteStream, data: Buffer) =>
   new Promise<void>((done) => (data.length === 0 ? done() : stream.write(data, () => done())))
 
@@ -102,7 +111,7 @@ export const forward = (argv: ReadonlyArray<string>): Promise<number | undefined
     socket.setEncoding("utf8")
     socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`))
     socket.on("data", (chunk: string) => (text += chunk))
-    socket.on("end", () => resolve(text === "" ? undefined : JSON.parse(text) as Answer))
+    socket.on("end", () => resolve(parseAnswer(text)))
     socket.on("error", () => resolve(undefined))
   }).then(async (answer) => {
     if (answer === undefined) return undefined
@@ -133,7 +142,11 @@ export const forwardMcp = (options: { readonly apiKey: string | undefined; reado
       const end = head.indexOf(0x0a)
       if (end < 0) return
       socket.off("data", onHead)
-      const first = JSON.parse(head.subarray(0, end).toString("utf8")) as Answer | typeof MCP_READY
+      const first = parseAnswer(head.subarray(0, end).toString("utf8")) as Answer | typeof MCP_READY | undefined
+      if (first === undefined) {
+        socket.destroy()
+        return resolve(undefined)
+      }
       if (!("mcp" in first)) {
         // Refused (no key, a revoked key): the answer of a command.
         socket.destroy()

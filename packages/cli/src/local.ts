@@ -134,7 +134,8 @@ export const localChannel = (program: () => Command) =>
     const services = yield* Effect.context<Engine>()
     const sockets = new Set<Socket>()
     let queue: Promise<unknown> = Promise.resolve()
-    const server = createServer((socket) => {
+    // Half-open: an MCP client that closed its input still gets the answers under way.
+    const server = createServer({ allowHalfOpen: true }, (socket) => {
       sockets.add(socket)
       socket.on("close", () => sockets.delete(socket))
       socket.on("error", () => socket.destroy())
