@@ -2,23 +2,18 @@
  * Builds the publishable inboxctl package: the CLI and the workspace packages it uses
  * (core, http, mcp) bundled by esbuild into `dist/inboxctl.js` (ES module, source map, Node
  * 22.19+), the mail-parsing worker beside it as `dist/parse-worker.js`, and the SQL
- * migrations copied to `dist/migrations/` and the dashboard's files to `dist/dashboard/`, where the bundled code looks for them (both are
- * found relative to the bundle's own URL). Third-party packages stay external: they are the
- * `dependencies` of this package.json and npm installs them with the tarball. The build
- * fails when a workspace package imports a third-party package that is not listed there,
- * so the tarball can never install without one of its imports.
+ * migrations copied to `dist/migrations/` and the dashboard's files to `dist/dashboard/`,
+ * where the bundled code looks for them (relative to its own URL). Third-party packages stay
+ * external: they are the `dependencies` of this package.json and npm installs them with the
+ * tarball. The build fails when a workspace package imports a third-party package that is
+ * not listed there, so the tarball can never install without one of its imports.
  *
- * Exception: libmime carries our format=flowed fix as a pnpm patch
- * (patches/libmime@5.4.6.patch), which npm would not apply to the copy it installs. So libmime
- * is bundled from the workspace's patched copy, and so is mailparser (which decodes flowed
- * bodies through its own `require("libmime")`) together with everything it imports; the
- * bundled CommonJS gets a real `require` (createRequire) for Node's built-in modules.
- *
- * Effect and its Node and PostgreSQL packages are bundled too, for start-up time: left
- * external they are several hundred ES modules that Node resolves and compiles one by one at
- * every start of every command (most of `inboxctl --help`'s time); bundled, esbuild keeps
- * what is used, in one file. They stay declared dependencies (harmless, and the worker shares
- * nothing with the CLI at run time).
+ * Exceptions, for start-up time: Effect and its Node and PostgreSQL packages, and mailparser
+ * with libmime and everything they import, are bundled. Left external they are several
+ * hundred modules that Node resolves and compiles one by one at every start of the server
+ * and of the parsing worker; bundled, esbuild keeps what is used. They stay declared
+ * dependencies (harmless). The bundled CommonJS gets a real `require` (createRequire) for
+ * Node's built-in modules.
  *
  * The bundle is split (esbuild `splitting`): the entry `dist/inboxctl.js` holds commander's
  * command tree and the catalogue's manifest, and the rest (the engine, HTTP, MCP) sits in
@@ -44,7 +39,7 @@ const declared = new Set(Object.keys(manifest.dependencies))
 /** The package name of a bare import (`@scope/name/sub` → `@scope/name`). */
 const packageOf = (path: string) => path.split("/").slice(0, path.startsWith("@") ? 2 : 1).join("/")
 
-/** Packages bundled from the workspace: libmime for its pnpm patch (with mailparser), Effect for start-up time. */
+/** Packages bundled from the workspace, for start-up time. */
 const bundled = new Set(["libmime", "mailparser", "effect", "@effect/platform-node", "@effect/platform-node-shared", "@effect/sql-pg"])
 const insideBundled = (importer: string) => importer.includes("node_modules")
 
