@@ -8,10 +8,10 @@
  */
 import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "@inbox/testkit"
 import { machine } from "./report.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -19,15 +19,6 @@ const CLI = join(ROOT, "packages/cli/dist/inboxctl.js")
 const ROUNDS = Number(process.env["BENCH_CLI_ROUNDS"] ?? 21)
 
 const load = () => (loadavg()[0] ?? 0).toFixed(2)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address()
-      s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0))
-    })
-  })
 
 /** Seconds from spawning `node ARGS` to its exit (which must be 0). */
 const timed = (args: ReadonlyArray<string>, env: Record<string, string>) =>
