@@ -121,7 +121,7 @@ const addCommand = (
   for (const p of entry.params) {
     if (isContainer(entry, p.name)) {
       const flag = CONTAINER_FLAGS[p.name] ?? ""
-      const option = new Option(`--${flag} <${p.name}>`, `the ${flag}${p.required ? "" : " (optional)"}`)
+      const option = new Option(`--${flag} <${p.name}>`, `the ${flag}`)
       if (p.required) option.makeOptionMandatory()
       command.addOption(option)
       params.push([p.name, { option }])
@@ -149,7 +149,7 @@ const addCommand = (
       ? new Option(`--${flag} <key=value>`, `${label} entry (repeatable)`).argParser(collectPair)
       : field.kind === "list"
       ? new Option(`--${flag} <a,b,...>`, `${label} (comma-separated)`)
-      : new Option(`--${flag} <${container === undefined ? (field.kind === "number" ? "n" : "value") : field.name}>`, container === undefined ? label : `the ${container}`)
+      : new Option(`--${flag} <${container === undefined ? (field.kind === "number" ? "n" : "value") : field.name}>`, container === undefined ? label : `the ${container}${field.required ? " (required)" : ""}`)
     if (field.choices !== undefined) option.choices(field.choices)
     if (field.required && container === undefined) option.makeOptionMandatory()
     command.addOption(option)
