@@ -17,9 +17,18 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { createRequire } from "node:module"
 import nodemailer from "nodemailer"
 import type pg from "pg"
-import type { KeyRow } from "./reference.ts"
 
 const { simpleParser } = createRequire(import.meta.url)("mailparser") as { simpleParser: (raw: Buffer) => Promise<{ messageId?: string }> }
+
+// An API key's row as the reference server reads it (reference.ts authenticates with it).
+export interface KeyRow {
+  id: string
+  organization_id: string
+  pod_id: string | null
+  inbox_id: string | null
+  permissions: ReadonlyArray<string> | null
+  inbox_pod_id: string | null
+}
 
 export interface Context {
   readonly pool: pg.Pool

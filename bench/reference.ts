@@ -18,18 +18,9 @@
 import { createHash, randomFillSync } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
-import { messagingRoute } from "./reference-messaging.ts"
+import { type KeyRow, messagingRoute } from "./reference-messaging.ts"
 
 const pool = new pg.Pool({ connectionString: process.env["REF_DATABASE_URL"], max: 10 })
-
-export interface KeyRow {
-  id: string
-  organization_id: string
-  pod_id: string | null
-  inbox_id: string | null
-  permissions: ReadonlyArray<string> | null
-  inbox_pod_id: string | null
-}
 
 interface InboxRow {
   id: string
