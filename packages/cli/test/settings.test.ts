@@ -1,7 +1,7 @@
 /**
  * Settings are environment variables, each also a flag of `inboxctl serve` (or of every
- * storage command), each a row of the README's settings table. This keeps the three in
- * step: a variable the code reads without a flag or a README row fails here.
+ * storage command), each a row of the settings table (docs/settings.md). This keeps the three
+ * in step: a variable the code reads without a flag or a row fails here.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
@@ -43,10 +43,10 @@ describe("settings", () => {
     for (const name of read) assert.isTrue(flagged.has(name), `${name} has no inboxctl flag`)
   })
 
-  it("every setting is a row of the README's settings table, with its flag", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8")
+  it("every setting is a row of docs/settings.md, with its flag", () => {
+    const page = readFileSync(join(ROOT, "docs", "settings.md"), "utf8")
     for (const s of settings) {
-      assert.include(readme, `| \`${s.env}\` | \`${flagOf(s.flag)}\` |`, `${s.env} is missing from the README's settings table`)
+      assert.include(page, `| \`${s.env}\` | \`${flagOf(s.flag)}\` |`, `${s.env} is missing from docs/settings.md`)
     }
   })
 })

@@ -1,7 +1,7 @@
 /**
- * Prints the README's "Permissions by route" table from the operation catalogue:
+ * Prints the "Permissions by route" table (docs/permissions.md) from the operation catalogue:
  *   pnpm -s permissions   (node --import tsx packages/http/src/permission-table.ts)
- * A test (packages/http/test/openapi.test.ts) checks the README holds exactly this table.
+ * A test (packages/http/test/openapi.test.ts) checks docs/permissions.md holds exactly this table.
  */
 import { operations } from "@inbox/core"
 
