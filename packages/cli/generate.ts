@@ -1,12 +1,13 @@
 /**
  * `pnpm --filter @inbox/cli generate`: writes what is derived from core's catalogue and
- * checked in: the CLI's manifest (src/manifest.generated.ts, which the command tree is built
- * from without loading core) and the CLI reference (docs/cli.md). build.ts writes the
- * manifest too; packages/cli/test/reference.test.ts fails when either file is stale.
+ * settings registry and checked in: the CLI's manifest (src/manifest.generated.ts, which the
+ * command tree is built from without loading core) and the CLI reference (docs/cli.md).
+ * build.ts writes the manifest too; `pnpm docs` (scripts/docs.ts) writes both with the other
+ * generated pages, and packages/cli/test/docs.test.ts fails when either is stale.
  */
 import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { makeManifest, manifestSource } from "./src/catalogue-manifest.ts"
+import { makeManifest, makeSettings, manifestSource } from "./src/catalogue-manifest.ts"
 import { buildProgram } from "./src/program.ts"
 import { cliReference } from "./src/reference.ts"
 
@@ -16,7 +17,7 @@ export const REFERENCE_FILE = fileURLToPath(new URL("../../docs/cli.md", import.
 /** Both files' text, from the catalogue as it is now. */
 export const generated = () => {
   const manifest = makeManifest()
-  return { manifest: manifestSource(manifest), reference: cliReference(buildProgram(manifest), manifest) }
+  return { manifest: manifestSource(manifest), reference: cliReference(buildProgram(manifest, makeSettings()), manifest) }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

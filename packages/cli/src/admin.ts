@@ -6,7 +6,7 @@
  * `outbox`, `ready`) are the catalogue's local operations, added like every resource
  * command (resources.ts).
  */
-import { Engine, LOCAL, Migrations } from "@inbox/core"
+import { Engine, LOCAL, Migrations, settingDefault } from "@inbox/core"
 import { readFileSync } from "node:fs"
 import { runStdio } from "@inbox/mcp"
 import type { Command } from "commander"
@@ -34,7 +34,7 @@ const describeStorage = Effect.gen(function*() {
     const parsed = URL.canParse(url.value) ? new URL(url.value) : undefined
     return parsed === undefined ? "PostgreSQL" : `PostgreSQL ${parsed.host}${parsed.pathname}`
   }
-  return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))}`
+  return `PGlite data folder ${yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))}`
 }).pipe(Effect.orDie)
 
 /** Opening the database applies pending migrations, and says which. */

@@ -1,9 +1,10 @@
 /**
- * Writes the CLI's manifest (manifest.ts) from core's catalogue: run at build time and by
- * `pnpm --filter @inbox/cli generate`, never by inboxctl itself (it imports all of core).
+ * Writes the CLI's manifest (manifest.ts) from core's catalogue and settings registry: run
+ * at build time and by `pnpm --filter @inbox/cli generate`, never by inboxctl itself (it
+ * imports all of core).
  */
-import { inputJsonSchema, type JsonSchema, type Operation, operations } from "@inbox/core"
-import type { FieldKind, ManifestCommand, ManifestField } from "./manifest.ts"
+import { defaultText, inputJsonSchema, type JsonSchema, type Operation, operations, type Setting, SETTINGS } from "@inbox/core"
+import type { FieldKind, ManifestCommand, ManifestField, ManifestSetting } from "./manifest.ts"
 
 const variants = (schema: JsonSchema): ReadonlyArray<JsonSchema> =>
   Array.isArray(schema["anyOf"]) ? schema["anyOf"] as ReadonlyArray<JsonSchema> : [schema]
@@ -53,13 +54,32 @@ export const makeManifest = (ops: ReadonlyArray<Operation> = operations): Readon
       : []
   )
 
+/** Each setting as its flag, the default in its help. */
+export const makeSettings = (settings: ReadonlyArray<Setting> = SETTINGS): ReadonlyArray<ManifestSetting> =>
+  settings.map((s) => {
+    const shown = defaultText(s)
+    return { env: s.env, flag: s.flag, scope: s.scope, help: shown === undefined ? s.help : `${s.help} (default ${shown})` }
+  })
+
+/** The defaults the client needs before it loads core (where a server's socket is). */
+const CLIENT_DEFAULTS = ["INBOX_DATA_DIR"] as const
+
 /** The text of manifest.generated.ts. */
-export const manifestSource = (manifest: ReadonlyArray<ManifestCommand> = makeManifest()): string =>
+export const manifestSource = (
+  manifest: ReadonlyArray<ManifestCommand> = makeManifest(),
+  settings: ReadonlyArray<Setting> = SETTINGS
+): string =>
   [
-    "// Generated from core's catalogue by packages/cli/generate.ts: do not edit (a test checks it is fresh).",
-    "import type { ManifestCommand } from \"./manifest.ts\"",
+    "// Generated from core's catalogue and settings by packages/cli/generate.ts: do not edit (a test checks it is fresh).",
+    "import type { ManifestCommand, ManifestSetting } from \"./manifest.ts\"",
     "",
     // One command a line: a catalogue change reads as the lines of the commands it changed.
     `export const MANIFEST: ReadonlyArray<ManifestCommand> = [\n${manifest.map((m) => `  ${JSON.stringify(m)}`).join(",\n")}\n]`,
+    "",
+    `export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [\n${makeSettings(settings).map((s) => `  ${JSON.stringify(s)}`).join(",\n")}\n]`,
+    "",
+    `export const SETTING_DEFAULTS = ${
+      JSON.stringify(Object.fromEntries(CLIENT_DEFAULTS.map((env) => [env, String(settings.find((s) => s.env === env)?.default ?? "")])))
+    } as const`,
     ""
   ].join("\n")

@@ -25,6 +25,7 @@ import { lstatSync, mkdirSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { SETTING_DEFAULTS } from "./manifest.generated.ts"
 
 export const SOCKET_FILE = "inboxctl.sock"
 
@@ -75,7 +76,7 @@ export const socketPath = (env: Env, options: { readonly create?: boolean } = {}
     const dir = runtimeDir(env, options.create === true)
     return dir === undefined ? undefined : join(dir, `pg-${createHash("sha256").update(url).digest("hex").slice(0, 16)}.sock`)
   }
-  return join(env["INBOX_DATA_DIR"] ?? "./.inbox", SOCKET_FILE)
+  return join(env["INBOX_DATA_DIR"] ?? SETTING_DEFAULTS.INBOX_DATA_DIR, SOCKET_FILE)
 }
 
 /** The caller's INBOX_* settings, which the command runs with in the server. */

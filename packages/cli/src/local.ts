@@ -15,7 +15,7 @@
  * With PostgreSQL, several servers may share the database: the first on this machine
  * listens, the others leave the socket to it.
  */
-import { type Engine, isApiError } from "@inbox/core"
+import { type Engine, isApiError, settingDefault } from "@inbox/core"
 import { runStdio } from "@inbox/mcp"
 import { CommanderError, type Command } from "commander"
 import { Cause, Config, ConfigProvider, Effect, Exit, Layer, Option } from "effect"
@@ -117,7 +117,7 @@ const answers = (path: string) =>
 export const localChannel = (program: () => Command) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const databaseUrl = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
-    const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+    const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))
     const runtime = yield* Config.option(Config.String("XDG_RUNTIME_DIR"))
     const path = Option.isSome(databaseUrl)
       ? socketPath({ INBOX_DATABASE_URL: databaseUrl.value, XDG_RUNTIME_DIR: Option.getOrUndefined(runtime) }, { create: true })

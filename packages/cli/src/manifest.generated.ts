@@ -1,5 +1,5 @@
-// Generated from core's catalogue by packages/cli/generate.ts: do not edit (a test checks it is fresh).
-import type { ManifestCommand } from "./manifest.ts"
+// Generated from core's catalogue and settings by packages/cli/generate.ts: do not edit (a test checks it is fresh).
+import type { ManifestCommand, ManifestSetting } from "./manifest.ts"
 
 export const MANIFEST: ReadonlyArray<ManifestCommand> = [
   {"operation":"agent.attachHuman","command":"agent attach-human","aliases":[],"summary":"Attach (or replace) the human owner of an agent account and email them a 6-digit code.","access":"member","output":"json","params":[],"headers":[],"fields":[{"name":"human_email","kind":"string","required":true,"nullable":false}],"arguments":[]},
@@ -82,3 +82,65 @@ export const MANIFEST: ReadonlyArray<ManifestCommand> = [
   {"operation":"operator.getOutboxMessage","command":"outbox get","aliases":["outbox show"],"summary":"One message of the local outbox as raw RFC 822 (default: the newest).","access":"local","output":"download","params":[],"headers":[],"fields":[{"name":"id","kind":"string","required":false,"nullable":false}],"arguments":["id"]},
   {"operation":"operator.ready","command":"ready","aliases":[],"summary":"Ready when the database answers, every migration this version knows is applied, and the job worker looked for work within 10 seconds (503 otherwise).","access":"public","output":"json","params":[],"headers":[],"fields":[],"arguments":[]}
 ]
+
+export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [
+  {"env":"INBOX_DATA_DIR","flag":"--data-dir <dir>","scope":"storage","help":"embedded database folder (default ./.inbox)"},
+  {"env":"INBOX_DATABASE_URL","flag":"--database-url <url>","scope":"storage","help":"PostgreSQL server; replaces the embedded database"},
+  {"env":"INBOX_BLOB_URL","flag":"--blob-url <url>","scope":"storage","help":"S3-compatible store for raw mail and attachments, s3://bucket?endpoint=...&region=..."},
+  {"env":"INBOX_PORT","flag":"--port <port>","scope":"serve","help":"HTTP port (default 3000)"},
+  {"env":"INBOX_HOST","flag":"--host <host>","scope":"serve","help":"HTTP listen address (default 127.0.0.1)"},
+  {"env":"INBOX_PUBLIC_URL","flag":"--public-url <url>","scope":"serve","help":"external URL of the server, for links (default http://HOST:PORT)"},
+  {"env":"INBOX_ALLOWED_HOSTS","flag":"--allowed-hosts <list>","scope":"serve","help":"more host names the server answers to, name,...; * answers any Host"},
+  {"env":"INBOX_TRUSTED_PROXIES","flag":"--trusted-proxies <list>","scope":"serve","help":"proxy addresses whose X-Forwarded-For names the client, ip,..."},
+  {"env":"INBOX_SIGNUP","flag":"--signup <open|invite|closed>","scope":"serve","help":"who may create a dashboard account: open, invite (the first person, then invitees) or closed (default invite)"},
+  {"env":"INBOX_SECRET_KEY","flag":"--secret-key <key>","scope":"serve","help":"encrypts secrets at rest (DKIM keys, webhook secrets); embedded: generated into the data folder (default generated)"},
+  {"env":"INBOX_SECRET_KEY_PREVIOUS","flag":"--secret-key-previous <key>","scope":"serve","help":"the secret key before a rotation: what it sealed is re-sealed under --secret-key at start"},
+  {"env":"INBOX_SHUTDOWN_TIMEOUT","flag":"--shutdown-timeout <seconds>","scope":"serve","help":"on SIGTERM, seconds for requests and jobs under way to finish (default 20)"},
+  {"env":"INBOX_LOG_LEVEL","flag":"--log-level <level>","scope":"serve","help":"least level logged: trace, debug, info, warning, error, fatal, none (default info)"},
+  {"env":"INBOX_LOG_FORMAT","flag":"--log-format <json|pretty>","scope":"serve","help":"one JSON object a line, or pretty for a terminal (default json)"},
+  {"env":"INBOX_METRICS_TOKEN","flag":"--metrics-token <token>","scope":"serve","help":"bearer token that /metrics asks for; unset, /metrics is off"},
+  {"env":"INBOX_RATE_LIMITS","flag":"--rate-limits <on|off>","scope":"serve","help":"per-IP and per-key request limits (default on)"},
+  {"env":"INBOX_REQUESTS_PER_MINUTE","flag":"--requests-per-minute <n>","scope":"serve","help":"request limit per API key, and per IP without a key (default 6000)"},
+  {"env":"INBOX_MAX_CONNECTIONS","flag":"--max-connections <n>","scope":"serve","help":"open HTTP connections at most, WebSockets apart; more are closed at once (default 1000)"},
+  {"env":"INBOX_MAX_WEBSOCKETS","flag":"--max-websockets <n>","scope":"serve","help":"WebSocket connections at most; more are closed with 1013 (default 1000)"},
+  {"env":"INBOX_MAX_WEBSOCKETS_PER_KEY","flag":"--max-websockets-per-key <n>","scope":"serve","help":"WebSocket connections per API key or dashboard user; more are closed with 4029 (default 100)"},
+  {"env":"INBOX_INTAKE_MEMORY_MB","flag":"--intake-memory-mb <n>","scope":"serve","help":"MiB of request bodies and SMTP messages held at once; beyond, 503 / 452 (default 128)"},
+  {"env":"INBOX_HEADERS_TIMEOUT","flag":"--headers-timeout <seconds>","scope":"serve","help":"seconds for a request's headers to arrive (default 10)"},
+  {"env":"INBOX_REQUEST_TIMEOUT","flag":"--request-timeout <seconds>","scope":"serve","help":"seconds for a whole request to arrive (default 30)"},
+  {"env":"INBOX_BASE_DOMAIN","flag":"--base-domain <domain>","scope":"serve","help":"domain of new inbox addresses (default inbox.localhost)"},
+  {"env":"INBOX_SMTP_URL","flag":"--smtp-url <url>","scope":"serve","help":"outbound relay, smtp:// or smtps://; unset keeps mail in the local outbox"},
+  {"env":"INBOX_INBOUND_SECRET","flag":"--inbound-secret <secret>","scope":"serve","help":"enables POST /inbound/raw"},
+  {"env":"INBOX_PROVIDER_EVENTS_SECRET","flag":"--provider-events-secret <whsec>","scope":"serve","help":"secret signing /inbound/mail-provider-events"},
+  {"env":"INBOX_DNS_SERVERS","flag":"--dns-servers <list>","scope":"serve","help":"resolvers for domain verification and mail authentication, host:port,... (default system)"},
+  {"env":"INBOX_MAIL_HOST","flag":"--mail-host <host>","scope":"serve","help":"host custom domains point their MX and SPF at (default mx. + base domain)"},
+  {"env":"INBOX_WEBHOOK_ALLOW_PRIVATE","flag":"--webhook-allow-private","scope":"serve","help":"let webhooks target http and private addresses (development only)"},
+  {"env":"INBOX_OPEN_TRACKING","flag":"--open-tracking <on|off>","scope":"serve","help":"off refuses track_opens with 422 tracking_disabled (default on)"},
+  {"env":"INBOX_SMTP_LISTEN","flag":"--smtp-listen <host:port>","scope":"serve","help":"starts the built-in SMTP receiver there (off when unset)"},
+  {"env":"INBOX_SMTP_TLS_CERT","flag":"--smtp-tls-cert <file>","scope":"serve","help":"PEM certificate for the SMTP receiver's STARTTLS"},
+  {"env":"INBOX_SMTP_TLS_KEY","flag":"--smtp-tls-key <file>","scope":"serve","help":"PEM private key for the SMTP receiver's STARTTLS"},
+  {"env":"INBOX_SMTP_MAX_CONNECTIONS","flag":"--smtp-max-connections <n>","scope":"serve","help":"open SMTP connections per client IP at most (default 20)"},
+  {"env":"INBOX_SMTP_MESSAGES_PER_MINUTE","flag":"--smtp-messages-per-minute <n>","scope":"serve","help":"messages per minute per client IP at most (default 6000)"},
+  {"env":"INBOX_RETENTION_TRASH_DAYS","flag":"--retention-trash-days <n>","scope":"serve","help":"days a message stays in trash before it is purged (default 30)"},
+  {"env":"INBOX_RETENTION_JOBS_DAYS","flag":"--retention-jobs-days <n>","scope":"serve","help":"days finished jobs are kept (default 7)"},
+  {"env":"INBOX_RETENTION_EVENTS_DAYS","flag":"--retention-events-days <n>","scope":"serve","help":"days events are kept (default 90)"},
+  {"env":"INBOX_RETENTION_BATCH","flag":"--retention-batch <n>","scope":"serve","help":"rows a purge statement deletes at most (default 500)"},
+  {"env":"INBOX_RETENTION_INTERVAL_MINUTES","flag":"--retention-interval-minutes <n>","scope":"serve","help":"minutes between purges (default 60)"},
+  {"env":"INBOX_STRIPE_SECRET_KEY","flag":"--stripe-secret-key <key>","scope":"serve","help":"Stripe secret API key (billing: the card provider)"},
+  {"env":"INBOX_STRIPE_WEBHOOK_SECRET","flag":"--stripe-webhook-secret <whsec>","scope":"serve","help":"signing secret of the Stripe endpoint /inbound/billing/stripe"},
+  {"env":"INBOX_STRIPE_PRICE_PRO_MONTHLY","flag":"--stripe-price-pro-monthly <id>","scope":"serve","help":"Stripe price id of Pro, billed monthly"},
+  {"env":"INBOX_STRIPE_PRICE_PRO_YEARLY","flag":"--stripe-price-pro-yearly <id>","scope":"serve","help":"Stripe price id of Pro, billed yearly"},
+  {"env":"INBOX_STRIPE_PRICE_SCALE_MONTHLY","flag":"--stripe-price-scale-monthly <id>","scope":"serve","help":"Stripe price id of Scale, billed monthly"},
+  {"env":"INBOX_STRIPE_PRICE_SCALE_YEARLY","flag":"--stripe-price-scale-yearly <id>","scope":"serve","help":"Stripe price id of Scale, billed yearly"},
+  {"env":"INBOX_STRIPE_API_URL","flag":"--stripe-api-url <url>","scope":"serve","help":"another address for Stripe's API (tests point it at a local fake) (default Stripe's)"},
+  {"env":"INBOX_RAZORPAY_KEY_ID","flag":"--razorpay-key-id <id>","scope":"serve","help":"Razorpay key id (billing: the India provider)"},
+  {"env":"INBOX_RAZORPAY_KEY_SECRET","flag":"--razorpay-key-secret <secret>","scope":"serve","help":"Razorpay key secret"},
+  {"env":"INBOX_RAZORPAY_WEBHOOK_SECRET","flag":"--razorpay-webhook-secret <secret>","scope":"serve","help":"secret of the Razorpay webhook /inbound/billing/razorpay"},
+  {"env":"INBOX_RAZORPAY_PLAN_PRO_MONTHLY","flag":"--razorpay-plan-pro-monthly <id>","scope":"serve","help":"Razorpay plan id of Pro, monthly"},
+  {"env":"INBOX_RAZORPAY_PLAN_PRO_YEARLY","flag":"--razorpay-plan-pro-yearly <id>","scope":"serve","help":"Razorpay plan id of Pro, yearly"},
+  {"env":"INBOX_RAZORPAY_PLAN_SCALE_MONTHLY","flag":"--razorpay-plan-scale-monthly <id>","scope":"serve","help":"Razorpay plan id of Scale, monthly"},
+  {"env":"INBOX_RAZORPAY_PLAN_SCALE_YEARLY","flag":"--razorpay-plan-scale-yearly <id>","scope":"serve","help":"Razorpay plan id of Scale, yearly"},
+  {"env":"INBOX_RAZORPAY_API_URL","flag":"--razorpay-api-url <url>","scope":"serve","help":"another address for Razorpay's API (tests point it at a local fake) (default Razorpay's)"},
+  {"env":"INBOX_API_KEY","flag":"--api-key <key>","scope":"client","help":"API key of resource commands, events tail and mcp"}
+]
+
+export const SETTING_DEFAULTS = {"INBOX_DATA_DIR":"./.inbox"} as const

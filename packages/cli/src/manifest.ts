@@ -5,9 +5,12 @@
  * builds its whole command tree from this, so `--help` and a usage error load commander and
  * this data only; the engine is loaded when a command runs here rather than in a server.
  *
+ * The settings flags come the same way from core's settings registry: each sets the INBOX_*
+ * variable of the same meaning.
+ *
  * This file holds the types; the data is manifest.generated.ts, written from core's
- * catalogue (catalogue-manifest.ts) by `pnpm --filter @inbox/cli generate` and again by
- * every build; a test fails when the file is stale.
+ * catalogue and settings (catalogue-manifest.ts) by `pnpm --filter @inbox/cli generate` and
+ * again by every build; a test fails when the file is stale.
  */
 export type FieldKind = "string" | "number" | "boolean" | "list" | "map"
 
@@ -33,4 +36,14 @@ export interface ManifestCommand {
   readonly fields: ReadonlyArray<ManifestField>
   /** Input fields given positionally, after the path parameters. */
   readonly arguments: ReadonlyArray<string>
+}
+
+/** A setting as a flag: of `serve`, of every storage command, or the client's own. */
+export interface ManifestSetting {
+  readonly env: string
+  /** As commander spells it: `--port <port>`; a switch (no value) sets the variable to `1`. */
+  readonly flag: string
+  readonly scope: "serve" | "storage" | "client"
+  /** The help line, with the default. */
+  readonly help: string
 }

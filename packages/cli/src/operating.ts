@@ -5,7 +5,7 @@
  * INBOX_SECRET_KEY). The work is core's (operating/); here are the settings, progress on
  * stderr, and the closing advice.
  */
-import { Backup, type DataFolderInUse, Engine, Move } from "@inbox/core"
+import { Backup, type DataFolderInUse, Engine, Move, settingDefault } from "@inbox/core"
 import { Config, Effect, Option } from "effect"
 import { callerPath, inServer, writeErr } from "./ambient.ts"
 import { print } from "./output.ts"
@@ -13,7 +13,7 @@ import { CliError, storageInUse } from "./runtime.ts"
 
 const progress = (line: string) => Effect.sync(() => writeErr(`${line}\n`))
 
-const dataDir = Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+const dataDir = Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))
 const databaseUrl = Config.option(Config.String("INBOX_DATABASE_URL"))
 const blobUrl = Config.option(Config.String("INBOX_BLOB_URL"))
 const secretKey = Config.option(Config.String("INBOX_SECRET_KEY"))

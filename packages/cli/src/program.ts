@@ -7,17 +7,17 @@
  * run here.
  *
  * Global options (storage, `--api-key`, `--json`) are the program's, accepted before or
- * after the command. Settings flags set the INBOX_* variable of the same meaning before a
- * command runs, so flags and environment are one mechanism.
+ * after the command. Settings flags (core's settings registry, through the manifest) set the
+ * INBOX_* variable of the same meaning before a command runs, so flags and environment are
+ * one mechanism.
  */
 import { Command } from "commander"
 import type { Effect } from "effect"
 import { inServer } from "./ambient.ts"
 import { forward, forwardMcp } from "./client.ts"
-import type { ManifestCommand } from "./manifest.ts"
-import { MANIFEST } from "./manifest.generated.ts"
+import type { ManifestCommand, ManifestSetting } from "./manifest.ts"
+import { MANIFEST, SETTING_FLAGS } from "./manifest.generated.ts"
 import { addCatalogueCommands, type Invocation } from "./resources.ts"
-import { SERVE_SETTINGS, STORAGE_SETTINGS } from "./settings.ts"
 
 const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
 
@@ -59,14 +59,14 @@ const launch = async (server: "first" | "never", load: () => Promise<Job>): Prom
 const runInvocation = (invocation: Invocation) =>
   launch("first", async () => ({ effect: (await import("./invoke.ts")).invoke(invocation) }))
 
-/** The global options: `--api-key` and `--json` besides the storage settings. */
-export const GLOBAL_OPTIONS = [
-  ...STORAGE_SETTINGS.map((s) => ({ flag: s.flag, help: `${s.help} [${s.env}]` })),
-  { flag: "--api-key <key>", help: "API key of resource commands, events tail and mcp [INBOX_API_KEY]" },
-  { flag: "--json", help: "print the answer as JSON (resource commands, inbound, events tail)" }
-]
+const settingHelp = (s: ManifestSetting) => `${s.help} [${s.env}]`
 
-export const buildProgram = (manifest: ReadonlyArray<ManifestCommand> = MANIFEST): Command => {
+export const buildProgram = (
+  manifest: ReadonlyArray<ManifestCommand> = MANIFEST,
+  settings: ReadonlyArray<ManifestSetting> = SETTING_FLAGS
+): Command => {
+  const storage = settings.filter((s) => s.scope === "storage")
+  const serve = settings.filter((s) => s.scope === "serve")
   const program = new Command("inboxctl")
     .description("Operate the inbox engine: run the server, administer organizations, manage resources, speak MCP.")
     .version("0.1.0")
@@ -74,14 +74,16 @@ export const buildProgram = (manifest: ReadonlyArray<ManifestCommand> = MANIFEST
     .configureHelp({ showGlobalOptions: true })
     // Usage errors exit 2 (main.ts); this must precede the subcommands, which inherit it.
     .exitOverride()
-  for (const option of GLOBAL_OPTIONS) program.option(option.flag, option.help)
-  program.hook("preAction", (root) => applySettings(root, STORAGE_SETTINGS))
+  // The global options: the storage settings, `--api-key` and `--json`.
+  for (const setting of [...storage, ...settings.filter((s) => s.scope === "client")]) program.option(setting.flag, settingHelp(setting))
+  program.option("--json", "print the answer as JSON (resource commands, inbound, events tail)")
+  program.hook("preAction", (root) => applySettings(root, storage))
 
   const serveCommand = program.command("serve").description("Run the HTTP server until interrupted (migrates first).")
-  for (const setting of SERVE_SETTINGS) serveCommand.option(setting.flag, `${setting.help} [${setting.env}]`)
+  for (const setting of serve) serveCommand.option(setting.flag, settingHelp(setting))
   serveCommand.action(() => {
-    applySettings(serveCommand, SERVE_SETTINGS)
-    return launch("never", async () => ({ effect: (await import("./admin.ts")).serve(() => buildProgram(manifest)), terminateIsSuccess: true }))
+    applySettings(serveCommand, serve)
+    return launch("never", async () => ({ effect: (await import("./admin.ts")).serve(() => buildProgram(manifest, settings)), terminateIsSuccess: true }))
   })
 
   program.command("migrate")

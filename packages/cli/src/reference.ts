@@ -4,7 +4,6 @@
  * accepts. generate.ts writes it; a test fails when the page is stale.
  */
 import type { Command } from "commander"
-import { GLOBAL_OPTIONS } from "./program.ts"
 import { CONTAINER_FLAGS, GROUPS } from "./resources.ts"
 import type { ManifestCommand } from "./manifest.ts"
 
@@ -46,8 +45,8 @@ export const cliReference = (program: Command, manifest: ReadonlyArray<ManifestC
   return [
     "# inboxctl reference",
     "",
-    "Generated from the operation catalogue and the command tree by `pnpm --filter @inbox/cli generate`",
-    "(packages/cli/generate.ts); `packages/cli/test/reference.test.ts` fails when this page is stale.",
+    "Generated from the operation catalogue and the command tree by `pnpm docs`",
+    "(packages/cli/generate.ts); `packages/cli/test/docs.test.ts` fails when this page is stale.",
     "",
     "## How commands are named",
     "",
@@ -78,7 +77,7 @@ export const cliReference = (program: Command, manifest: ReadonlyArray<ManifestC
     "",
     "| option | meaning |",
     "|---|---|",
-    ...GLOBAL_OPTIONS.map((o) => `| \`${cell(o.flag)}\` | ${cell(o.help)} |`),
+    ...program.options.filter((o) => o.long !== "--version").map((o) => `| \`${cell(o.flags)}\` | ${cell(o.description)} |`),
     "",
     "Exit codes: 0 success, 1 the command failed (`error: <code>: <message>` on stderr, then `fix: ...`),",
     "2 usage error, 130 interrupted.",

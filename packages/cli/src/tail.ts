@@ -7,7 +7,7 @@
  * words rather than as a failed upgrade. Ctrl-C stops it (exit 130); a close by the server
  * (a slow consumer, a shutdown) ends it with exit 1 and says why.
  */
-import { type ApiError, errorBody } from "@inbox/core"
+import { type ApiError, errorBody, settingDefault } from "@inbox/core"
 import { Config, Effect, Option } from "effect"
 import { apiKeyFrom, CliError, EXIT } from "./runtime.ts"
 
@@ -26,7 +26,7 @@ const serverUrl = (flag: string | undefined) =>
     if (flag !== undefined) return flag.replace(/\/+$/, "")
     const publicUrl = yield* Config.option(Config.String("INBOX_PUBLIC_URL")).pipe(Effect.orElseSucceed(() => Option.none()))
     if (Option.isSome(publicUrl)) return publicUrl.value.replace(/\/+$/, "")
-    const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000), Effect.orElseSucceed(() => 3000))
+    const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(settingDefault("INBOX_PORT")), Effect.orElseSucceed(() => settingDefault("INBOX_PORT")))
     return `http://127.0.0.1:${port}`
   })
 

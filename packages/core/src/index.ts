@@ -65,6 +65,7 @@ export { validationError } from "./shared/validation.ts"
 
 // The settings.
 export { SETTING_DEFAULTS, Settings, type SettingsShape } from "./settings/Settings.ts"
+export { defaultText, type Setting, type SettingName, type SettingScope, SETTINGS, settingDefault } from "./settings/registry.ts"
 
 // What adapters apply to the wire.
 export { checkHost, checkSameOrigin } from "./access/hosts.ts"

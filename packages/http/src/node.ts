@@ -24,7 +24,7 @@
  * way finish (within INBOX_SHUTDOWN_TIMEOUT, server.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiError, BadRequest, Engine, errorBody, HeadersTooLarge, RequestTimeout, ServiceUnavailable, SETTING_DEFAULTS, statusOf } from "@inbox/core"
+import { type ApiError, BadRequest, Engine, errorBody, HeadersTooLarge, RequestTimeout, ServiceUnavailable, SETTING_DEFAULTS, settingDefault, statusOf } from "@inbox/core"
 import { Config, type Duration, Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
@@ -46,9 +46,9 @@ export interface NodeServerOptions {
 }
 
 export const NODE_SERVER_DEFAULTS: NodeServerOptions = {
-  headersTimeoutSeconds: 10,
-  requestTimeoutSeconds: 30,
-  maxConnections: 1000,
+  headersTimeoutSeconds: settingDefault("INBOX_HEADERS_TIMEOUT"),
+  requestTimeoutSeconds: settingDefault("INBOX_REQUEST_TIMEOUT"),
+  maxConnections: settingDefault("INBOX_MAX_CONNECTIONS"),
   maxWebSockets: SETTING_DEFAULTS.maxWebSockets
 }
 

@@ -13,7 +13,7 @@
  * errors name URLs with those values REDACTED (RedactedQueryParams), and every log line
  * written, whatever wrote it, has them and any `am_` key replaced (redactSecrets).
  */
-import { NotFound, OperatorMetrics, sameSecret, Settings, Unauthorized } from "@inbox/core"
+import { NotFound, OperatorMetrics, sameSecret, settingDefault, Settings, Unauthorized } from "@inbox/core"
 import { Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { writeSync } from "node:fs"
@@ -179,8 +179,8 @@ const jsonLogger = Logger.map(Logger.formatStructured, (entry) => {
  * `pretty`; INBOX_LOG_LEVEL the least level written (`info` by default).
  */
 export const LoggingLive = Layer.unwrap(Effect.gen(function*() {
-  const format = (yield* Config.Literals(["json", "pretty"], "INBOX_LOG_FORMAT").pipe(Config.withDefault("json" as const)))
-  const level = yield* Config.Literals(["trace", "debug", "info", "warning", "error", "fatal", "none"], "INBOX_LOG_LEVEL").pipe(Config.withDefault("info" as const))
+  const format = (yield* Config.Literals(["json", "pretty"], "INBOX_LOG_FORMAT").pipe(Config.withDefault(settingDefault("INBOX_LOG_FORMAT"))))
+  const level = yield* Config.Literals(["trace", "debug", "info", "warning", "error", "fatal", "none"], "INBOX_LOG_LEVEL").pipe(Config.withDefault(settingDefault("INBOX_LOG_LEVEL")))
   const levels: Record<typeof level, LogLevel.LogLevel> = {
     trace: "Trace", debug: "Debug", info: "Info", warning: "Warn", error: "Error", fatal: "Fatal", none: "None"
   }

@@ -1,7 +1,7 @@
 /**
- * Prints the "Permissions by route" table (docs/permissions.md) from the operation catalogue:
- *   pnpm -s permissions   (node --import tsx packages/http/src/permission-table.ts)
- * A test (packages/http/test/openapi.test.ts) checks docs/permissions.md holds exactly this table.
+ * The "Permissions by route" table of docs/permissions.md, from the operation catalogue.
+ * `pnpm docs` writes it (scripts/docs.ts); packages/cli/test/docs.test.ts fails when the
+ * page holds another table.
  */
 import { operations } from "@inbox/core"
 
@@ -24,4 +24,3 @@ export const permissionTable = (): string =>
     )
   ].join("\n")
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(permissionTable())

@@ -12,7 +12,7 @@
  * everything that writes to it. Its start and its end are logged.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Engine } from "@inbox/core"
+import { Engine, settingDefault } from "@inbox/core"
 import { SmtpReceiver } from "@inbox/mailserver"
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -22,10 +22,10 @@ import { layerNodeServer, nodeServerOptionsConfig } from "./node.ts"
 import { TracingLive } from "./tracing.ts"
 
 const HttpLive = Layer.unwrap(Effect.gen(function*() {
-  const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(3000))
-  const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
+  const port = yield* Config.Port("INBOX_PORT").pipe(Config.withDefault(settingDefault("INBOX_PORT")))
+  const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault(settingDefault("INBOX_HOST")))
   // On SIGTERM the listener closes at once and requests under way get this long to finish.
-  const shutdownSeconds = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(20))
+  const shutdownSeconds = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(settingDefault("INBOX_SHUTDOWN_TIMEOUT")))
   return layerNodeServer({ port, host, gracefulShutdownTimeout: Duration.seconds(shutdownSeconds) }, yield* nodeServerOptionsConfig)
 }).pipe(Effect.orDie))
 

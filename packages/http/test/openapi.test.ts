@@ -3,8 +3,6 @@ import { assert, it, layer } from "@effect/vitest"
 import { operations } from "@inbox/core/internal"
 import { engineLayer, newOrganization, pglite, TestApp } from "@inbox/testkit"
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { readFileSync } from "node:fs"
-import { permissionTable } from "../src/permission-table.ts"
 import { Effect, Layer } from "effect"
 
 layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "120 seconds" })("OpenAPI document", (it) => {
@@ -43,12 +41,6 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
         }
       }
     }))
-
-  it("docs/permissions.md's table is the catalogue's (regenerate with pnpm permissions)", () => {
-    const page = readFileSync(new URL("../../../docs/permissions.md", import.meta.url), "utf8")
-    const table = /<!-- permissions:start -->\n([\s\S]*?)\n<!-- permissions:end -->/.exec(page)?.[1]
-    assert.strictEqual(table, permissionTable())
-  })
 
   it.effect("gives path parameters, query fields for lists and JSON bodies for creates", () =>
     Effect.gen(function*() {

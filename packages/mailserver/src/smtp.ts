@@ -24,7 +24,7 @@
  *
  * The receiver logs its address when it starts listening.
  */
-import { type ApiError, Engine, LOCAL, type OutputOf } from "@inbox/core"
+import { type ApiError, Engine, LOCAL, type OutputOf, settingDefault } from "@inbox/core"
 import { Cause, Clock, Config, Context, Effect, Exit, Layer, Option } from "effect"
 import type { authenticate } from "mailauth"
 import { readFileSync } from "node:fs"
@@ -48,8 +48,8 @@ export interface ReceiverOptions {
 }
 
 export const SMTP_DEFAULTS = {
-  maxConnectionsPerIp: 20,
-  messagesPerMinutePerIp: 6000,
+  maxConnectionsPerIp: settingDefault("INBOX_SMTP_MAX_CONNECTIONS"),
+  messagesPerMinutePerIp: settingDefault("INBOX_SMTP_MESSAGES_PER_MINUTE"),
   socketTimeoutMs: 60_000,
   maxSessionMs: 10 * 60_000
 } as const

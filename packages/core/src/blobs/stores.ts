@@ -16,6 +16,7 @@ import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { type Blob, BlobStore, checkSha256, notStored, putEach } from "./BlobStore.ts"
+import { settingDefault } from "../settings/registry.ts"
 
 /** Bytes are read back in pieces of this size, so a download never holds a whole blob. */
 export const READ_CHUNK_BYTES = 1024 * 1024
@@ -202,5 +203,5 @@ export const layerConfig = Layer.unwrap(Effect.gen(function*() {
   if (Option.isSome(blobUrl)) return layerS3(blobUrl.value)
   const databaseUrl = yield* optionalSetting("INBOX_DATABASE_URL")
   if (Option.isSome(databaseUrl)) return layerPostgres
-  return layerFiles(yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox")))
+  return layerFiles(yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR"))))
 }).pipe(Effect.orDie))

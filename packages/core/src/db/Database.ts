@@ -21,6 +21,7 @@ import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { settingDefault } from "../settings/registry.ts"
 import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
 import { Signals } from "./Signals.ts"
@@ -133,6 +134,6 @@ export const layerPostgres = (options: {
 export const layerConfig = Layer.unwrap(Effect.gen(function*() {
   const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
   if (Option.isSome(url)) return layerPostgres({ url: url.value })
-  const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+  const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))
   return layerPglite({ dataDir })
 }).pipe(Effect.catchTag("ConfigError", Effect.die)))

@@ -37,6 +37,7 @@ import { now } from "../shared/time.ts"
 import { tracedWith } from "../shared/span.ts"
 import { maxAttempts, type RetryPolicy } from "./policies.ts"
 import { Signals } from "../db/Signals.ts"
+import { settingDefault } from "../settings/registry.ts"
 
 /** How long a claim lasts without a heartbeat. */
 export const JOB_LEASE = Duration.seconds(30)
@@ -339,7 +340,7 @@ export class Jobs extends Context.Service<Jobs, {
   static readonly layerWorker = Layer.effectDiscard(Effect.gen(function*() {
     const jobs = yield* Jobs
     const signals = yield* Signals
-    const deadline = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(20), Effect.orDie)
+    const deadline = yield* Config.Int("INBOX_SHUTDOWN_TIMEOUT").pipe(Config.withDefault(settingDefault("INBOX_SHUTDOWN_TIMEOUT")), Effect.orDie)
     // Added before the loop is forked, so it runs after the loop stops claiming (finalizers
     // run in reverse): running jobs finish within the deadline or go back to the queue.
     yield* Effect.addFinalizer(() =>

@@ -29,6 +29,7 @@ import { Jobs } from "../jobs/Jobs.ts"
 import { RETRY_POLICIES } from "../jobs/policies.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { Idempotency } from "../sending/Idempotency.ts"
+import { settingDefault } from "../settings/registry.ts"
 import { now } from "../shared/time.ts"
 
 export interface RetentionSettings {
@@ -44,7 +45,13 @@ export interface RetentionSettings {
   readonly intervalMinutes: number
 }
 
-export const RETENTION_DEFAULTS: RetentionSettings = { trashDays: 30, jobsDays: 7, eventsDays: 90, batch: 500, intervalMinutes: 60 }
+export const RETENTION_DEFAULTS: RetentionSettings = {
+  trashDays: settingDefault("INBOX_RETENTION_TRASH_DAYS"),
+  jobsDays: settingDefault("INBOX_RETENTION_JOBS_DAYS"),
+  eventsDays: settingDefault("INBOX_RETENTION_EVENTS_DAYS"),
+  batch: settingDefault("INBOX_RETENTION_BATCH"),
+  intervalMinutes: settingDefault("INBOX_RETENTION_INTERVAL_MINUTES")
+}
 
 /** The settings from INBOX_RETENTION_TRASH_DAYS, _JOBS_DAYS, _EVENTS_DAYS, _BATCH and _INTERVAL_MINUTES. */
 export const retentionConfig = Config.all({

@@ -2,13 +2,14 @@
  * Settings: the operator's choices that core needs, read once from Config in the layer.
  *
  * Core modules never read the environment; they ask this service. Each field maps to an
- * INBOX_* variable documented in the README (and a flag of `inboxctl serve`). `make` builds
+ * INBOX_* variable of the registry (registry.ts: its flag, default and meaning). `make` builds
  * settings in code, for tests and embedding applications.
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { settingDefault } from "./registry.ts"
 
 export interface SettingsShape {
   /** Domain of new inbox addresses. */
@@ -119,7 +120,7 @@ const secretKeyConfig = Effect.gen(function*() {
   const key = yield* Config.option(Config.String("INBOX_SECRET_KEY"))
   if (Option.isSome(key) && key.value !== "") return key.value
   if (Option.isSome(yield* Config.option(Config.String("INBOX_DATABASE_URL")))) return undefined
-  const dir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault("./.inbox"))
+  const dir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))
   if (/^[a-z]+:\/\//i.test(dir)) return undefined
   return yield* Effect.sync(() => {
     const file = join(dir, "secret.key")
@@ -201,27 +202,27 @@ const MIB = 1024 * 1024
 
 /** Defaults of the limits above. */
 export const SETTING_DEFAULTS = {
-  intakeMemoryBytes: 128 * MIB,
-  maxWebSockets: 1000,
-  maxWebSocketsPerKey: 100
+  intakeMemoryBytes: settingDefault("INBOX_INTAKE_MEMORY_MB") * MIB,
+  maxWebSockets: settingDefault("INBOX_MAX_WEBSOCKETS"),
+  maxWebSocketsPerKey: settingDefault("INBOX_MAX_WEBSOCKETS_PER_KEY")
 } as const
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
-    const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault("inbox.localhost"))).toLowerCase()
-    const port = yield* Config.Int("INBOX_PORT").pipe(Config.withDefault(3000))
-    const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault("127.0.0.1"))
+    const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault(settingDefault("INBOX_BASE_DOMAIN")))).toLowerCase()
+    const port = yield* Config.Int("INBOX_PORT").pipe(Config.withDefault(settingDefault("INBOX_PORT")))
+    const host = yield* Config.String("INBOX_HOST").pipe(Config.withDefault(settingDefault("INBOX_HOST")))
     const publicUrl = Option.getOrElse(yield* Config.option(Config.String("INBOX_PUBLIC_URL")), () => `http://${host.includes(":") ? `[${host}]` : host}:${port}`)
       .replace(/\/+$/, "")
-    const rateLimits = yield* Config.String("INBOX_RATE_LIMITS").pipe(Config.withDefault("on"))
-    const requestsPerMinute = yield* Config.Int("INBOX_REQUESTS_PER_MINUTE").pipe(Config.withDefault(6000))
+    const rateLimits = yield* Config.String("INBOX_RATE_LIMITS").pipe(Config.withDefault(settingDefault("INBOX_RATE_LIMITS")))
+    const requestsPerMinute = yield* Config.Int("INBOX_REQUESTS_PER_MINUTE").pipe(Config.withDefault(settingDefault("INBOX_REQUESTS_PER_MINUTE")))
     const inboundSecret = yield* Config.option(Config.String("INBOX_INBOUND_SECRET"))
     const providerEventsSecret = yield* Config.option(Config.String("INBOX_PROVIDER_EVENTS_SECRET"))
     const extraHosts = list(yield* Config.String("INBOX_ALLOWED_HOSTS").pipe(Config.withDefault("")))
     const trustedProxies = list(yield* Config.String("INBOX_TRUSTED_PROXIES").pipe(Config.withDefault("")))
     const webhookAllowPrivate = (yield* Config.String("INBOX_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(""))).trim() === "1"
-    const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault("on"))).toLowerCase() !== "off"
-    const signupText = (yield* Config.String("INBOX_SIGNUP").pipe(Config.withDefault("invite"))).trim().toLowerCase()
+    const openTracking = (yield* Config.String("INBOX_OPEN_TRACKING").pipe(Config.withDefault(settingDefault("INBOX_OPEN_TRACKING")))).toLowerCase() !== "off"
+    const signupText = (yield* Config.String("INBOX_SIGNUP").pipe(Config.withDefault(settingDefault("INBOX_SIGNUP")))).trim().toLowerCase()
     const signup = signupMode(signupText)
     if (signup === undefined) return yield* Effect.die(new Error(`INBOX_SIGNUP must be open, invite or closed, not ${JSON.stringify(signupText)}`))
     const metricsToken = yield* Config.option(Config.String("INBOX_METRICS_TOKEN"))
