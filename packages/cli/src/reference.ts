@@ -71,7 +71,8 @@ export const cliReference = (program: Command, manifest: ReadonlyArray<ManifestC
     "A command asks the running server first: with the embedded database, through the socket",
     "`inboxctl.sock` in the data folder; with PostgreSQL, through a socket named after the database",
     "URL in the user's own runtime folder. Only when no server answers does it open the storage",
-    "itself.",
+    "itself. `--help` and usage errors load no part of the engine (start times: BENCHMARKS.md,",
+    "\"inboxctl start\").",
     "",
     "## Global options",
     "",
@@ -79,8 +80,9 @@ export const cliReference = (program: Command, manifest: ReadonlyArray<ManifestC
     "|---|---|",
     ...program.options.filter((o) => o.long !== "--version").map((o) => `| \`${cell(o.flags)}\` | ${cell(o.description)} |`),
     "",
-    "Exit codes: 0 success, 1 the command failed (`error: <code>: <message>` on stderr, then `fix: ...`),",
-    "2 usage error, 130 interrupted.",
+    "Output is an aligned table by default and the API's JSON with `--json`. Exit codes: 0 success,",
+    "1 the command failed (`error: <code>: <message>` on stderr, then `fix: ...`), 2 usage error,",
+    "130 interrupted (`serve` stopped by SIGTERM exits 0 after its orderly shutdown; by SIGINT, 130).",
     "",
     "## Commands",
     "",
@@ -89,6 +91,7 @@ export const cliReference = (program: Command, manifest: ReadonlyArray<ManifestC
     "",
     "Still accepted for one release, hidden from help: " + formers.join(", ") + "; and the flags",
     "`--pod-id`, `--inbox-id`, `--organization-id` of input fields, now `--pod`, `--inbox`, `--org`.",
+    "`messages list INBOX` (the inbox positional) is not: it is `messages list --inbox INBOX`.",
     ""
   ].join("\n")
 }
