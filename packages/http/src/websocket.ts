@@ -11,8 +11,8 @@
  *
  * Frames are written in the dispatching fiber (events/Live.ts), straight to the socket:
  * with 10,000 connections, a writer fiber per connection woken for each event cost a fiber
- * step each (p99 249 ms against the bare `ws` server's 141 in pnpm bench websocket; 176
- * against 162 written straight). A slow consumer is bounded by the bytes its socket holds
+ * step each, which put our p99 well behind the bare `ws` server's in pnpm bench websocket
+ * (BENCHMARKS.md, "Events: WebSocket fan-out"). A slow consumer is bounded by the bytes its socket holds
  * unsent: once more than WS_BUFFER_BYTES wait, it is closed with code 4008 ("slow
  * consumer") rather than holding memory, and it catches up through the events list after
  * reconnecting. The close frame queues behind what waits, so a client that reads again

@@ -57,8 +57,8 @@ export class Signals extends Context.Service<Signals, {
     // Sent after the commit, on a connection of its own, and not by the transaction: from
     // its PreCommit to the end of its commit (the WAL flush included) a transaction that
     // sent a NOTIFY holds a lock of the whole database, so such commits run one at a time.
-    // Every delivery and event used to send one: under pnpm bench webhooks a COMMIT waited
-    // 2.4 ms on average. Signals are best effort by contract, so one lost to a crash between
+    // Every delivery and event used to send one, and under pnpm bench webhooks each COMMIT
+    // waited for the others. Signals are best effort by contract, so one lost to a crash between
     // the commit and this statement is caught up by the receivers' polling. The caller does
     // not wait for it.
     const send = yield* batched((messages: ReadonlyArray<string>) =>

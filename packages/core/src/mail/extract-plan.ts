@@ -194,8 +194,8 @@ export const planReply = (items: ReadonlyArray<Item>, reply = true, sender?: str
  * attribution that needs no quote under it), or items.length; records in
  * `attributionLines` the attributions right above a quote. A function of its own, apart
  * from what planAround does once per body: as one function the two took V8's optimizing
- * compiler 18-54 ms a compile, against 12-19 and 4-6 ms apart (single-threaded, as the
- * first messages of a process are parsed). */
+ * compiler longer to compile than both apart (single-threaded, as the first messages of a
+ * process are parsed). */
 const historyStart = (items: ReadonlyArray<Item>, attributionLines: Set<number>): number => {
   let hardCut = items.length
   // Each line is looked at by up to 16 header-block probes; classify it once.

@@ -119,7 +119,7 @@ const base = MailParser.prototype as unknown as MailParserInternals
  *   attached message's body shows: other nodes' addresses get empty renderings;
  * - at the end of the input it ends the last part's decoder, which its flush has already
  *   ended, and Node builds (then drops) an ERR_STREAM_ALREADY_FINISHED error with its stack
- *   trace for it, about 3% of a whole parse.
+ *   trace for it, a few per cent of a whole parse in a CPU profile.
  * And it decodes format=flowed parts with libmime's decodeFlowed, which runs a soft-broken
  * quote into the reply under it: a flowed part is taken from it when its node is created and
  * its text decoded by flowed.ts once every part has ended, before the text is put together.
@@ -144,9 +144,8 @@ class Mime extends MailParser {
     // libqp's decoder, which mailsplit's node gave, swapped for ours before any byte is
     // written to it, with the one listener mailparser put on it. Swapped here rather than
     // by giving each node a getDecoder of its own: a property added to mailsplit's nodes
-    // gave them a second hidden class and made its code slower on every message (3-4%
-    // more instructions outside the collector and compilers on the 5 KB text message,
-    // under callgrind)
+    // gave them a second hidden class and made its code slower on every message (more
+    // instructions outside the collector and compilers, under callgrind)
     if (node.encoding === "quoted-printable" && created.decoder !== undefined) {
       const decoder = new QuotedPrintableDecoder()
       decoder.on("end", () => void ((this as unknown as { decoderEnded: boolean }).decoderEnded = true))
@@ -178,10 +177,10 @@ class Mime extends MailParser {
  * A part's quoted-printable body decoded as mailsplit's decoder (libqp 2.1.2's `Decoder`)
  * decodes it: the bytes gathered, then decoded at the end with libqp's rules. libqp reads
  * them as a latin1 string, runs two regex replaces and a regex count over it, then loops
- * over it a character at a time (a regex test and a parseInt per escape): 12% of
- * `parseMime` on the reply corpus in a CPU profile, most of its text parts being
- * quoted-printable. The same three steps on the bytes, in place, write no string at all:
- * on the corpus's messages decoded whole, 15-23 µs a message against libqp's 50 µs.
+ * over it a character at a time (a regex test and a parseInt per escape): a large share
+ * of `parseMime` on the reply corpus in a CPU profile, most of its text parts being
+ * quoted-printable. The same three steps on the bytes, in place, write no string at all,
+ * and take a fraction of libqp's time on the corpus's messages.
  */
 class QuotedPrintableDecoder extends Transform {
   private readonly chunks: Array<Buffer> = []
@@ -325,8 +324,8 @@ export const parseMime = (input: Buffer, options: ReturnType<typeof parseOptions
  * body, and each search reads all of it: one search per case of "tipart/", the spelling
  * decided by the three bytes before each hit. Node searches a needle of 7 bytes or fewer
  * by its first byte with memchr and a longer one with Boyer-Moore-Horspool, which on
- * base64 is 5 times slower: on 280 KB of base64, 50 µs for these two searches against
- * 250 µs for two of "ultipart/" and 460 µs for the five spellings searched before.
+ * base64 is several times slower: these two searches cost less than two of "ultipart/",
+ * and far less than the five spellings searched before.
  */
 const scanMultipart = (raw: Buffer): { readonly at: ReadonlyArray<number>; readonly alternative: boolean } => {
   const at: Array<number> = []

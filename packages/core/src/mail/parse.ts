@@ -13,25 +13,21 @@
  * bounds nesting depth), 512 KB per header block, 4 M characters of text and of HTML,
  * 1 M characters of HTML converted to text, 512 K characters handed to reply extraction.
  *
- * Why workers and not only limits (measured with `node --import tsx bench/parse-hostile.ts`,
- * AMD EPYC, 2 cores, Node 24.21, mailparser 3.9.31; longest main event-loop stall per
- * message, in-thread -> pool): 2 MB single-line text part 11 -> 13 ms; 2 MB HTML-only with
- * unclosed tags 1,873 -> 33 ms (html-to-text; mailparser's own conversion took 3.2 s and
- * overflowed the stack, so it is off and ours is depth-bounded); 2 MB HTML table 282 ->
- * 19 ms; 35 MB message with 25 MB of attachments 53 -> 26 ms (300-380 ms wall, +60-110 MB
- * RSS); 10,000 MIME parts refused (too_many_parts) in 25 ms; 500 nested multiparts 6 ms;
- * 20,000 To addresses and 50,000 header lines refused (header_too_large) in under 10 ms
- * (in-thread they cost 95 and 66 ms of stall before the header limit). Synchronous
+ * Why workers and not only limits: `node --import tsx bench/parse-hostile.ts` measures the
+ * longest main event-loop stall per hostile message, in-thread and through the pool. An
+ * HTML-only message with unclosed tags stalls the thread for seconds in html-to-text
+ * (mailparser's own conversion overflowed the stack, so it is off and ours is
+ * depth-bounded), a large HTML table or many attachments for hundreds of milliseconds;
+ * through the pool each stalls it about as long as a plain message's trip. Synchronous
  * stretches like html-to-text cannot be interleaved, only moved off the event loop or
  * bounded; we do both. The liveness test (test/mail/parse-bounded.test.ts) checks that a
  * 10 ms timer keeps firing while all of these parse.
  *
  * Small plain messages are the exception (`parsesInline`): a message of at most 16 KB with
  * few angle brackets (tags, addresses), boundary lines, lines and encoded words is parsed
- * on the calling thread, because for it the trip to a worker and back is the cost: here it
- * took about 1.6 ms of the server's CPU per 5 KB message (the copies, the two thread
- * wake-ups, the pool), several times the parse itself and 30% of what the SMTP receiver
- * spent on a message (bench/profile-smtp.ts). The
+ * on the calling thread, because for it the trip to a worker and back is the cost (the
+ * copies, the two thread wake-ups, the pool): several times the parse itself (the worker
+ * hop of BENCHMARKS.md, "Parse"; bench/profile-smtp.ts for the SMTP receiver's share). The
  * scan that decides reads the bytes once; no message it lets through can stall the event
  * loop for long, because every costly shape (many parts or nested multiparts, HTML tags,
  * addresses, lines, encoded words) needs more of what it counts than it allows

@@ -171,7 +171,7 @@ export class Metrics extends Context.Service<Metrics, {
      * Sums of `metrics` at one resolution in [from, to), per bucket of `periodMs` counted
      * from `from` (all in bucket 0 without a period). The database adds them up: a window
      * of 1,000 five-minute buckets spans 5,000 minute rows per metric, and decoding those
-     * rows here cost more than the query (p50 17.7 ms against 6 ms summed there).
+     * rows here cost more than the query (BENCHMARKS.md, "Metrics and shared request limits").
      */
     const sums = (scopeId: string, metrics: ReadonlyArray<string>, resolution: number, from: number, to: number, periodMs?: number) =>
       sql`SELECT metric, ${periodMs === undefined ? sql`0` : sql`floor((extract(epoch FROM bucket) * 1000 - ${from}) / ${periodMs})::int`} AS i,

@@ -25,7 +25,8 @@ export class Ids extends Context.Service<Ids, {
 }>()("inbox/Ids") {
   static readonly layer = Layer.sync(Ids, () => {
     // Ids are cut from a block of random bytes filled by one call: every request makes an id
-    // (x-request-id), and a randomBytes call per id was 3-5% of a request's CPU under load.
+    // (x-request-id), and a randomBytes call per id was a visible share of a request's CPU
+    // under load (bench/PROFILE.md).
     // Secrets are not ids: each is drawn on its own.
     const block = Buffer.alloc(ID_BLOCK)
     let used = ID_BLOCK

@@ -17,7 +17,8 @@
  * reservation another process holds unused may refuse a caller a little early (at most a
  * reservation per other process). Small limits (sign-up, password attempts, anything under
  * 200 per window) reserve one request at a time, so they hold exactly. One upsert per
- * request halved GET throughput (5,257 against 9,887 req/s without limits).
+ * request halved GET throughput; what the reservations cost now is in BENCHMARKS.md
+ * ("HTTP: inboxes", the run with the request limits on).
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"

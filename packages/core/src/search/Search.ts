@@ -269,9 +269,9 @@ export class Search extends Context.Service<Search, {
       // An inbox's or pod's matches are found by the GIN index with the place's own term
       // (`term`, migration 0025) beside the query's: few rows out of the heap, which carry
       // their vectors and spare a lookup by key each. Across an organization the sort
-      // carries ids and times only: with each row's vector (about a kilobyte) the sort of
-      // 6,000 matches was 22 of the statement's 36 ms; the kept rows' vectors are read again
-      // by key for the rank.
+      // carries ids and times only: with each row's vector (about a kilobyte) the sort of a
+      // few thousand matches was most of the statement's time; the kept rows' vectors are
+      // read again by key for the rank.
       const over = need * 2
       const carried = term !== undefined
       const kept = yield* sql<CandidateRow & { scanned: number | null }>`WITH

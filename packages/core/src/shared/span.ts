@@ -1,7 +1,7 @@
 /**
  * Spans for the few functions every API request runs (authenticating its key, running its
  * operation, reading the inbox). `Effect.fn("Name")` builds a span and captures a call-site
- * stack trace on every call, about 4-5 µs of CPU, even when no tracer is installed: Effect's
+ * stack trace on every call, a cost on every request (bench/PROFILE.md), even when no tracer is installed: Effect's
  * native tracer keeps its spans nowhere. `traced(name)` names the same span but builds it
  * only when another tracer is installed (an OpenTelemetry exporter, when we add one), as
  * Effect's HTTP server already does for its request spans. Elsewhere `Effect.fn` stays: its

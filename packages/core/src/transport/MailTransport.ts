@@ -27,8 +27,8 @@ export interface OutgoingMail {
 /**
  * The relay URL with connection pooling on unless the URL says otherwise (`?pool=false`):
  * smtp-server, and many MTAs, hold every new connection 100 ms before their greeting to catch
- * early talkers, so a connection per message spent 110 ms of each send on loopback (10 ms
- * pooled) and capped a send slot at 9 messages a second.
+ * early talkers, so a connection per message waited that long on every send and capped
+ * what a send slot could relay.
  */
 const pooled = (url: string) => {
   const parsed = new URL(url)

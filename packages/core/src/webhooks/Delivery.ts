@@ -58,8 +58,8 @@ export const DELIVERY_TIMEOUT = Duration.seconds(10)
 /**
  * Attempts a process runs at once, all webhooks together. Most of an attempt's time is
  * waiting (its statements, the group commits, the endpoint's slot), so more attempts in
- * flight keep the endpoints' slots busy: 128 delivered 1,566/s to one endpoint where 64
- * delivered 1,026/s (pnpm bench webhooks, PostgreSQL, quiet machine).
+ * flight keep the endpoints' slots busy: 128 delivered half as much again as 64 to one
+ * endpoint (pnpm bench webhooks; BENCHMARKS.md, "Events: webhook deliveries").
  */
 export const DELIVERY_CONCURRENCY = 128
 export const ENDPOINT_CONCURRENCY = 8
@@ -302,7 +302,7 @@ const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
    * The signing secret and the custom header values: sealed rows open with INBOX_SECRET_KEY;
    * secrets from before sealing are plain. Opened once per webhook and stored value (a
    * rotation or a header change changes the value), not per attempt: deriving the key and
-   * opening it was a few per cent of a delivery's CPU.
+   * opening it was a visible share of a delivery's CPU.
    */
   const openedOnce = <A>(openValue: (webhookId: string, stored: string) => Effect.Effect<A | undefined>) => {
     const opened = new Map<string, { readonly stored: string; readonly value: A | undefined }>()
