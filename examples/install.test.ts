@@ -2,7 +2,7 @@
  * The library as an app outside the repository gets it: @inbox/core, @inbox/http, @inbox/mcp
  * and @inbox/mailserver packed (`pnpm pack`, which builds them), installed with plain npm into
  * an empty folder of the system's temp dir (third-party packages from the registry), and run
- * with plain `node`, no TypeScript loader: examples/embed.mjs as the README shows it, on the
+ * with plain `node`, no TypeScript loader: examples/embed.mjs as docs/embedding.md shows it, on the
  * minimum Node the packages state (their `engines`) and on Node 24; core's format=flowed
  * decoding in the parsing worker; the HTTP server and the SMTP receiver; and the type
  * declarations an app's TypeScript reads.

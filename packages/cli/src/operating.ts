@@ -30,7 +30,7 @@ const embeddedOnly = (command: string) =>
     if (Option.isSome(yield* databaseUrl)) {
       return yield* new CliError({
         code: "not_embedded",
-        message: `${command} works on the embedded database; with PostgreSQL use pg_dump / pg_restore and your blob store's own backup (README, Operating).`
+        message: `${command} works on the embedded database; with PostgreSQL use pg_dump / pg_restore and your blob store's own backup (docs/operating.md).`
       })
     }
     return yield* dataDir

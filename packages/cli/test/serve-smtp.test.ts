@@ -1,5 +1,5 @@
 /**
- * `inboxctl serve` with the SMTP receiver's flags (README, "SMTP receiver"): `--smtp-listen`
+ * `inboxctl serve` with the SMTP receiver's flags (docs/mail-servers.md, "SMTP receiver"): `--smtp-listen`
  * starts it beside the HTTP server, `--smtp-tls-cert` / `--smtp-tls-key` (files) make it
  * offer STARTTLS, SIZE is advertised, and `--smtp-max-connections` is the per-IP limit.
  * The receiver logs the address it listens on.

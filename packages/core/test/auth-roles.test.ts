@@ -1,4 +1,4 @@
-/** Roles of dashboard sessions: what each may do, as the principal's permissions say (README "Roles"). */
+/** Roles of dashboard sessions: what each may do, as the principal's permissions say (docs/auth.md, "Roles"). */
 import { assert, describe, it } from "@effect/vitest"
 import { AuthModel, holds, type Principal } from "@inbox/core/internal"
 

@@ -1,6 +1,6 @@
 /**
- * The custom-domain rules that need no database: the state machine of README "Custom
- * domains" as one function, and DKIM keys sealed at rest (AES-256-GCM bound to the domain).
+ * The custom-domain rules that need no database: the state machine of docs/domains.md as
+ * one function, and DKIM keys sealed at rest (AES-256-GCM bound to the domain).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

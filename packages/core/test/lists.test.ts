@@ -1,5 +1,5 @@
 /**
- * The verdict of the allow and block lists (README, "Allow and block lists"; spec, Errors:
+ * The verdict of the allow and block lists (docs/lists.md, "Allow and block lists"; spec, Errors:
  * "Lists are checked at inbox, then pod, then organization scope ...; the first scope with
  * a matching entry decides"), as a table of cases run through `Lists.verdicts` on every
  * storage. Each case starts from a fresh organization with a pod P holding inbox I (the

@@ -1,6 +1,6 @@
 /**
- * The key that seals DKIM private keys and webhook secrets at rest (README, "Custom
- * domains"): INBOX_SECRET_KEY when set; with the embedded database and no key set, one
+ * The key that seals DKIM private keys and webhook secrets at rest (docs/domains.md):
+ * INBOX_SECRET_KEY when set; with the embedded database and no key set, one
  * generated once into the data folder (`secret.key`, mode 0600) and read back on every
  * start; with PostgreSQL and no key set, none (several processes share no folder).
  */

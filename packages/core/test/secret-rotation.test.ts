@@ -1,5 +1,5 @@
 /**
- * Rotating INBOX_SECRET_KEY (README, "Custom domains", key rotation): with the old key in
+ * Rotating INBOX_SECRET_KEY (docs/domains.md, key rotation): with the old key in
  * INBOX_SECRET_KEY_PREVIOUS, the engine's start re-seals every DKIM key sealed under the old
  * key under the new one, so the domain keeps signing after the old key is dropped. Webhook
  * header values stored plain (by migration 0034 from the rows before it, or by a server

@@ -1,5 +1,5 @@
 /**
- * Sending when a process dies at the worst moment (README, "Sending mail"): after the
+ * Sending when a process dies at the worst moment (docs/sending.md, "Sending mail"): after the
  * relay accepted a message and before the commit that records it. A transport that
  * interrupts its own fiber right after accepting stands in for the crash: nothing after it
  * runs, exactly as when the process is killed.

@@ -1,5 +1,5 @@
 /**
- * The webhook URL rule (README "Events and webhooks"): every refused range by literal
+ * The webhook URL rule (docs/events.md): every refused range by literal
  * address and by a host name resolving to it, answered by a DNS server on loopback, and a
  * rebinding name whose second answer is private (refused at the second check, which is the
  * one a delivery connects by).

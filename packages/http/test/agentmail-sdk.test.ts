@@ -8,7 +8,7 @@
  * would pass unnoticed; every answer is therefore also checked against the SDK's own schema
  * for it with validation on (`conforms`): field names, required fields and declared types.
  * A recording fetch keeps what went over the wire, so the request forms are checked too.
- * README, "Compatibility with the agentmail SDK", lists what differs and why.
+ * docs/api.md, "Compatibility with the agentmail SDK", lists what differs and why.
  */
 import { assert, layer } from "@effect/vitest"
 import { CapturedMail, deliverMailOverHttp, LoopbackServer, loopbackServer, newOrganization, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"

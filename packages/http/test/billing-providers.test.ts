@@ -1,7 +1,7 @@
 /**
  * Billing through the payment providers (spec: Billing, Billing summary, Limits, Errors 402,
  * 409 already_subscribed / no_subscription, 502 billing_provider_error, 503
- * billing_not_configured, Operator routes invalid_signature; README, "Billing").
+ * billing_not_configured, Operator routes invalid_signature; docs/billing.md).
  *
  * The real SDKs (`stripe`, `razorpay`) talk to local fakes of each provider's HTTP API on
  * loopback (a node:http server per provider, answering the few endpoints we call and

@@ -1,6 +1,6 @@
 /**
  * Billing over REST (spec: Billing summary, Billing, Key scopes on billing, Errors 409
- * no_subscription and 503 billing_not_configured; README, "Billing"): the summary with
+ * no_subscription and 503 billing_not_configured; docs/billing.md): the summary with
  * nulls where the spec states them, usage counted against the plan, and who may call.
  */
 import { assert, it, layer } from "@effect/vitest"

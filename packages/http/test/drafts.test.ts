@@ -1,5 +1,5 @@
 /**
- * Drafts (spec: Draft, Drafts, States and transitions; README, "Drafts"): fields, labels
+ * Drafts (spec: Draft, Drafts, States and transitions; docs/sending.md, "Drafts"): fields, labels
  * and send_status, updates with null, sending now (the draft is consumed), scheduled sends
  * fired by the durable job runner on a TestClock, failures kept on the draft, draft_sending.
  */

@@ -1,6 +1,6 @@
 /**
  * Reading and organising mail (spec: Message, Attachment, Thread, Messages, Threads;
- * README, "Messages" and "Threads"): lists and their filters, hidden labels, label changes,
+ * docs/messages.md and "Threads"): lists and their filters, hidden labels, label changes,
  * batches, deletes, the raw message and attachments, threads at three levels.
  */
 import { assert, it, layer } from "@effect/vitest"

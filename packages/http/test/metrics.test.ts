@@ -1,6 +1,6 @@
 /**
  * Metrics over REST (spec: Metric series, Metrics, Limits "Metrics window", Errors 400
- * validation_error and 422 range_too_large; README, "Metrics"): usage running totals,
+ * validation_error and 422 range_too_large; docs/metrics.md): usage running totals,
  * event counts and per-recipient rates, at organization, pod and inbox level, from the
  * counters the writes themselves maintain.
  */

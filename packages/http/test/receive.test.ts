@@ -1,6 +1,6 @@
 /**
- * Receiving mail (spec: Operator routes `/inbound/raw`, Message, Thread; README,
- * "Receiving mail"): the forwarder's route, storage, labels, threading, retries, events.
+ * Receiving mail (spec: Operator routes `/inbound/raw`, Message, Thread; docs/receiving.md):
+ * the forwarder's route, storage, labels, threading, retries, events.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"

@@ -1,6 +1,6 @@
 /**
  * Search (spec: Messages `/search`, Threads `/threads/search`, Search results' highlights;
- * README, "Search"): the query language, ranking, highlights, any language's text, prefix
+ * docs/search.md): the query language, ranking, highlights, any language's text, prefix
  * search, hidden labels and key scope as in lists, malformed queries as 400, and a fuzz of
  * 10,000 random queries that each answer a result or a 400, never a 500.
  */

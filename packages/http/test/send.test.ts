@@ -1,6 +1,6 @@
 /**
  * Sending (spec: Messages `/send`, `/reply`, `/reply-all`, `/forward`, Send rules, Errors,
- * Limits; README, "Sending mail"), over REST with the captured outbox as the relay.
+ * Limits; docs/sending.md, "Sending mail"), over REST with the captured outbox as the relay.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { CapturedMail, deliverMail as inbound, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"

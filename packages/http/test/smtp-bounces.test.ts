@@ -1,5 +1,5 @@
 /**
- * Bounces and complaints without a mail provider (README, "SMTP receiver"): a delivery
+ * Bounces and complaints without a mail provider (docs/mail-servers.md, "SMTP receiver"): a delivery
  * status notification (RFC 3464) or an abuse report (RFC 5965) that arrives over a real SMTP
  * conversation (nodemailer on loopback) and names a message the inbox sent becomes the same
  * event as the provider's: a hard bounce suppresses the recipient and records

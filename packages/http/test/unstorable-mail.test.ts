@@ -1,5 +1,5 @@
 /**
- * Mail that PostgreSQL cannot hold as it is (README, "Receiving mail"): a NUL in a body (raw,
+ * Mail that PostgreSQL cannot hold as it is (docs/receiving.md): a NUL in a body (raw,
  * or `=00` in quoted-printable), an encoded word that decodes to a lone UTF-16 surrogate, or
  * either in a display name, a header or an attachment's filename. Each is stored, through
  * `/inbound/raw` and through a real SMTP conversation with the built-in receiver (nodemailer

@@ -1,5 +1,5 @@
 /**
- * Validation before state (README, "Order of checks"): a request that can never succeed is
+ * Validation before state (docs/api.md, "Order of checks"): a request that can never succeed is
  * refused with 400 or 422 before any limit or conflict (402, 403 already_exists,
  * email_unverified, 409) is looked at, so a client learns what to fix first.
  */

@@ -1,5 +1,5 @@
 /**
- * The WebSocket (spec: WebSocket; README "WebSocket") with the `ws` client and the
+ * The WebSocket (spec: WebSocket; docs/events.md, "WebSocket") with the `ws` client and the
  * official agentmail SDK's WebSocket client against a real loopback server: the key in the
  * header or `?api_key=`, subscribe and the `subscribed` echo, event frames filtered by the
  * subscription and the key's scope and permissions, error frames for bad or forbidden

@@ -4,7 +4,7 @@
  * engine's public API: the operator's own operations `inbound.recipient` (RCPT) and
  * `inbound.receive` (DATA), the intake budget, the cached DNS resolver.
  *
- * Rules (README, "SMTP receiver"):
+ * Rules (docs/mail-servers.md, "SMTP receiver"):
  * - RCPT is accepted only for hosted inbox addresses (550 5.1.1 otherwise): never a relay;
  * - SIZE is advertised and enforced with the mail engine's limit (552 5.3.4); the bytes of
  *   messages being received count against the process's intake budget (IntakeBudget), and

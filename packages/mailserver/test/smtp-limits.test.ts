@@ -1,5 +1,5 @@
 /**
- * The SMTP receiver's per-IP limits (smtp/Receiver.ts, README "SMTP receiver"): which
+ * The SMTP receiver's per-IP limits (smtp/Receiver.ts, docs/mail-servers.md, "SMTP receiver"): which
  * client a connection counts for, and the message-rate buckets. The conversations
  * themselves are tested over SMTP in packages/http/test/smtp-receiver.test.ts.
  */

@@ -11,7 +11,7 @@ export const ROLES = ["owner", "admin", "member"] as const
 export type Role = typeof ROLES[number]
 
 /**
- * What a role may do through /v0 (README "Roles"). Owner and admin hold everything within
+ * What a role may do through /v0 (docs/auth.md, "Roles"). Owner and admin hold everything within
  * the organization, billing included (the spec: billing accepts owner and admin sessions);
  * only the owner invites. A member works with mail (inboxes, threads, messages, drafts,
  * lists, pods) but manages no API keys, domains, webhooks or the account, and no billing.

@@ -1,6 +1,5 @@
 /**
- * The dashboard's /auth operations (spec: "Dashboard accounts"; README "Dashboard accounts
- * (/auth)"): sign-up, verification, sign-in and out, the current person, password reset and
+ * The dashboard's /auth operations (spec: "Dashboard accounts"; docs/auth.md): sign-up, verification, sign-in and out, the current person, password reset and
  * change, two-step sign-in, invitations. Each takes the browser's session (`access.kind:
  * "session"`: runOperation applies the CSRF rule and counts the request against the client
  * IP), and those that start or end a session say so in their output, which the HTTP adapter

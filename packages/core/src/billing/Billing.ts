@@ -1,5 +1,5 @@
 /**
- * Billing (spec: Billing summary, Billing; README, "Billing"): an organization's plan,
+ * Billing (spec: Billing summary, Billing; docs/billing.md): an organization's plan,
  * where it comes from, its subscription's state, its limits and its usage against them,
  * and the subscription's life through the payment providers (Provider.ts).
  *
@@ -213,7 +213,7 @@ export class Billing extends Context.Service<Billing, {
     const notConfigured = (provider?: ProviderId) =>
       new BillingNotConfigured({
         message: provider === undefined ? "No payment provider is configured on this server." : `The payment provider ${provider} is not configured on this server.`,
-        fix: "The operator sets the provider's settings (README, \"Billing\"), or assigns a plan with inboxctl org plan."
+        fix: "The operator sets the provider's settings (docs/billing.md and docs/settings.md), or assigns a plan with inboxctl org plan."
       })
 
     const noSubscription = () =>

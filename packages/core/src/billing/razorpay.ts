@@ -19,7 +19,7 @@ import { type BillingProvider, planOfPrice, providerText, type SubscriptionStatu
 
 type RazorpaySettings = NonNullable<BillingSettings["razorpay"]>
 
-/** Razorpay's subscription statuses in ours (README, "Billing"). */
+/** Razorpay's subscription statuses in ours (docs/billing.md). */
 const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
   created: "incomplete",
   authenticated: "incomplete",

@@ -16,7 +16,7 @@ import { type BillingProvider, planOfPrice, providerText, type SubscriptionStatu
 
 type StripeSettings = NonNullable<BillingSettings["stripe"]>
 
-/** Stripe's subscription statuses in ours (README, "Billing"). */
+/** Stripe's subscription statuses in ours (docs/billing.md). */
 const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
   active: "active",
   trialing: "active",

@@ -1,6 +1,6 @@
 /**
  * Custom domains: a customer's own domain, proved by DNS, for inbox addresses and for mail
- * signed as theirs (spec: Domain, Domains; README, "Custom domains").
+ * signed as theirs (spec: Domain, Domains; docs/domains.md).
  *
  * Rules kept here: the id is the name (IDNA to ASCII, lower case, no trailing dot), and any
  * route accepts the name in any of its spellings; an organization holds a name once (403
@@ -149,7 +149,7 @@ export const ListDomainsQuery = Schema.Struct(PageQueryFields)
 /** What one check found: every record graded, or DNS could not be asked. */
 export type CheckOutcome = { readonly kind: "graded"; readonly grades: ReadonlyArray<RecordStatus> } | { readonly kind: "unavailable" }
 
-/** The reason of a holder that another organization beat to verification (README, "Custom domains"). */
+/** The reason of a holder that another organization beat to verification (docs/domains.md). */
 export const VERIFIED_ELSEWHERE = "verified_by_another_organization"
 
 /**

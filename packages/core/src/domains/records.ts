@@ -1,7 +1,7 @@
 /**
  * The DNS records a custom domain publishes, and how a check grades what DNS answers.
  *
- * Five records (README, "Custom domains"): an ownership TXT at `_inbox-verification.<domain>`,
+ * Five records (docs/domains.md): an ownership TXT at `_inbox-verification.<domain>`,
  * MX to this server's mail host, SPF naming the mail host, the domain's DKIM key at
  * `<selector>._domainkey.<domain>`, and DMARC at `_dmarc.<domain>`. Each is graded on its
  * own: VALID when DNS holds what we asked for, INVALID when the name holds a record of that

@@ -1,6 +1,6 @@
 /**
  * Drafts: unsent messages of an inbox, sent on demand or at `send_at` (spec: Draft, Drafts,
- * States and transitions; README, "Drafts").
+ * States and transitions; docs/sending.md, "Drafts").
  *
  * Rules:
  * - a draft holds any send field (to, cc, bcc, reply_to, subject, text, html, track_opens,

@@ -1,6 +1,6 @@
 /**
  * Who is calling: the credential an adapter read off the wire, turned into the caller an
- * operation runs for. The rules are the spec's and the README's, kept here once so REST,
+ * operation runs for. The rules are the spec's and ours (docs/api.md), kept here once so REST,
  * /auth, MCP, the WebSocket, the CLI and embedding applications admit alike:
  *
  * - an API key (`Authorization: Bearer`, or `?api_key=` on /v0): 401 unauthorized when

@@ -1,7 +1,7 @@
 /**
  * Running a catalogue operation from untrusted input. Every adapter (REST, MCP, the CLI,
  * the mail servers) and every embedding application goes through here, so they admit,
- * refuse and answer alike. The order is fixed and is the README's:
+ * refuse and answer alike. The order is fixed and is docs/api.md's ("Order of checks"):
  * 1. the caller, from its credential alone (credential.ts): an API key, a dashboard
  *    session (with the CSRF rule), the operator's secret or signature headers, the operator
  *    on this machine, or nobody; the request is counted against its key's or its IP's

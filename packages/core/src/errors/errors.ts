@@ -328,7 +328,7 @@ export class NotConfigured extends Schema.TaggedError<NotConfigured>()("NotConfi
 /**
  * The server cannot take the request now but will soon (too many request bodies in memory
  * at once, its database unreachable, or it is shutting down); the client retries after
- * `retryAfterSeconds`. The spec names no code for this: README, "Errors".
+ * `retryAfterSeconds`. The spec names no code for this: docs/api.md.
  */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", { ...Common, retryAfterSeconds: Schema.Number }) {
   static readonly wire = wire("service_unavailable", 503, "ServiceUnavailableError")

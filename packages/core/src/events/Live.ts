@@ -1,5 +1,5 @@
 /**
- * Live events for WebSocket subscribers (spec: WebSocket; README "WebSocket").
+ * Live events for WebSocket subscribers (spec: WebSocket; docs/events.md, "WebSocket").
  *
  * One fiber per process follows the `events` signal (NOTIFY after each commit on
  * PostgreSQL, so an event recorded by any process sharing the database arrives; in process

@@ -1,6 +1,6 @@
 /**
- * The payload of each event type (spec: Events; ours where the spec is silent, README
- * "Events"), and the envelope as one union of them, so the list, the WebSocket, webhooks
+ * The payload of each event type (spec: Events; ours where the spec is silent,
+ * docs/events.md), and the envelope as one union of them, so the list, the WebSocket, webhooks
  * and MCP's output schema all describe exactly what is sent.
  */
 import { Schema } from "effect"

@@ -4,7 +4,7 @@
  * inbox it is addressed to, labelled, threaded, with its event, in one transaction. The
  * caller answers success only after that commit, so an acknowledged message is never lost.
  *
- * Rules (README, "Receiving mail"):
+ * Rules (docs/receiving.md):
  * - parsed once, whatever the number of inboxes; addresses not hosted here are skipped and
  *   named in the answer; none hosted is 404 not_found; an inbox on a custom domain that
  *   another organization now holds verified is not hosted (Domains.permitted);

@@ -3,7 +3,7 @@
  * addresses or domains, at organization, pod and inbox scope, for three directions:
  * `send` (new messages and forwards), `reply` (replies), `receive` (inbound mail).
  *
- * The verdict for an address (README, "Allow and block lists"): scopes are checked inbox,
+ * The verdict for an address (docs/lists.md, "Allow and block lists"): scopes are checked inbox,
  * then pod, then organization; the first scope with an entry matching the address decides
  * (a block entry blocks, an allow entry allows; block wins within one scope). When no
  * scope has a match, a non-empty allow list at any of the scopes blocks, otherwise the

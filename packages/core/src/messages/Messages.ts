@@ -1,7 +1,7 @@
 /**
  * Messages of an inbox: list, get, label, delete, the raw message and attachments.
  *
- * Rules (spec: Message, Messages; README, "Messages"):
+ * Rules (spec: Message, Messages; docs/messages.md):
  * - lists are newest first (`ascending` for oldest first), keyset-paged on (timestamp, id);
  *   filters combine: `labels` (all must match), `from` (the sender's address, or `@domain`),
  *   `to` (a recipient's address), `subject` (contains, case-insensitive), `before` and

@@ -16,7 +16,7 @@ export type HiddenLabel = typeof HIDDEN_LABELS[number]
 /** Labels only the service sets: by arrival, by sending, and by drafts. */
 export const SYSTEM_LABELS = ["received", "sent", "draft", "scheduled"] as const
 
-/** The most labels a message holds, the service's own included (README, "Messages and threads"). */
+/** The most labels a message holds, the service's own included (docs/messages.md). */
 export const MAX_LABELS = 100
 /** The longest label, in characters. */
 export const MAX_LABEL_LENGTH = 64
@@ -34,7 +34,7 @@ export const Labels = Schema.Array(Label).check(Schema.isMaxLength(MAX_LABELS, {
 
 /**
  * A query value written as a JSON array of strings (`["a","b"]`), as the agentmail SDK
- * sends its list filters (README, "Compatibility with the agentmail SDK"); undefined for
+ * sends its list filters (docs/api.md, "Compatibility with the agentmail SDK"); undefined for
  * any other value, which is then taken as written.
  */
 export const jsonListOf = (value: string): ReadonlyArray<string> | undefined => {

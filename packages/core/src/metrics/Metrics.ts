@@ -13,7 +13,7 @@
  * a day; other periods read minute rows, up to 129,600 over 90 days) and on the last
  * second's changes, never on how many messages or events there are.
  *
- * Query rules (README, "Metrics"): `period` is in seconds, a multiple of 60 (default
+ * Query rules (docs/metrics.md): `period` is in seconds, a multiple of 60 (default
  * 3600); `limit` is the number of buckets (default 24, at most 1,000); buckets are aligned
  * to the epoch and the last one holds now. The events query takes `start` and `end` as
  * ISO 8601 timestamps (rounded down to the minute); `end` defaults to now and `start` to

@@ -16,7 +16,7 @@
  * restored database and compares its row counts with the manifest's.
  *
  * With PostgreSQL the database is backed up with its own tools (pg_dump) and the blobs with
- * the store's (the README says how); these commands refuse INBOX_DATABASE_URL.
+ * the store's (docs/operating.md says how); these commands refuse INBOX_DATABASE_URL.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Schema } from "effect"

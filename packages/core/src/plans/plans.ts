@@ -1,6 +1,6 @@
 /**
  * Plans and their limits. Free is as the spec records it; Pro and Scale are our choice
- * (the spec does not show them) and are listed in the README.
+ * (the spec does not show them) and are listed in docs/api.md.
  */
 import { Effect, Schema } from "effect"
 import { PlanLimitExceeded } from "../errors/errors.ts"

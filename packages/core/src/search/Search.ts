@@ -1,7 +1,7 @@
 /**
  * Ranked search over messages (an inbox's) and threads (organization, pod or inbox), with
  * the query language of query.ts (spec: Messages `/search`, Threads `/threads/search`;
- * README, "Search").
+ * docs/search.md).
  *
  * How it stays fast at a million messages: only the newest SEARCH_CANDIDATES matches are
  * ranked, and they are found without collecting every match: a common word by reading the

@@ -1,5 +1,5 @@
 /**
- * The search query language (README, "Search"), parsed into a tree that Search.ts turns
+ * The search query language (docs/search.md), parsed into a tree that Search.ts turns
  * into SQL. It is the one people know from mail clients:
  *   words            all must match (anywhere: from, to, subject, body, attachment names)
  *   "a phrase"       the words in this order

@@ -1,7 +1,7 @@
 /**
  * Idempotency-Key on send routes (spec: Endpoints, Errors `idempotency_key_reuse`).
  *
- * Rules (README, "Sending mail"):
+ * Rules (docs/sending.md, "Sending mail"):
  * - the same key with the same route and body within 24 hours answers the first request's
  *   answer and sends nothing;
  * - the same key on another route, or with another body, is 409 idempotency_key_reuse;

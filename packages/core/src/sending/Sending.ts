@@ -2,7 +2,7 @@
  * Sending: send, reply, reply-all and forward from an inbox (spec: Messages, Send rules,
  * Errors, Limits). Every rule is here, so REST, MCP, the CLI and drafts refuse alike.
  *
- * Order (README, "Sending mail"; validation before state):
+ * Order (docs/sending.md, "Sending mail"; validation before state):
  * 1. the inbox (and for replies and forwards the message answered) must be visible (404);
  * 2. the request itself: recipients (at least one; 50 unique at most, 422
  *    too_many_recipients), addresses, attachments' shape, `html_required`,

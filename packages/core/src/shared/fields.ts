@@ -3,7 +3,7 @@
  * forget it. Text fields refuse control characters (PostgreSQL cannot store NUL, and a line
  * break in a name or an id is never meant); multi-line text allows tab and line breaks only.
  *
- * The spec leaves `client_id` and `metadata` formats open; our choice (also in the README):
+ * The spec leaves `client_id` and `metadata` formats open; our choice (also in docs/api.md):
  * client_id is 1-128 characters of letters, digits and `._:@-`; metadata has at most 50 keys
  * of 1-64 characters, each value a string of at most 1024 characters. An email address is
  * one rule everywhere (sign-up, keys, sends, lists): see `EmailAddress`.

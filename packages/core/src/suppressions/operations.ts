@@ -1,6 +1,6 @@
 /**
  * The suppression operations of the catalogue (spec: Suppressions). The spec names no
- * permission for them; ours (README, "Suppressions"): a suppression is the send policy's
+ * permission for them; ours (docs/lists.md, "Suppressions"): a suppression is the send policy's
  * automatic block list, so reading them needs `list_entry_read` and deleting one, which lets
  * mail reach an address that bounced or complained again, needs `list_entry_delete`; a
  * key that may only send cannot lift a suppression. Suppressions are added by provider

@@ -169,7 +169,7 @@ const DeliveryRow = Schema.Struct({
   updated_at: Schema.Date
 })
 
-/** A delivery (spec: Webhook delivery); the timestamps are our names (README). */
+/** A delivery (spec: Webhook delivery); the timestamps are our names (docs/events.md). */
 export const Delivery = Schema.Struct({
   delivery_id: Schema.String,
   webhook_id: Schema.String,
