@@ -135,10 +135,10 @@ export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [
   {"env":"INBOX_RAZORPAY_KEY_ID","flag":"--razorpay-key-id <id>","scope":"serve","help":"Razorpay key id (billing: the India provider)"},
   {"env":"INBOX_RAZORPAY_KEY_SECRET","flag":"--razorpay-key-secret <secret>","scope":"serve","help":"Razorpay key secret"},
   {"env":"INBOX_RAZORPAY_WEBHOOK_SECRET","flag":"--razorpay-webhook-secret <secret>","scope":"serve","help":"secret of the Razorpay webhook /inbound/billing/razorpay"},
-  {"env":"INBOX_RAZORPAY_PLAN_PRO_MONTHLY","flag":"--razorpay-plan-pro-monthly <id>","scope":"serve","help":"Razorpay plan id of Pro, monthly"},
-  {"env":"INBOX_RAZORPAY_PLAN_PRO_YEARLY","flag":"--razorpay-plan-pro-yearly <id>","scope":"serve","help":"Razorpay plan id of Pro, yearly"},
-  {"env":"INBOX_RAZORPAY_PLAN_SCALE_MONTHLY","flag":"--razorpay-plan-scale-monthly <id>","scope":"serve","help":"Razorpay plan id of Scale, monthly"},
-  {"env":"INBOX_RAZORPAY_PLAN_SCALE_YEARLY","flag":"--razorpay-plan-scale-yearly <id>","scope":"serve","help":"Razorpay plan id of Scale, yearly"},
+  {"env":"INBOX_RAZORPAY_PLAN_PRO_MONTHLY","flag":"--razorpay-plan-pro-monthly <id>","scope":"serve","help":"Razorpay plan id of Pro, billed monthly"},
+  {"env":"INBOX_RAZORPAY_PLAN_PRO_YEARLY","flag":"--razorpay-plan-pro-yearly <id>","scope":"serve","help":"Razorpay plan id of Pro, billed yearly"},
+  {"env":"INBOX_RAZORPAY_PLAN_SCALE_MONTHLY","flag":"--razorpay-plan-scale-monthly <id>","scope":"serve","help":"Razorpay plan id of Scale, billed monthly"},
+  {"env":"INBOX_RAZORPAY_PLAN_SCALE_YEARLY","flag":"--razorpay-plan-scale-yearly <id>","scope":"serve","help":"Razorpay plan id of Scale, billed yearly"},
   {"env":"INBOX_RAZORPAY_API_URL","flag":"--razorpay-api-url <url>","scope":"serve","help":"another address for Razorpay's API (tests point it at a local fake) (default Razorpay's)"},
   {"env":"INBOX_API_KEY","flag":"--api-key <key>","scope":"client","help":"API key of resource commands, events tail and mcp"}
 ]

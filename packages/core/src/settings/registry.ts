@@ -30,6 +30,28 @@ export interface Setting {
   readonly meaning?: string
 }
 
+/** A billing provider's id of each paid plan and interval, as created in its dashboard. */
+const providerIds = (provider: "Stripe" | "Razorpay", key: string, noun: "price" | "plan"): ReadonlyArray<Setting> =>
+  (["pro", "scale"] as const).flatMap((plan) =>
+    (["monthly", "yearly"] as const).map((interval) => ({
+      env: `INBOX_${key}_${plan.toUpperCase()}_${interval.toUpperCase()}`,
+      flag: `--${key.toLowerCase().replace("_", "-")}-${plan}-${interval} <id>`,
+      scope: "serve",
+      group: "Billing providers",
+      help: `${provider} ${noun} id of ${plan === "pro" ? "Pro" : "Scale"}, billed ${interval}`
+    }))
+  )
+
+/** Another address for a provider's API, which tests point at a local fake. */
+const providerApiUrl = (provider: "Stripe" | "Razorpay"): Setting => ({
+  env: `INBOX_${provider.toUpperCase()}_API_URL`,
+  flag: `--${provider.toLowerCase()}-api-url <url>`,
+  scope: "serve",
+  group: "Billing providers",
+  shownDefault: `${provider}'s`,
+  help: `another address for ${provider}'s API (tests point it at a local fake)`
+})
+
 export const SETTINGS = [
   // Storage: flags of every command that opens storage.
   {
@@ -374,18 +396,8 @@ export const SETTINGS = [
     help: "signing secret of the Stripe endpoint /inbound/billing/stripe",
     meaning: "signing secret (`whsec_...`) of the Stripe webhook endpoint `/inbound/billing/stripe`"
   },
-  { env: "INBOX_STRIPE_PRICE_PRO_MONTHLY", flag: "--stripe-price-pro-monthly <id>", scope: "serve", group: "Billing providers", help: "Stripe price id of Pro, billed monthly" },
-  { env: "INBOX_STRIPE_PRICE_PRO_YEARLY", flag: "--stripe-price-pro-yearly <id>", scope: "serve", group: "Billing providers", help: "Stripe price id of Pro, billed yearly" },
-  { env: "INBOX_STRIPE_PRICE_SCALE_MONTHLY", flag: "--stripe-price-scale-monthly <id>", scope: "serve", group: "Billing providers", help: "Stripe price id of Scale, billed monthly" },
-  { env: "INBOX_STRIPE_PRICE_SCALE_YEARLY", flag: "--stripe-price-scale-yearly <id>", scope: "serve", group: "Billing providers", help: "Stripe price id of Scale, billed yearly" },
-  {
-    env: "INBOX_STRIPE_API_URL",
-    flag: "--stripe-api-url <url>",
-    scope: "serve",
-    group: "Billing providers",
-    shownDefault: "Stripe's",
-    help: "another address for Stripe's API (tests point it at a local fake)"
-  },
+  ...providerIds("Stripe", "STRIPE_PRICE", "price"),
+  providerApiUrl("Stripe"),
   {
     env: "INBOX_RAZORPAY_KEY_ID",
     flag: "--razorpay-key-id <id>",
@@ -403,18 +415,8 @@ export const SETTINGS = [
     help: "secret of the Razorpay webhook /inbound/billing/razorpay",
     meaning: "secret of the Razorpay webhook `/inbound/billing/razorpay`"
   },
-  { env: "INBOX_RAZORPAY_PLAN_PRO_MONTHLY", flag: "--razorpay-plan-pro-monthly <id>", scope: "serve", group: "Billing providers", help: "Razorpay plan id of Pro, monthly" },
-  { env: "INBOX_RAZORPAY_PLAN_PRO_YEARLY", flag: "--razorpay-plan-pro-yearly <id>", scope: "serve", group: "Billing providers", help: "Razorpay plan id of Pro, yearly" },
-  { env: "INBOX_RAZORPAY_PLAN_SCALE_MONTHLY", flag: "--razorpay-plan-scale-monthly <id>", scope: "serve", group: "Billing providers", help: "Razorpay plan id of Scale, monthly" },
-  { env: "INBOX_RAZORPAY_PLAN_SCALE_YEARLY", flag: "--razorpay-plan-scale-yearly <id>", scope: "serve", group: "Billing providers", help: "Razorpay plan id of Scale, yearly" },
-  {
-    env: "INBOX_RAZORPAY_API_URL",
-    flag: "--razorpay-api-url <url>",
-    scope: "serve",
-    group: "Billing providers",
-    shownDefault: "Razorpay's",
-    help: "another address for Razorpay's API (tests point it at a local fake)"
-  },
+  ...providerIds("Razorpay", "RAZORPAY_PLAN", "plan"),
+  providerApiUrl("Razorpay"),
 
   // The client.
   {
