@@ -48,7 +48,7 @@ layer(engine, { timeout: "120 seconds" })("a crash between the relay's acceptanc
       const sending = yield* Sending
       Relay.sent = []
       Relay.crashNext = true
-      const request = { kind: "send" as const, inboxId: inbox.inbox_id, input: { to: "bob@example.net", text: "hello" }, idempotencyKey: "crash-1" }
+      const request = { kind: "send" as const, inboxId: inbox.inbox_id, input: { to: "bob@example.net", subject: "Order 1042", text: "hello" }, idempotencyKey: "crash-1" }
       const first = yield* Effect.exit(sending.send(principal, request))
       assert.isTrue(Exit.isFailure(first) && Exit.hasInterrupts(first), "the first request died")
       assert.strictEqual(Relay.sent.length, 1)
@@ -58,6 +58,8 @@ layer(engine, { timeout: "120 seconds" })("a crash between the relay's acceptanc
       const answer = yield* Fiber.join(retry)
       assert.strictEqual(Relay.sent.length, 2)
       assert.strictEqual(messageIdOf(Relay.sent[1]), messageIdOf(Relay.sent[0]))
+      // The relay (and the local outbox's listing) is told the subject, fresh and resumed alike.
+      assert.deepStrictEqual(Relay.sent.map((m) => m.subject), ["Order 1042", "Order 1042"])
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ id: string; state: string }>`SELECT id, state FROM messages WHERE inbox_id = ${inbox.inbox_id}`
       assert.deepStrictEqual(rows, [{ id: answer.message_id, state: "sent" }])

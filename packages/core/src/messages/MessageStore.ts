@@ -603,7 +603,7 @@ export class MessageStore extends Context.Service<MessageStore, {
       claimSending: (messageId, at, olderThan) =>
         sql`UPDATE messages SET updated_at = ${at}
           WHERE id = ${messageId} AND state = 'sending' ${olderThan === undefined ? sql`` : sql`AND updated_at < ${olderThan}`}
-          RETURNING id, organization_id, pod_id, inbox_id, thread_id, raw_sha256, recipient_addresses, "timestamp"`.pipe(Effect.orDie)
+          RETURNING id, organization_id, pod_id, inbox_id, thread_id, raw_sha256, recipient_addresses, subject, "timestamp"`.pipe(Effect.orDie)
     })
   }))
 

@@ -111,6 +111,7 @@ const SendingRow = Schema.Struct({
   thread_id: Schema.String,
   raw_sha256: Schema.String,
   recipient_addresses: Schema.Array(Schema.String),
+  subject: Schema.NullOr(Schema.String),
   timestamp: Schema.Date
 })
 type SendingRow = typeof SendingRow.Type
@@ -210,7 +211,11 @@ export class Sending extends Context.Service<Sending, {
         const handed = Effect.gen(function*() {
           // Mail leaving the server from a verified custom domain is DKIM-signed as that domain.
           if (remote.length > 0) {
-            yield* transport.send({ envelope: { from, to: remote }, raw: yield* domains.signOutgoing(message.organization_id, from, raw) })
+            yield* transport.send({
+              envelope: { from, to: remote },
+              raw: yield* domains.signOutgoing(message.organization_id, from, raw),
+              ...(message.subject === null ? {} : { subject: message.subject })
+            })
           }
           if (local.size > 0) {
             // Mail between inboxes of this server takes the inbound path; an inbox deleted meanwhile is simply skipped.
@@ -358,6 +363,7 @@ export class Sending extends Context.Service<Sending, {
           thread_id: message.thread_id,
           raw_sha256: message.raw_sha256,
           recipient_addresses: composed.envelope.to,
+          subject: composed.subject ?? null,
           timestamp: message.timestamp
         }, key, { raw: composed.raw, from: inbox.email })
       }).pipe(
