@@ -23,7 +23,9 @@ import {
   startServer,
   TEST_INBOUND_SECRET
 } from "@inbox/testkit"
-import { loadavg } from "node:os"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
 import { Agent, request as httpRequest } from "node:http"
 
 const arg = (name: string, fallback: string) => {
@@ -98,7 +100,9 @@ const runOn = async (storage: Awaited<ReturnType<typeof pgliteStorage>>) => {
   const env = serverEnv({ ...storage.env, INBOX_INBOUND_SECRET: TEST_INBOUND_SECRET, INBOX_PROVIDER_EVENTS_SECRET: PROVIDER_SECRET })
   const owner = await createOrganization(env, "fuzz-owner@example.com")
   const foreign = await createOrganization(env, "fuzz-foreign@example.com")
-  const server = await startServer(env)
+  // Only error lines are logged (a defect names its request id and cause), so a long run
+  // keeps its log small and a failure can be traced to its cause.
+  const server = await startServer({ ...env, INBOX_LOG_LEVEL: "error", INBOX_LOG_FORMAT: "json" }, undefined, { captureStdout: true })
   try {
     const client = overHttp(server.url)
     const world = await buildFuzzWorld(client, {
@@ -131,7 +135,13 @@ const runOn = async (storage: Awaited<ReturnType<typeof pgliteStorage>>) => {
     for (const f of outcome.failures.slice(0, 20)) {
       console.log(`  FAILED ${f.status} ${f.request.op} ${f.request.method} ${f.request.path.slice(0, 160)} ${JSON.stringify(f.body).slice(0, 200)}`)
     }
-    if (outcome.failures.length > 0) console.log(`  ${outcome.failures.length} requests failed; server stderr tail:\n${server.stderr().slice(-3000)}`)
+    if (outcome.failures.length > 0) {
+      // Each failing request is written whole, so it can be sent again alone.
+      const folder = mkdtempSync(join(tmpdir(), "fuzz-api-failures-"))
+      outcome.failures.forEach((f, i) =>
+        writeFileSync(join(folder, `${i}.json`), JSON.stringify({ ...f.request, body: f.request.body === undefined ? undefined : Buffer.from(f.request.body).toString("base64") })))
+      console.log(`  ${outcome.failures.length} requests failed, written to ${folder}; the server's error lines:\n${server.stdout().slice(-6000)}\n${server.stderr().slice(-2000)}`)
+    }
     return outcome.failures.length + health.failures
   } finally {
     await server.stop()
