@@ -190,5 +190,29 @@ for (const storage of storages()) {
           assert.strictEqual(n[0]!.n, t.message_count)
         }
       }))
+
+    it.effect("an inbox deleted after it was looked up: the message is stored in the other inboxes and the deleted one is named as skipped; with none left it is 404 not_found", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const inbound = yield* Inbound
+        const { a, b } = yield* inboxesOf("vanishing")
+        const targets = yield* sql<{ id: string; organization_id: string; pod_id: string; email: string }>`SELECT id, organization_id, pod_id, email FROM inboxes WHERE id = ANY(${[a.id, b.id]}::text[]) ORDER BY id`
+        const gone = targets.find((t) => t.id === b.id)!
+        const kept = targets.find((t) => t.id === a.id)!
+        // Looked up (as the SMTP receiver's RCPT does), then deleted before the message is written.
+        yield* sql`DELETE FROM inboxes WHERE id = ${gone.id}`
+        const raw = yield* Effect.promise(() => buildMail({ to: [kept.email, gone.email], messageId: "<vanishing@x>", subject: "Still here?" }))
+        const result = yield* inbound.deliver({ raw, to: [kept.email, gone.email], inboxes: targets })
+        assert.deepStrictEqual(result.delivered.map((d) => d.inbox_id), [kept.id])
+        assert.deepStrictEqual(result.skipped, [gone.email])
+        const stored = yield* sql<{ inbox_id: string }>`SELECT inbox_id FROM messages WHERE rfc_message_id = '<vanishing@x>'`
+        assert.deepStrictEqual(stored.map((r) => r.inbox_id), [kept.id])
+
+        const again = yield* Effect.promise(() => buildMail({ to: gone.email, messageId: "<vanished@x>" }))
+        const refused = yield* Effect.flip(inbound.deliver({ raw: again, to: [gone.email], inboxes: [gone] }))
+        assert.strictEqual(refused._tag, "NotFound")
+        const none = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE rfc_message_id = '<vanished@x>'`
+        assert.strictEqual(none[0]!.n, 0)
+      }))
   })
 }

@@ -197,7 +197,7 @@ for (const storage of storages()) {
         assert.match(full.headers["authentication-results"] ?? "", /dmarc=fail/)
       }))
 
-    it.effect("an inbox deleted between RCPT and the end of DATA: the message is answered 451 4.3.0 and nothing is stored; the retry is refused 550", () =>
+    it.effect("an inbox deleted between RCPT and the end of DATA: the message is refused 550 5.1.1 (no such mailbox) and nothing is stored; so is the retry, at RCPT", () =>
       Effect.gen(function*() {
         const w = yield* setUp
         const { ask } = yield* conversation(w.port)
@@ -208,7 +208,7 @@ for (const storage of storages()) {
         assert.strictEqual((yield* w.app.request("DELETE", `/v0/inboxes/${w.inbox.inbox_id}`, { key: w.org.key })).status, 204)
         assert.match(yield* ask("DATA"), /^354 /)
         const reply = yield* ask(`From: ann@gone.example\r\nTo: ${w.inbox.email}\r\nSubject: Too late\r\nMessage-ID: <too-late@gone.example>\r\n\r\nHello\r\n.`)
-        assert.match(reply, /^451 4\.3\.0 /)
+        assert.match(reply, /^550 5\.1\.1 /)
         const sql = yield* SqlClient.SqlClient
         const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE rfc_message_id = '<too-late@gone.example>'`
         assert.strictEqual(stored[0]?.n, 0)

@@ -20,7 +20,7 @@
  * - the event is `message.received`, or the opt-in `message.received.blocked`,
  *   `.unauthenticated` or `.spam` (in that order of precedence) for a labelled message.
  */
-import { Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
 import { inboundBatchesSplit, messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { sha256Of } from "../blobs/Blobs.ts"
@@ -256,14 +256,34 @@ export class Inbound extends Context.Service<Inbound, {
     const settle = (batch: ReadonlyArray<Waiting>) =>
       Effect.uninterruptible(Effect.gen(function*() {
         const outcome = yield* Effect.exit(commit(batch.map((w) => w.job)))
-        if (Exit.isSuccess(outcome) || batch.length === 1) {
-          for (let i = 0; i < batch.length; i++) yield* Deferred.done(batch[i]!.done, Exit.map(outcome, (all) => all[i]!))
+        if (Exit.isSuccess(outcome)) {
+          for (let i = 0; i < batch.length; i++) yield* Deferred.done(batch[i]!.done, Exit.succeed(outcome.value[i]!))
           return
         }
+        if (batch.length === 1) return yield* Deferred.done(batch[0]!.done, yield* Effect.exit(withoutDeleted(batch[0]!.job, outcome.cause)))
         // One delivery's failure must not fail the others: each again, alone.
         yield* Metric.update(inboundBatchesSplit, 1)
-        for (const w of batch) yield* Deferred.done(w.done, Exit.map(yield* Effect.exit(commit([w.job])), (all) => all[0]!))
+        for (const w of batch) {
+          const alone = yield* Effect.exit(commit([w.job]))
+          yield* Deferred.done(w.done, Exit.isSuccess(alone) ? Exit.succeed(alone.value[0]!) : yield* Effect.exit(withoutDeleted(w.job, alone.cause)))
+        }
       }))
+    /**
+     * A delivery whose commit failed alone may have lost an inbox to a delete made after it
+     * was looked up (the rows' foreign keys refuse it): then the inboxes still there get it and
+     * the deleted ones are left out of its result (deliver names them as not hosted). The check
+     * costs nothing on the way that succeeds; any other failure stands as it was.
+     */
+    const withoutDeleted = (job: Delivery, failure: Cause.Cause<never>) =>
+      sql<{ id: string }>`SELECT id FROM inboxes WHERE id = ANY(${job.inboxes.map((i) => i.id)}::text[])`.pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.flatMap((rows): Effect.Effect<ReadonlyArray<DeliveryResult["delivered"][number]>> => {
+          const left = job.inboxes.filter((i) => rows.some((r) => r.id === i.id))
+          if (left.length === job.inboxes.length) return Effect.failCause(failure)
+          if (left.length === 0) return Effect.succeed([])
+          return Effect.map(commit([{ ...job, inboxes: left }]), (all) => all[0]!)
+        })
+      )
     const writer = Effect.gen(function*() {
       const taken = yield* Queue.takeBetween(waiting, 1, GROUP_COMMIT.deliveries)
       let batch: Array<Waiting> = []
@@ -372,8 +392,13 @@ export class Inbound extends Context.Service<Inbound, {
           raw: { sha256: rawSha, bytes: arrival.raw }
         }
       })
+      // Inboxes deleted since they were looked up are not hosted any more (withoutDeleted).
+      const gone = recipients.filter((inbox) => !delivered.some((d) => d.inbox_id === inbox.id)).map((inbox) => inbox.email)
+      if (delivered.length === 0) {
+        return yield* new NotFound({ message: "None of the addresses is an inbox of this server.", fix: `Skipped: ${[...skipped, ...gone].join(", ")}` })
+      }
       yield* Metric.update(messagesReceived, delivered.filter((d) => !d.duplicate).length)
-      return { delivered, skipped, ...(report === undefined ? {} : { report }) }
+      return { delivered, skipped: [...skipped, ...gone], ...(report === undefined ? {} : { report }) }
     })
 
     const recipient = (address: string): Effect.Effect<InboxTarget | undefined> => {
