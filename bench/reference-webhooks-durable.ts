@@ -18,15 +18,13 @@
  * - `{"cmd":"paced","n":N,"rate":R}`: an event made and committed every 1/R s, the worker
  *   running; answers `DONE {"start": epoch ms}` once all are committed.
  */
-import { createHmac } from "node:crypto"
-import { Agent, request } from "node:http"
+import { signedPoster } from "./reference-post.ts"
 import { createInterface } from "node:readline"
 import pg from "pg"
 
 const url = new URL(process.env["REF_URL"]!)
-const secret = Buffer.from(process.env["REF_SECRET"]!.replace(/^whsec_/, ""), "base64")
 const concurrency = Number(process.env["REF_CONCURRENCY"] ?? "8")
-const agent = new Agent({ keepAlive: true })
+const post = signedPoster(url, process.env["REF_SECRET"]!)
 const pool = new pg.Pool({ connectionString: process.env["REF_DATABASE_URL"], max: 6 })
 
 await pool.query(`
@@ -73,34 +71,6 @@ const record = async () => {
     client.release()
   }
 }
-
-/** One POST; a request that fails on the wire is sent again, as a sender that must not lose it would. */
-const post = async (body: string, id: string): Promise<void> => {
-  while (!(await attempt(body, id)));
-}
-
-const attempt = (body: string, id: string) =>
-  new Promise<boolean>((resolve) => {
-    const timestamp = Math.floor(Date.now() / 1000).toString()
-    const signature = `v1,${createHmac("sha256", secret).update(`${id}.${timestamp}.`).update(body).digest("base64")}`
-    const req = request(url, {
-      method: "POST",
-      agent,
-      headers: {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body).toString(),
-        "webhook-id": id,
-        "webhook-timestamp": timestamp,
-        "webhook-signature": signature
-      }
-    }, (res) => {
-      res.resume()
-      res.on("end", () => resolve((res.statusCode ?? 500) < 300))
-      res.on("error", () => resolve(false))
-    })
-    req.on("error", () => resolve(false))
-    req.end(body)
-  })
 
 let running = false
 let stopped: Promise<unknown> = Promise.resolve()

@@ -13,48 +13,14 @@
  * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` and its members' `timestamp` the
  *   moment it is made) and queued for the senders; answers `DONE {"start": epoch ms}`.
  */
-import { createHmac } from "node:crypto"
-import { Agent, request } from "node:http"
+import { signedPoster } from "./reference-post.ts"
 import { createInterface } from "node:readline"
 
 const url = new URL(process.env["REF_URL"]!)
-const secret = Buffer.from(process.env["REF_SECRET"]!.replace(/^whsec_/, ""), "base64")
 const concurrency = Number(process.env["REF_CONCURRENCY"] ?? "8")
-const agent = new Agent({ keepAlive: true })
+const post = signedPoster(url, process.env["REF_SECRET"]!)
 let template: Record<string, unknown> = {}
 let serial = 0
-
-/**
- * One POST; a request that fails on the wire (a kept-alive connection the receiver closed
- * while idle, which Node's server does after 5 s) is sent again at once, as a sender that
- * must not lose the event would: counted as lost, it left the benchmark waiting for ever.
- */
-const post = async (body: string, id: string): Promise<void> => {
-  while (!(await attempt(body, id)));
-}
-
-const attempt = (body: string, id: string) =>
-  new Promise<boolean>((resolve) => {
-    const timestamp = Math.floor(Date.now() / 1000).toString()
-    const signature = `v1,${createHmac("sha256", secret).update(`${id}.${timestamp}.`).update(body).digest("base64")}`
-    const req = request(url, {
-      method: "POST",
-      agent,
-      headers: {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body).toString(),
-        "webhook-id": id,
-        "webhook-timestamp": timestamp,
-        "webhook-signature": signature
-      }
-    }, (res) => {
-      res.resume()
-      res.on("end", () => resolve(true))
-      res.on("error", () => resolve(false))
-    })
-    req.on("error", () => resolve(false))
-    req.end(body)
-  })
 
 const envelope = () => {
   const id = `evt_ref${serial++}`
