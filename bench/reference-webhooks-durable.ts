@@ -18,8 +18,7 @@
  * - `{"cmd":"paced","n":N,"rate":R}`: an event made and committed every 1/R s, the worker
  *   running; answers `DONE {"start": epoch ms}` once all are committed.
  */
-import { signedPoster } from "./reference-post.ts"
-import { createInterface } from "node:readline"
+import { answerCommands, envelope, signedPoster } from "./reference-post.ts"
 import pg from "pg"
 
 const url = new URL(process.env["REF_URL"]!)
@@ -40,23 +39,12 @@ await pool.query(`
   CREATE INDEX ref_deliveries_pending ON ref_deliveries (id) WHERE state = 'pending';
 `)
 
-let template: Record<string, unknown> = {}
 let serial = 0
-
-const envelope = () => {
-  const id = `evt_dur${serial++}`
-  const now = new Date().toISOString()
-  // As the bare reference: every member's timestamp is the moment the event is made.
-  const stamped: Record<string, unknown> = { ...template, event_id: id, created_at: now }
-  for (const [key, value] of Object.entries(template)) {
-    if (typeof value === "object" && value !== null && "timestamp" in value) stamped[key] = { ...value, timestamp: now }
-  }
-  return { now, body: JSON.stringify(stamped) }
-}
+const fresh = () => envelope(`evt_dur${serial++}`)
 
 /** One event and its delivery row, committed together, with the worker's wake-up. */
 const record = async () => {
-  const e = envelope()
+  const e = fresh()
   const client = await pool.connect()
   try {
     await client.query("BEGIN")
@@ -144,7 +132,7 @@ const backlog = async (n: number) => {
   await stopped
   for (let done = 0; done < n; done += 500) {
     const count = Math.min(500, n - done)
-    const made = Array.from({ length: count }, envelope)
+    const made = Array.from({ length: count }, fresh)
     await pool.query(
       `WITH e AS (INSERT INTO ref_events (created_at, body) SELECT * FROM unnest($1::timestamptz[], $2::jsonb[]) RETURNING id)
        INSERT INTO ref_deliveries (event_id) SELECT id FROM e`,
@@ -170,15 +158,4 @@ const paced = async (n: number, rate: number) => {
   return begun
 }
 
-createInterface({ input: process.stdin }).on("line", (line) => {
-  const c = JSON.parse(line) as { cmd: string; body?: string; n?: number; rate?: number }
-  if (c.cmd === "template") {
-    template = JSON.parse(c.body!) as Record<string, unknown>
-    process.stdout.write("TEMPLATE\n")
-  } else {
-    void (c.cmd === "backlog" ? backlog(c.n!) : paced(c.n!, c.rate!)).then((start) =>
-      process.stdout.write(`DONE ${JSON.stringify({ start })}\n`)
-    )
-  }
-})
-process.stdout.write("REFERENCE_READY\n")
+answerCommands({ backlog, paced })

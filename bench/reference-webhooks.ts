@@ -13,26 +13,13 @@
  * - `{"cmd":"paced","n":N,"rate":R}`: an envelope made every 1/R s (its `created_at` and its members' `timestamp` the
  *   moment it is made) and queued for the senders; answers `DONE {"start": epoch ms}`.
  */
-import { signedPoster } from "./reference-post.ts"
-import { createInterface } from "node:readline"
+import { answerCommands, envelope, signedPoster } from "./reference-post.ts"
 
 const url = new URL(process.env["REF_URL"]!)
 const concurrency = Number(process.env["REF_CONCURRENCY"] ?? "8")
 const post = signedPoster(url, process.env["REF_SECRET"]!)
-let template: Record<string, unknown> = {}
 let serial = 0
-
-const envelope = () => {
-  const id = `evt_ref${serial++}`
-  const now = new Date().toISOString()
-  // Its message's and thread's timestamps too: the receiver times an envelope from the first
-  // `timestamp` in it (ours waits for a transaction after it), and jsonb puts `thread` first.
-  const stamped: Record<string, unknown> = { ...template, event_id: id, created_at: now }
-  for (const [key, value] of Object.entries(template)) {
-    if (typeof value === "object" && value !== null && "timestamp" in value) stamped[key] = { ...value, timestamp: now }
-  }
-  return { id, body: JSON.stringify(stamped) }
-}
+const fresh = () => envelope(`evt_ref${serial++}`)
 
 /** Senders taking envelopes from `next` until it answers undefined. */
 const send = async (next: () => Promise<{ id: string; body: string } | undefined>) => {
@@ -44,7 +31,7 @@ const send = async (next: () => Promise<{ id: string; body: string } | undefined
 
 const backlog = async (n: number) => {
   const start = Date.now()
-  const made = Array.from({ length: n }, envelope)
+  const made = Array.from({ length: n }, fresh)
   let i = 0
   await send(async () => made[i++])
   return start
@@ -63,7 +50,7 @@ const paced = async (n: number, rate: number) => {
   const tick = () => {
     while (made < n && Date.now() >= start + (made * 1000) / rate) {
       made++
-      give(envelope())
+      give(fresh())
     }
     if (made < n) setTimeout(tick, Math.max(0, start + (made * 1000) / rate - Date.now()))
     else while (waiting.length > 0) give(undefined)
@@ -75,15 +62,4 @@ const paced = async (n: number, rate: number) => {
   return start
 }
 
-createInterface({ input: process.stdin }).on("line", (line) => {
-  const c = JSON.parse(line) as { cmd: string; body?: string; n?: number; rate?: number }
-  if (c.cmd === "template") {
-    template = JSON.parse(c.body!) as Record<string, unknown>
-    process.stdout.write("TEMPLATE\n")
-  } else {
-    void (c.cmd === "backlog" ? backlog(c.n!) : paced(c.n!, c.rate!)).then((start) =>
-      process.stdout.write(`DONE ${JSON.stringify({ start })}\n`)
-    )
-  }
-})
-process.stdout.write("REFERENCE_READY\n")
+answerCommands({ backlog, paced })
