@@ -61,7 +61,7 @@ export const POSTGRES_FILES: ReadonlyArray<string> = [
 ]
 
 /** Files that drive Chromium. */
-export const CHROMIUM_FILES: ReadonlyArray<string> = ["packages/http/test/dashboard-e2e.test.ts"]
+export const CHROMIUM_FILES: ReadonlyArray<string> = ["packages/http/test/dashboard-e2e.test.ts", "packages/http/test/dashboard-e2e-newcomer.test.ts"]
 
 const REQUIREMENTS: ReadonlyArray<Requirement> = [
   {

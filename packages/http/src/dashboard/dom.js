@@ -120,7 +120,14 @@ export const secretOnce = (what, secret) => {
 
 /** A success message, in the same live region as errors but styled as good news. */
 export const notice = (message) => { showError({ message }); $("error").className = "ok" }
-export const go = (hash) => { location.hash = hash }
+/**
+ * Shows the page of `hash`. Setting the hash it already has fires no hashchange (a sign-in on
+ * `#/`, where "Continue to the dashboard" lands, left the form on screen): the event is sent here.
+ */
+export const go = (hash) => {
+  if (location.hash === hash) dispatchEvent(new HashChangeEvent("hashchange"))
+  else location.hash = hash
+}
 export const list = (s) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean)
 export const enc = encodeURIComponent
 export const when = (t) => t ? new Date(t).toLocaleString() : "—"

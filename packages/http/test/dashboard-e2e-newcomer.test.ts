@@ -1,0 +1,153 @@
+/**
+ * The dashboard as a new person meets it (issue 27), in Debian's Chromium driven by
+ * playwright-core, against a server with the default sign-up rule (`invite`: the first person
+ * owns the first organization, everyone else comes with an invitation). Controls are found by
+ * accessible role and name, as a person using a screen reader would find them. Mail arrives
+ * through the operator route /inbound/raw, as a forwarder delivers it.
+ *
+ * The first test is the first person on the server; the others sign in as that owner (each
+ * with its own inbox), so the file runs in order and shares one organization.
+ */
+import { BlobStores, Egress, Engine, Ids } from "@inbox/core/internal"
+import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
+import { CapturedMail, chromiumPath, freePort, pglite, settingsLayer } from "@inbox/testkit"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { HttpRouter } from "effect/http"
+import { mkdirSync } from "node:fs"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+
+const SECRET = "dashboard-newcomer-secret"
+const PASSWORD = "correct horse battery"
+const SHOTS = new URL("../../../docs/screenshots/", import.meta.url)
+
+let url = ""
+let runtime: ManagedRuntime.ManagedRuntime<CapturedMail, unknown>
+let browser: Browser
+
+let emails = 0
+const uniqueEmail = (name: string) => `${name}-${Date.now().toString(36)}-${emails++}@example.org`
+
+/** The newest link to `path` mailed to `address` (the local outbox of the server). */
+const mailedToken = async (address: string, path: string) => {
+  const all = await runtime.runPromise(Effect.gen(function*() { return yield* (yield* CapturedMail).all }))
+  for (const mail of [...all].reverse()) {
+    if (!mail.envelope.to.includes(address.toLowerCase())) continue
+    const text = Buffer.from(mail.raw).toString("utf8").replace(/=\r?\n/g, "").replace(/=3D/g, "=")
+    const match = new RegExp(`/${path}\\?token=([0-9a-f]{64})`).exec(text)
+    if (match?.[1] !== undefined) return match[1]
+  }
+  throw new Error(`no ${path} link mailed to ${address}`)
+}
+
+const deliver = async (to: string, raw: string) => {
+  const res = await fetch(`${url}/inbound/raw?to=${encodeURIComponent(to)}`, { method: "POST", headers: { "x-inbound-secret": SECRET }, body: raw })
+  assert.strictEqual(res.status, 200, await res.text())
+}
+
+const mail = (to: string, subject: string, body: string, extra = "") =>
+  `From: Ann <ann@example.org>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${Math.random().toString(36).slice(2)}@example.org>\r\n${extra}Content-Type: text/plain; charset=utf-8\r\n\r\n${body}\r\n`
+
+/** Screenshots only when asked (DASHBOARD_SCREENSHOTS=1): a test run leaves docs/ as it was. */
+const shot = async (page: Page, name: string) => {
+  if (process.env["DASHBOARD_SCREENSHOTS"] !== "1") return
+  mkdirSync(SHOTS, { recursive: true })
+  await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true })
+}
+
+/** Waits for `locator`; on failure says what the page showed (its error banner and main text). */
+const explained = (page: Page, locator: ReturnType<Page["locator"]>, timeout = 10_000) =>
+  locator.waitFor({ timeout }).catch(async (e) => {
+    throw new Error(`${e}: ${await page.locator("#error").textContent()} / ${await page.locator("main").textContent()}`)
+  })
+
+// The first person of the server, once they exist: every later test signs in as them.
+let ownerEmail: string | undefined
+
+/** The owner, signed up through the API if the first test did not run (a filtered run). */
+const theOwner = async () => {
+  if (ownerEmail !== undefined) return ownerEmail
+  const email = uniqueEmail("first")
+  const res = await fetch(`${url}/auth/sign-up`, { method: "POST", headers: { "content-type": "application/json", origin: url }, body: JSON.stringify({ email, password: PASSWORD }) })
+  assert.isTrue(res.ok, await res.text())
+  const verified = await fetch(`${url}/auth/verify-email`, { method: "POST", headers: { "content-type": "application/json", origin: url }, body: JSON.stringify({ token: await mailedToken(email, "verify-email") }) })
+  assert.isTrue(verified.ok, await verified.text())
+  ownerEmail = email
+  return email
+}
+
+const signIn = async (page: Page, email: string) => {
+  await page.goto(`${url}/#/sign-in`)
+  await page.getByLabel("Email").fill(email)
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await explained(page, page.getByRole("heading", { name: "Overview" }))
+}
+
+/** A signed-in owner in a fresh context (confirm() dialogs accepted). */
+const owner = async (): Promise<{ context: BrowserContext; page: Page }> => {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  page.on("dialog", (d) => void d.accept())
+  await signIn(page, await theOwner())
+  return { context, page }
+}
+
+const createInbox = async (page: Page, username: string) => {
+  await page.goto(`${url}/#/inboxes`)
+  await page.getByLabel("Username (optional)").fill(username)
+  await page.getByRole("button", { name: "Create inbox" }).click()
+  const link = page.getByRole("link", { name: new RegExp(`^${username}@`) })
+  await explained(page, link)
+  return (await link.textContent()) ?? ""
+}
+
+beforeAll(async () => {
+  const port = await freePort()
+  url = `http://127.0.0.1:${port}`
+  // The default sign-up rule, invite: what a new server does.
+  const settings = settingsLayer({ publicUrl: url, allowedHosts: ["127.0.0.1"], inboundSecret: SECRET })
+  const engine = Engine.layer.pipe(
+    Layer.provideMerge(CapturedMail.layer),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, settings, Egress.layer.pipe(Layer.provide(settings)), BlobStores.layerMemory)),
+    Layer.provideMerge(pglite)
+  )
+  const served = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(layerNodeServer({ port, host: "127.0.0.1" }, NODE_SERVER_DEFAULTS)),
+    Layer.provideMerge(engine)
+  )
+  runtime = ManagedRuntime.make(served) as never
+  await runtime.runPromise(Effect.void)
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] })
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await runtime?.dispose()
+})
+
+describe("A new person in the dashboard (Chromium)", () => {
+  it("the first person signs up, verifies, follows \"Continue to the dashboard\", signs in there and reaches the overview", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const email = uniqueEmail("first")
+    await page.goto(`${url}/`)
+    await page.getByRole("link", { name: "Sign up" }).click()
+    await page.getByLabel("Email").fill(email)
+    await page.getByLabel("Password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Create account" }).click()
+    await explained(page, page.getByRole("heading", { name: "Check your mail" }))
+    await page.goto(`${url}/verify-email?token=${await mailedToken(email, "verify-email")}`)
+    await page.getByRole("heading", { name: "Email verified" }).waitFor()
+    await page.getByRole("link", { name: "Continue to the dashboard" }).click()
+    // The link lands on `#/` signed out: the sign-in form is shown there, and signing in on it leaves it.
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    await page.getByLabel("Email").fill(email)
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await explained(page, page.getByRole("heading", { name: "Overview" }))
+    assert.strictEqual(await page.getByRole("button", { name: "Sign in" }).count(), 0, "the sign-in form is gone")
+    ownerEmail = email
+    await context.close()
+  }, 60_000)
+})
