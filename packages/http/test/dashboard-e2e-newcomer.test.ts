@@ -150,4 +150,39 @@ describe("A new person in the dashboard (Chromium)", () => {
     ownerEmail = email
     await context.close()
   }, 60_000)
+
+  it("under invite-only sign-up, a brand-new person invited by the owner opens the mailed link, creates the account there and is in the organization as a member", async () => {
+    const { context: ownerContext, page: ownerPage } = await owner()
+    const invitee = uniqueEmail("newcomer")
+    await ownerPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click()
+    await ownerPage.getByLabel("Email").fill(invitee)
+    await ownerPage.getByRole("button", { name: "Send invitation" }).click()
+    await explained(ownerPage, ownerPage.getByText(`Invitation sent to ${invitee}.`))
+    await ownerContext.close()
+
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    // Without the invitation, sign-up on this server is refused: the plain form says so.
+    await page.goto(`${url}/#/sign-up`)
+    await page.getByLabel("Email").fill(invitee)
+    await page.getByLabel("Password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Create account" }).click()
+    await explained(page, page.getByText(/needs an invitation/).first())
+
+    await page.goto(`${url}/accept-invitation?token=${await mailedToken(invitee, "accept-invitation")}`)
+    await page.getByRole("heading", { name: "Join the organization" }).waitFor()
+    const create = page.getByRole("form", { name: "Create your account" })
+    await create.getByLabel("Email").fill(invitee)
+    await create.getByLabel(/^Password/).fill(PASSWORD)
+    await shot(page, "accept-invitation")
+    await create.getByRole("button", { name: "Create account and join" }).click()
+    await explained(page, page.getByRole("heading", { name: "Overview" }))
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click()
+    await explained(page, page.getByText(/\(member\)/))
+    const me = await page.evaluate(() => fetch("/auth/me").then((r) => r.json())) as { user: { email: string; email_verified: boolean }; organizations: Array<{ role: string }> }
+    assert.strictEqual(me.user.email, invitee)
+    assert.isTrue(me.user.email_verified, "the invitation's link proved the address")
+    assert.deepStrictEqual(me.organizations.map((o) => o.role), ["member"])
+    await context.close()
+  }, 60_000)
 })

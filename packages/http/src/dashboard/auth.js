@@ -44,11 +44,48 @@ export const resetPassword = () => page("Choose a new password",
     page("Password changed", h("p", {}, h("a", { href: "/#/sign-in" }, "Sign in")))
   }))
 
+/**
+ * The page of a mailed invitation. Signed out, it offers both ways in, each carrying the
+ * invitation: a new person creates the account here (sign-up with `invitation_token`, which
+ * makes them a member with the address proved, so no verification mail), then is signed in;
+ * someone with an account signs in here, then accepts. Under the default invite-only sign-up,
+ * the plain sign-up form would refuse a new person ("needs an invitation").
+ */
 export const acceptInvitation = async () => {
-  if (!session.me) return page("Sign in to accept the invitation", h("p", {}, h("a", { href: `/#/sign-in` }, "Sign in"), " or ", h("a", { href: "/#/sign-up" }, "sign up"), ", then open the link again."))
-  page("Accepting the invitation…")
-  await api("POST", "/auth/invitations/accept", { token: tokenFromUrl() })
-  page("You joined the organization", h("p", {}, h("a", { href: "/#/" }, "Continue")))
+  const token = tokenFromUrl()
+  const enter = () => location.assign("/#/")
+  const accept = async () => {
+    page("Accepting the invitation…")
+    try {
+      await api("POST", "/auth/invitations/accept", { token })
+    } catch (err) {
+      return page("This invitation cannot be used", h("p", {}, err.body?.message ?? err.message), h("p", {}, "Ask the person who invited you to send a new one."), h("p", {}, h("a", { href: "/#/" }, "Go to the dashboard")))
+    }
+    await refreshMe()
+    page("You joined the organization", h("p", {}, h("a", { href: "/#/" }, "Continue to the dashboard")))
+  }
+  if (session.me) return accept()
+  page("Join the organization",
+    h("p", {}, "You were invited. New here? Create your account with the address the invitation was sent to. Already have an account? Sign in below."),
+    h("h2", {}, "Create your account"),
+    form("Create your account", [...field("Email", { name: "email", type: "email", required: true, autocomplete: "username" }),
+      ...field("Password (at least 8 characters)", { name: "password", type: "password", required: true, autocomplete: "new-password", minLength: 8 })], "Create account and join",
+    async (v) => {
+      await api("POST", "/auth/sign-up", { email: v.email, password: v.password, invitation_token: token })
+      await api("POST", "/auth/sign-in", { email: v.email, password: v.password })
+      enter()
+    }),
+    h("h2", {}, "Sign in"),
+    form("Sign in and join", [...field("Your email", { name: "email", type: "email", required: true, autocomplete: "username" }),
+      ...field("Your password", { name: "password", type: "password", required: true, autocomplete: "current-password" }),
+      ...field("Two-step code or recovery code (if enabled)", { name: "code", autocomplete: "one-time-code" })], "Sign in and join",
+    async (v) => {
+      const body = { email: v.email, password: v.password }
+      if (v.code) body.totp_code = v.code.trim()
+      await api("POST", "/auth/sign-in", body)
+      await refreshMe()
+      await accept()
+    }))
 }
 
 /**
