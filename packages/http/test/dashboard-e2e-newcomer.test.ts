@@ -185,4 +185,44 @@ describe("A new person in the dashboard (Chromium)", () => {
     assert.deepStrictEqual(me.organizations.map((o) => o.role), ["member"])
     await context.close()
   }, 60_000)
+
+  it("the thread list pages with \"Older\" through every thread of an inbox, down to the oldest of 500", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `paging${emails++}`)
+    const total = 500
+    const subject = (i: number) => `Thread ${String(i).padStart(3, "0")}`
+    // The oldest first and alone, then the rest a few at a time.
+    await deliver(address, mail(address, subject(0), "the first of all"))
+    for (let i = 1; i < total; i += 10) {
+      await Promise.all(Array.from({ length: Math.min(10, total - i) }, (_, k) => deliver(address, mail(address, subject(i + k), `number ${i + k}`))))
+    }
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    const seen: Array<string> = []
+    let pages = 0
+    for (;;) {
+      const table = page.getByRole("table", { name: "Threads" })
+      await explained(page, table)
+      pages++
+      const links = await table.getByRole("link").allTextContents()
+      assert.isAbove(links.length, 0)
+      seen.push(...links)
+      const status = (await page.getByTestId("threads-status").textContent()) ?? ""
+      assert.include(status, `threads ${seen.length - links.length + 1}–${seen.length}`)
+      const older = page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Older" })
+      if (await older.count() === 0) break
+      await older.click()
+      // The next page is drawn when its first row is not the one this page began with.
+      await page.waitForFunction((first) => document.querySelector("table[aria-label=Threads] a")?.textContent !== first, links[0])
+    }
+    assert.strictEqual(pages, Math.ceil(total / 50))
+    assert.strictEqual(seen.length, total, "every thread once")
+    assert.strictEqual(new Set(seen).size, total, "no thread twice")
+    assert.strictEqual(seen.at(-1), subject(0), "the last row of the last page is the oldest thread")
+    // The page is in the address: Back returns to the newer page.
+    assert.match(page.url(), /[?&]page=/)
+    await page.getByRole("link", { name: "Newest" }).click()
+    await page.waitForFunction(() => !location.hash.includes("page="))
+    await explained(page, page.getByRole("link", { name: subject(total - 1) }).or(page.getByRole("link", { name: subject(total - 2) })).first())
+    await context.close()
+  }, 120_000)
 })

@@ -144,7 +144,8 @@ describe("Dashboard in Chromium", () => {
     const address = await createInbox(page, `e2e${emails}`)
     await shot(page, "inboxes")
     await page.getByRole("link", { name: address }).click()
-    await page.getByRole("table", { name: "Threads" }).waitFor()
+    // An empty inbox says so, and waits for mail.
+    await page.getByRole("status").filter({ hasText: "No mail yet." }).waitFor()
     await deliver(address, mail(address, "Lunch on Friday?", "Shall we meet at noon?"))
     // No reload: the WebSocket event refreshes the list in place.
     const row = page.getByRole("link", { name: "Lunch on Friday?" })

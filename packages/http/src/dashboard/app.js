@@ -24,13 +24,16 @@ const renderNav = () => {
 const route = async () => {
   closeSocket()
   const path = location.pathname
-  const [first, ...rest] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
+  // `#/inbox/ID/sent?q=from:ann&page=TOKEN`: the path picks the page, the query its state (a search, a page of a list).
+  const [hashPath = "", hashQuery = ""] = location.hash.split("?")
+  const params = new URLSearchParams(hashQuery)
+  const [first, ...rest] = hashPath.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
   // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
   const { scope, name, args } = routeScope(first, rest)
   // On the first load: the answer index.html preloaded, taken by every page (the pages of the
   // mailed links too, so the preload is never left unused).
   if (session.me === null) {
-    prefetchPage(name, args)
+    prefetchPage(name, args, params)
     await refreshMe()
   }
   if (path === "/verify-email") return verifyEmail()
@@ -48,7 +51,7 @@ const route = async () => {
   switch (name) {
     case "inboxes": return inboxes(scope)
     case "pods": return pods(args[0])
-    case "inbox": return inbox(args[0])
+    case "inbox": return inbox(args[0], args[1], params)
     case "thread": return thread(args[0], args[1])
     case "compose": return compose(args[0], args[1], args[2])
     case "drafts": return drafts()

@@ -60,7 +60,7 @@ export const prefetch = (...paths) => {
 export const dropPrefetched = () => early.clear()
 
 /** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
-export const api = async (method, path, body, { text = false } = {}) => {
+export const api = async (method, path, body, { text = false, quiet = false } = {}) => {
   showError(null)
   const headers = { accept: text ? "text/plain, application/json" : "application/json" }
   if (body !== undefined) headers["content-type"] = "application/json"
@@ -72,13 +72,44 @@ export const api = async (method, path, body, { text = false } = {}) => {
   if (res.ok && text) return raw
   const data = raw ? JSON.parse(raw) : {}
   if (!res.ok) {
-    showError(data)
+    if (!quiet) showError(data)
     const error = new Error(data.message ?? res.statusText)
     error.body = data
     error.status = res.status
     throw error
   }
   return data
+}
+
+/**
+ * An API failure written beside the control it is about (`aria-describedby`, `aria-invalid`),
+ * in plain words, where the person is looking; the banner at the top is cleared.
+ */
+export const fieldProblem = (control, err) => {
+  showError(null)
+  const id = `${control.id || `c${fieldIds++}`}-problem`
+  control.id ||= id.replace(/-problem$/, "")
+  document.getElementById(id)?.remove()
+  const note = h("p", { id, className: "field-error", role: "alert" }, plainWords(err.body ?? { message: err.message }))
+  control.setAttribute("aria-invalid", "true")
+  control.setAttribute("aria-describedby", id)
+  control.after(note)
+  return note
+}
+
+/** Clears what fieldProblem wrote beside a control. */
+export const clearFieldProblem = (control) => {
+  const id = control.getAttribute("aria-describedby")
+  if (id) document.getElementById(id)?.remove()
+  control.removeAttribute("aria-invalid")
+  control.removeAttribute("aria-describedby")
+}
+
+/** An error body in plain words: each field's issue (without API paths) and the fix. */
+export const plainWords = (body) => {
+  const issues = (body.errors ?? []).filter((e) => e.message).map((e) => e.message)
+  const main = issues.length ? issues.join(" ") : body.message ?? "Something went wrong."
+  return `${main}${/[.!?]$/.test(main) ? "" : "."}`
 }
 
 /** An API failure shown in the page too (the banner clears on the next call): the spec's message and fix. */

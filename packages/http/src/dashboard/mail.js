@@ -3,18 +3,45 @@
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
 // only in a sandboxed frame without scripts, with its own CSP that blocks remote images
 // until the reader allows them; every other text from mail goes in as text nodes.
-import { $, api, button, enc, field, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+import { api, button, enc, field, fieldProblem, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+
+/**
+ * The views of an inbox: each a label the thread list filters on (spec: Thread lists take
+ * `labels`; spam and trash are hidden labels, shown only when asked for).
+ */
+export const VIEWS = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"], ["spam", "Spam", "spam"], ["trash", "Trash", "trash"]]
+const viewLabel = (view) => VIEWS.find(([v]) => v === view)?.[2]
+const PAGE_SIZE = 50
+
+/** The address of an inbox's view with its state (`q`, `page`, `at`), so a search or a page can be linked, reloaded and gone back to. */
+export const inboxHash = (inboxId, view, state = {}) => {
+  const params = new URLSearchParams(Object.entries(state).filter(([, v]) => v !== undefined && v !== null && v !== ""))
+  const query = params.toString()
+  return `#/inbox/${enc(inboxId)}${view && view !== "inbox" ? `/${enc(view)}` : ""}${query ? `?${query}` : ""}`
+}
+
+/** The API path of a view's threads: a page of the list, or a search (restricted to the view's label). */
+const threadsPath = (inboxId, view, q, token) => {
+  const label = viewLabel(view)
+  const base = `/v0/inboxes/${enc(inboxId)}/threads`
+  const page = token ? `&page_token=${enc(token)}` : ""
+  if (q) return `${base}/search?q=${enc(label ? `label:${label} ${q}` : q)}&limit=${PAGE_SIZE}${page}`
+  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : ""}${page}`
+}
 
 /** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
-export const prefetchPage = (name, [inboxId, threadId]) => {
-  if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, `/v0/inboxes/${enc(inboxId)}/threads`)
-  if (name === "thread" && inboxId && threadId) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
+export const prefetchPage = (name, [inboxId, second], params) => {
+  if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, second, params?.get("q"), params?.get("page")))
+  if (name === "thread" && inboxId && second) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(second)}`)
 }
+
+/** Labels the list does not show as chips: every received message has `received`, and unread rows are bold. */
+const SYSTEM_LABELS = new Set(["received", "unread"])
 
 let socket = null
 export const closeSocket = () => { socket?.close(); socket = null }
 
-const labelChips = (labels) => (labels ?? []).map((l) => h("span", { className: "label" }, l))
+const labelChips = (labels) => (labels ?? []).filter((l) => !SYSTEM_LABELS.has(l)).map((l) => h("span", { className: "label" }, l))
 
 const threadRows = (inboxId, threads) =>
   h("table", { "aria-label": "Threads" }, h("thead", {}, h("tr", {}, h("th", {}, "From"), h("th", {}, "Subject"), h("th", {}, "Date"), h("th", {}, "Labels"))),
@@ -24,7 +51,7 @@ const threadRows = (inboxId, threads) =>
       h("td", {}, new Date(t.timestamp).toLocaleString()),
       h("td", {}, labelChips(t.labels))))))
 
-/** Subscribes to this inbox's events; a new message reloads the thread list in place. */
+/** Subscribes to this inbox's events; `onEvent` gets each event frame. */
 const live = (inboxId, onEvent) => {
   closeSocket()
   socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v0/websocket?csrf_token=${enc(session.me.csrf_token)}`)
@@ -32,17 +59,63 @@ const live = (inboxId, onEvent) => {
   socket.onmessage = (e) => { const frame = JSON.parse(e.data); if (frame.type === "event") onEvent(frame) }
 }
 
-export const inbox = async (inboxId, q) => {
-  const path = q ? `/v0/inboxes/${enc(inboxId)}/threads/search?q=${enc(q)}` : `/v0/inboxes/${enc(inboxId)}/threads`
-  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), api("GET", path)])
-  const rows = h("div", { id: "threads" }, threadRows(inboxId, data.threads))
+/** The inbox's views as a sidebar of links, the current one marked. */
+const viewNav = (inboxId, view) => h("nav", { "aria-label": "Views", className: "views" },
+  VIEWS.map(([v, text]) => h("a", { href: inboxHash(inboxId, v), "aria-current": v === view ? "page" : null }, text)))
+
+/**
+ * An inbox's view: its threads newest first, page by page ("Older" follows the API's
+ * next_page_token; the address holds the token, so Back returns to the newer page), or the
+ * results of a search (the query in the address too). New mail redraws the list only on the
+ * newest page of a view with no search: elsewhere it would replace what the reader is looking
+ * at, so a note offers the newest mail instead.
+ */
+export const inbox = async (inboxId, view = "inbox", params = new URLSearchParams()) => {
+  if (!viewLabel(view) && view !== "inbox") view = "inbox"
+  const q = params.get("q")?.trim() || undefined
+  const token = params.get("page") || undefined
+  const at = Math.max(1, Number(params.get("at")) || 1)
+  const path = threadsPath(inboxId, view, q, token)
+  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), api("GET", path, undefined, { quiet: true }).catch((err) => err)])
+  const failed = data instanceof Error ? data : null
+  const threads = failed ? [] : data.threads
   const own = `#/inbox/${enc(box.inbox_id)}`
-  page(box.email ?? inboxId,
+  const viewName = VIEWS.find(([v]) => v === view)[1]
+  const status = h("p", { role: "status", className: "muted", "data-testid": "threads-status" })
+  const rows = h("div", { id: "threads" }, threads.length ? threadRows(inboxId, threads) : null)
+  const searchField = field("Search (query language, e.g. from:alice subject:invoice is:unread)", { name: "q", type: "search", value: q ?? "" })
+  if (failed) fieldProblem(searchField[1], failed)
+  const describe = () => {
+    if (failed) return ""
+    if (threads.length === 0) return q ? `Nothing found for “${q}” in ${viewName}.` : view === "inbox" ? "No mail yet." : `Nothing in ${viewName}.`
+    const range = `${at}–${at + threads.length - 1}`
+    return q ? `Results ${range} for “${q}” in ${viewName}.` : `${viewName}: threads ${range}, newest first.`
+  }
+  status.textContent = describe()
+  const next = failed ? undefined : data.next_page_token
+  page(`${viewName} · ${box.email ?? inboxId}`,
     h("nav", { "aria-label": "This inbox", className: "tabs" }, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose"),
       h("a", { href: `${own}/lists` }, "This inbox's lists"), h("a", { href: `${own}/webhooks` }, "This inbox's webhooks"), h("a", { href: `${own}/metrics` }, "This inbox's metrics")),
-    form("Search", field("Search (query language, e.g. from:alice subject:invoice)", { name: "q", type: "search", value: q ?? "" }), "Search", (v) => inbox(inboxId, v.q)),
-    rows)
-  if (!q) live(box.inbox_id, async () => { const fresh = await api("GET", path); $("threads")?.replaceChildren(threadRows(inboxId, fresh.threads)) })
+    h("div", { className: "mailbox" },
+      viewNav(inboxId, view),
+      h("div", { className: "mailbox-list" },
+        form("Search", searchField, "Search", (v) => go(inboxHash(inboxId, view, { q: v.q.trim() }))),
+        q ? h("p", {}, h("a", { href: inboxHash(inboxId, view) }, `Clear the search (back to ${viewName})`)) : null,
+        status,
+        rows,
+        h("nav", { "aria-label": "Pages", className: "pager" },
+          token ? h("a", { href: inboxHash(inboxId, view, { q }) }, q ? "First results" : "Newest") : null,
+          next ? h("a", { href: inboxHash(inboxId, view, { q, page: next, at: at + threads.length }) }, q ? "More results" : "Older") : null))))
+  live(box.inbox_id, async () => {
+    if (q || token) {
+      status.replaceChildren(describe(), " New mail arrived: ", h("a", { href: inboxHash(inboxId, view) }, `show the newest in ${viewName}`), ".")
+      return
+    }
+    const fresh = await api("GET", path)
+    threads.splice(0, threads.length, ...fresh.threads)
+    rows.replaceChildren(threadRows(inboxId, threads))
+    status.textContent = describe()
+  })
 }
 
 /** The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are allowed. */
