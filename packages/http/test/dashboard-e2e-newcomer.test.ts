@@ -225,4 +225,34 @@ describe("A new person in the dashboard (Chromium)", () => {
     await explained(page, page.getByRole("link", { name: subject(total - 1) }).or(page.getByRole("link", { name: subject(total - 2) })).first())
     await context.close()
   }, 120_000)
+
+  it("Send is disabled and says \"Sending…\" while a message is sent: a double click sends one message", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `twice${emails++}`)
+    await page.goto(`${url}/#/compose/${encodeURIComponent(address)}`)
+    await page.getByLabel("To (comma-separated)").fill("ann@example.org")
+    await page.getByLabel("Subject").fill("Only once")
+    await page.getByLabel("Message", { exact: true }).fill("One click, one message.")
+    // The send is held until the page has been looked at mid-send.
+    let sends = 0
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    await page.route("**/messages/send", async (route) => {
+      sends++
+      await held
+      await route.continue()
+    })
+    await page.getByRole("button", { name: "Send" }).dblclick()
+    const busy = page.getByRole("button", { name: "Sending…" })
+    await busy.waitFor()
+    assert.isTrue(await busy.isDisabled(), "disabled while sending")
+    assert.strictEqual(await page.getByRole("form", { name: "Compose" }).getAttribute("aria-busy"), "true")
+    release()
+    await explained(page, page.getByText("One click, one message."))
+    await page.getByRole("heading", { name: "Only once" }).waitFor()
+    assert.strictEqual(sends, 1, "one request")
+    const sent = await page.evaluate((inbox) => fetch(`/v0/inboxes/${encodeURIComponent(inbox)}/messages?labels=sent`).then((r) => r.json()), address) as { messages: Array<unknown> }
+    assert.strictEqual(sent.messages.length, 1, "one message sent")
+    await context.close()
+  }, 60_000)
 })

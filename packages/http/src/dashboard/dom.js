@@ -117,15 +117,31 @@ export const problem = (err) => h("p", { className: "problem", "data-code": err.
 
 export const formValues = (form) => Object.fromEntries(new FormData(form).entries())
 
-/** A form whose submit calls `action(values)`; failures stay on screen as the error banner. */
-export const form = (label, fields, submit, action) =>
-  h("form", {
+/**
+ * A form whose submit calls `action(values)`; failures stay on screen as the error banner.
+ * While the action runs, the form's buttons are disabled and the submit button says `busy`
+ * (`aria-busy` on the form): a double click sends once, and the person sees it is under way.
+ */
+export const form = (label, fields, submit, action, { busy = "Working…" } = {}) => {
+  const submitButton = h("button", { type: "submit", className: "primary" }, submit)
+  return h("form", {
     "aria-label": label,
     onsubmit: async (e) => {
       e.preventDefault()
-      try { await action(formValues(e.target), e.target) } catch (err) { if (!err.body) showError({ message: err.message }) }
+      const el = e.target
+      if (el.getAttribute("aria-busy") === "true") return
+      const buttons = [...el.querySelectorAll("button")].filter((b) => !b.disabled)
+      el.setAttribute("aria-busy", "true")
+      for (const b of buttons) b.disabled = true
+      submitButton.textContent = busy
+      try { await action(formValues(el), el) } catch (err) { if (!err.body) showError({ message: err.message }) } finally {
+        el.removeAttribute("aria-busy")
+        for (const b of buttons) b.disabled = false
+        submitButton.textContent = submit
+      }
     }
-  }, ...fields, h("button", { type: "submit", className: "primary" }, submit))
+  }, ...fields, submitButton)
+}
 
 /** A button whose click runs `action`; an API failure shows in the banner. */
 export const button = (text, action, props = {}) =>

@@ -224,7 +224,7 @@ export const compose = async (inboxId, mode, messageId) => {
     const base = `/v0/inboxes/${enc(target)}/messages`
     const sent = await api("POST", mode ? `${base}/${enc(messageId)}/${mode}` : `${base}/send`, body)
     go(`#/thread/${enc(target)}/${enc(sent.thread_id)}`)
-  }))
+  }, { busy: "Sending…" }))
 }
 
 // ---------- drafts and scheduled sends ----------
