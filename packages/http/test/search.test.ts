@@ -76,6 +76,25 @@ for (const storage of storages()) {
           assert.deepStrictEqual(yield* found("-from:ann harbour"), [b.message_id])
         }))
 
+      it.effect("is:unread finds the unread messages and threads, is:read the others; an unknown operator is 400 validation_error naming it", () =>
+        Effect.gen(function*() {
+          const { app, key, deliver, found, inbox, search } = yield* setUp
+          const a = yield* deliver({ from: "ann@alpha.example", subject: "Ferry times", text: "The ferry leaves at nine." })
+          const b = yield* deliver({ from: "bob@beta.example", subject: "Ferry tickets", text: "Tickets for the ferry." })
+          yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${a.message_id}`, { key, json: { remove_labels: ["unread"] } })
+          assert.deepStrictEqual(yield* found("ferry is:unread"), [b.message_id])
+          assert.deepStrictEqual(yield* found("ferry is:read"), [a.message_id])
+          assert.deepStrictEqual(yield* found("ferry -is:read"), [b.message_id])
+          const threads = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/threads/search?q=${encodeURIComponent("is:unread ferry")}`, { key })
+          assert.strictEqual(threads.status, 200, threads.text)
+          assert.deepStrictEqual(threads.body.threads.map((t: { thread_id: string }) => t.thread_id), [b.thread_id])
+          const res = yield* search("ferry in:inbox")
+          assert.strictEqual(res.status, 400, res.text)
+          assert.strictEqual(res.body.code, "validation_error")
+          assert.deepStrictEqual(res.body.errors[0].path, ["q"])
+          assert.include(res.body.message, "in: is not an operator")
+        }))
+
       it.effect("results are ranked: a match in the subject comes before one in the body; each has highlights.text with the matched words in **", () =>
         Effect.gen(function*() {
           const { deliver, search } = yield* setUp

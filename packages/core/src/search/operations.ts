@@ -11,7 +11,7 @@ import { MessageSearchResult, Search, SearchQuery, searchPermissions } from "./S
 
 const PATH = "/v0/inboxes/:inbox_id/messages/search"
 const SUMMARY = "Search an inbox's messages (from, to, subject, body), ranked, each with highlights.text marking the matched words with **. " +
-  "q: words (all must match), \"phrases\", -exclusion, OR, from:, to:, subject:, has:attachment, label:, before:/after: YYYY-MM-DD; the last word matches as a prefix."
+  "q: words (all must match), \"phrases\", -exclusion, OR, from:, to:, subject:, has:attachment, label:, is:unread, is:read, before:/after: YYYY-MM-DD (any other name: is refused as an unknown operator); the last word matches as a prefix."
 const COLUMNS = ["message_id", "timestamp", "from", "subject", "thread_id"]
 
 const common = {

@@ -9,6 +9,10 @@
  *   from: to: subject:   the value (a word or a "phrase") in that field only
  *   has:attachment   label:name   before:DATE   after:DATE  (DATE is YYYY-MM-DD or ISO 8601;
  *                    before is strictly earlier, after is at or later)
+ *   is:unread  is:read   with or without the label `unread`
+ * Any other `name:` is an unknown operator, refused with its name (a mistyped operator would
+ * otherwise search for the text and quietly find nothing); in quotes it is text, and a word
+ * with `://` (a link) is text too.
  * The last word typed matches as a prefix (`invo` finds invoice) when the query does not end
  * in a space. Anything malformed is a ValidationError on `q` that names the problem; a
  * parsed query never reaches the SQL layer in a shape it could refuse.
@@ -41,7 +45,9 @@ class QueryProblem {
   constructor(readonly message: string) {}
 }
 
-const FIELDS = new Set(["from", "to", "subject", "has", "label", "before", "after"])
+const FIELDS = new Set(["from", "to", "subject", "has", "label", "before", "after", "is"])
+const OPERATOR = /^[a-z][a-z_-]*$/i
+const KNOWN = "from:, to:, subject:, has:attachment, label:, is:unread, is:read, before:, after:"
 const SEARCHABLE = /[\p{L}\p{N}]/u
 const DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/
 
@@ -99,6 +105,9 @@ const tokenize = (q: string): Array<Token> => {
       }
       continue
     }
+    if (colon > 0 && OPERATOR.test(name) && !word.slice(colon + 1).startsWith("//")) {
+      throw new QueryProblem(`${name}: is not an operator of the query language (it knows ${KNOWN}); put "${word}" in quotes to search for it as text.`)
+    }
     if (word === "OR" && !negated) tokens.push({ _tag: "Or" })
     else tokens.push({ _tag: "Word", text: word, negated, quoted: false })
   }
@@ -119,6 +128,12 @@ const leafOf = (token: Extract<Token, { _tag: "Word" }>, last: boolean, endsWord
         throw new QueryProblem(`has: knows only has:attachment, not has:${token.text}.`)
       }
       return { _tag: "HasAttachment" }
+    case "is": {
+      const state = token.text.toLowerCase()
+      if (state === "unread") return { _tag: "Label", label: "unread" }
+      if (state === "read") return { _tag: "Not", node: { _tag: "Label", label: "unread" } }
+      throw new QueryProblem(`is: knows is:unread and is:read, not is:${token.text}.`)
+    }
     case "label":
       if (token.text.length > 64) throw new QueryProblem("label: names a label of at most 64 characters.")
       return { _tag: "Label", label: token.text.toLowerCase() }
