@@ -84,7 +84,6 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   const status = h("p", { role: "status", className: "muted", "data-testid": "threads-status" })
   const rows = h("div", { id: "threads" }, threads.length ? threadRows(inboxId, threads) : null)
   const searchField = field("Search (query language, e.g. from:alice subject:invoice is:unread)", { name: "q", type: "search", value: q ?? "" })
-  if (failed) fieldProblem(searchField[1], failed)
   const describe = () => {
     if (failed) return ""
     if (threads.length === 0) return q ? `Nothing found for “${q}” in ${viewName}.` : view === "inbox" ? "No mail yet." : `Nothing in ${viewName}.`
@@ -106,6 +105,7 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
         h("nav", { "aria-label": "Pages", className: "pager" },
           token ? h("a", { href: inboxHash(inboxId, view, { q }) }, q ? "First results" : "Newest") : null,
           next ? h("a", { href: inboxHash(inboxId, view, { q, page: next, at: at + threads.length }) }, q ? "More results" : "Older") : null))))
+  if (failed) fieldProblem(searchField[1], failed)
   live(box.inbox_id, async () => {
     if (q || token) {
       status.replaceChildren(describe(), " New mail arrived: ", h("a", { href: inboxHash(inboxId, view) }, `show the newest in ${viewName}`), ".")
