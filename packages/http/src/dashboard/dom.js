@@ -83,33 +83,105 @@ export const api = async (method, path, body, { text = false, quiet = false } = 
 
 /**
  * An API failure written beside the control it is about (`aria-describedby`, `aria-invalid`),
- * in plain words, where the person is looking; the banner at the top is cleared.
+ * in plain words, where the person is looking.
  */
-export const fieldProblem = (control, err) => {
-  showError(null)
-  const id = `${control.id || `c${fieldIds++}`}-problem`
-  control.id ||= id.replace(/-problem$/, "")
+export const fieldProblem = (control, err, words) => {
+  control.id ||= `c${fieldIds++}`
+  const id = `${control.id}-problem`
   document.getElementById(id)?.remove()
-  const note = h("p", { id, className: "field-error", role: "alert" }, plainWords(err.body ?? { message: err.message }))
+  const note = h("p", { id, className: "field-error", role: "alert", "data-code": err.body?.code ?? "" }, words ?? plainWords(err.body ?? { message: err.message }))
   control.setAttribute("aria-invalid", "true")
   control.setAttribute("aria-describedby", id)
   control.after(note)
   return note
 }
 
-/** Clears what fieldProblem wrote beside a control. */
-export const clearFieldProblem = (control) => {
-  const id = control.getAttribute("aria-describedby")
-  if (id) document.getElementById(id)?.remove()
-  control.removeAttribute("aria-invalid")
-  control.removeAttribute("aria-describedby")
+/** Clears what fieldProblem wrote in a form. */
+const clearProblems = (el) => {
+  for (const note of el.querySelectorAll(".field-error")) note.remove()
+  for (const control of el.querySelectorAll("[aria-invalid]")) { control.removeAttribute("aria-invalid"); control.removeAttribute("aria-describedby") }
 }
 
-/** An error body in plain words: each field's issue (without API paths) and the fix. */
+// The API's field names (error paths such as `to.0`, `totp_code`) as the form's words.
+const FIELD_WORDS = {
+  to: "To", cc: "Cc", bcc: "Bcc", subject: "Subject", text: "Message", html: "Message", totp_code: "Two-step code", code: "Code",
+  password: "Password", new_password: "New password", current_password: "Current password", email: "Email", username: "Username",
+  add_labels: "Label", remove_labels: "Label", url: "URL", domain: "Domain name", name: "Name", permissions: "Permissions",
+  q: "Search", send_at: "Send at", client_id: "Client ID", entry: "Address or domain", reason: "Reason", event_types: "Event types",
+  headers: "Headers", display_name: "Display name", attachments: "Attachments", token: "Link", role: "Role"
+}
+const ITEM_WORDS = { to: "address", cc: "address", bcc: "address", add_labels: "label", remove_labels: "label", permissions: "permission", attachments: "attachment" }
+// The control of a form that holds an API field, when its name differs.
+const CONTROL_OF = { totp_code: "code", add_labels: "label", remove_labels: "label" }
+
+/** Errors without a field path, in plain words, and the field they are about (a form shows them there). */
+const CODE_WORDS = {
+  invalid_credentials: ["The email or password is wrong.", "password"],
+  totp_required: ["This account has two-step verification: enter the code of your authenticator app, or a recovery code.", "code"],
+  invalid_totp: ["That two-step code is wrong or was already used: enter the code your app shows now, or an unused recovery code.", "code"],
+  invalid_code: ["That code is wrong: enter the code your authenticator app shows now.", "code"],
+  too_many_attempts: ["Too many wrong tries: wait a while, then try again."],
+  rate_limited: ["Too many requests just now: wait a moment, then try again."],
+  email_unverified: ["Verify your email address first: follow the link we mailed you."],
+  email_not_verified: ["Verify your email address first: follow the link we mailed you."],
+  csrf_failed: ["This page is out of date: reload it and try again."],
+  missing_permission: ["Your role or key is not allowed to do this."],
+  recipient_blocked: ["A recipient is blocked by this inbox's send lists (a block entry, or missing from a non-empty allow list).", "to"],
+  recipient_suppressed: ["A recipient bounced or complained before, so mail to them is suppressed: remove them, or delete the suppression.", "to"],
+  too_many_recipients: ["At most 50 different recipients across To, Cc and Bcc.", "to"],
+  message_rejected: ["The mail provider refused the message, for example an address that does not exist.", "to"],
+  payload_too_large: ["The attachments are too large: 6 MB together at most.", "files"],
+  inbox_paused: ["This inbox is paused: resume it on the Inboxes page to send."],
+  reserved_username: ["That username is reserved: choose another.", "username"],
+  invalid_webhook_url: ["The URL must be public https (not a private or internal address).", "url"],
+  invalid_token: ["This link is invalid, already used or expired."],
+  already_member: ["That person is already a member.", "email"]
+}
+
+const fieldWords = (path) => {
+  const [first = "", index] = path
+  const word = FIELD_WORDS[first] ?? first.replaceAll("_", " ")
+  return index !== undefined && /^\d+$/.test(index) ? `${word} (${ITEM_WORDS[first] ?? "item"} ${Number(index) + 1})` : word
+}
+
+/** One field's issue as a sentence: "To (address 1) is not an email address." */
+const issueWords = (path, message = "") => {
+  const name = fieldWords(path ?? [])
+  const text = message.replace(/\.$/, "")
+  if (/^Expected an email address$/i.test(text) || /^Invalid email address/i.test(text)) return `${name} is not an email address.`
+  if (/^Missing key$/i.test(text) || /is missing$/i.test(text)) return `${name} is required.`
+  return `${name}: ${text}.`
+}
+
+/** An error body in plain words: each field's issue as a sentence, or the code's own sentence, else the API's message; then its fix. */
 export const plainWords = (body) => {
-  const issues = (body.errors ?? []).filter((e) => e.message).map((e) => e.message)
-  const main = issues.length ? issues.join(" ") : body.message ?? "Something went wrong."
-  return `${main}${/[.!?]$/.test(main) ? "" : "."}`
+  if (body.code === "validation_error" && body.errors?.length) return body.errors.map((e) => issueWords(e.path, e.message)).join(" ")
+  const known = CODE_WORDS[body.code]?.[0]
+  const main = known ?? body.message ?? "Something went wrong."
+  return `${main}${/[.!?]$/.test(main) ? "" : "."}${!known && body.fix ? ` ${body.fix}` : ""}`
+}
+
+/**
+ * A failed submit shown in the form: each field issue beside its control, a code that is
+ * about one field beside that field, anything else just above the submit button.
+ */
+const formProblem = (el, submitButton, err) => {
+  clearProblems(el)
+  const body = err.body ?? { message: err.message }
+  const controlOf = (name) => name && el.elements.namedItem(CONTROL_OF[name] ?? name)
+  const placed = []
+  if (body.code === "validation_error" && body.errors?.length) {
+    for (const e of body.errors) {
+      const control = controlOf(e.path?.[0])
+      if (control instanceof Element) placed.push(fieldProblem(control, err, issueWords(e.path, e.message)))
+    }
+    if (placed.length === body.errors.length) return
+  } else {
+    const control = controlOf(CODE_WORDS[body.code]?.[1])
+    if (control instanceof Element) return fieldProblem(control, err)
+  }
+  const note = h("p", { className: "field-error", role: "alert", "data-code": body.code ?? "" }, plainWords(body))
+  submitButton.before(note)
 }
 
 /** An API failure shown in the page too (the banner clears on the next call): the spec's message and fix. */
@@ -134,7 +206,11 @@ export const form = (label, fields, submit, action, { busy = "Working…" } = {}
       el.setAttribute("aria-busy", "true")
       for (const b of buttons) b.disabled = true
       submitButton.textContent = busy
-      try { await action(formValues(el), el) } catch (err) { if (!err.body) showError({ message: err.message }) } finally {
+      clearProblems(el)
+      try { await action(formValues(el), el) } catch (err) {
+        if (!err.body) showError({ message: err.message })
+        if (el.isConnected) formProblem(el, submitButton, err)
+      } finally {
         el.removeAttribute("aria-busy")
         for (const b of buttons) b.disabled = false
         submitButton.textContent = submit
