@@ -318,6 +318,31 @@ for (const storage of storages()) {
           assert.strictEqual(left.body.count, 1)
         }))
 
+      it.effect("threads list exclude_labels leaves out the threads with any of those labels, at every level, with labels and paging", () =>
+        Effect.gen(function*() {
+          const { deliver, app, key, inbox } = yield* setUp
+          const kept = yield* deliver({ messageId: "<x1@example.org>" })
+          yield* TestClock.adjust("1 minute")
+          const archived = yield* deliver({ messageId: "<x2@example.org>" })
+          yield* TestClock.adjust("1 minute")
+          const other = yield* deliver({ messageId: "<x3@example.org>" })
+          yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/threads/${archived.thread_id}`, { key, json: { add_labels: ["archived"] } })
+          yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/threads/${other.thread_id}`, { key, json: { add_labels: ["later"] } })
+          for (const path of ["/v0/threads", `/v0/pods/${inbox.pod_id}/threads`, `/v0/inboxes/${inbox.inbox_id}/threads`]) {
+            const list = yield* app.request("GET", `${path}?exclude_labels=archived`, { key })
+            assert.strictEqual(list.status, 200, list.text)
+            assert.deepStrictEqual(list.body.threads.map((t: { thread_id: string }) => t.thread_id), [other.thread_id, kept.thread_id], path)
+          }
+          const both = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/threads?exclude_labels=archived,later`, { key })
+          assert.deepStrictEqual(both.body.threads.map((t: { thread_id: string }) => t.thread_id), [kept.thread_id])
+          const first = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/threads?exclude_labels=archived&limit=1`, { key })
+          assert.deepStrictEqual(first.body.threads.map((t: { thread_id: string }) => t.thread_id), [other.thread_id])
+          const second = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/threads?exclude_labels=archived&limit=1&page_token=${first.body.next_page_token}`, { key })
+          assert.deepStrictEqual(second.body.threads.map((t: { thread_id: string }) => t.thread_id), [kept.thread_id])
+          const only = yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}/threads?labels=archived`, { key })
+          assert.deepStrictEqual(only.body.threads.map((t: { thread_id: string }) => t.thread_id), [archived.thread_id])
+        }))
+
       it.effect("a parent that arrives after its reply joins the reply's thread", () =>
         Effect.gen(function*() {
           const { deliver } = yield* setUp

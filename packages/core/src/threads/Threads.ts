@@ -4,7 +4,8 @@
  * Lists are ordered by newest activity (the newest message's time), keyset-paged; a thread
  * whose every message carries a hidden label (spam, blocked, unauthenticated, trash) is left
  * out unless the request asks for that label (`labels`, all of which the thread's labels
- * must hold), with the same `label_*_read` rule as message lists. The detail holds every
+ * must hold), with the same `label_*_read` rule as message lists; `exclude_labels` leaves out
+ * the threads that hold any of its labels (a label of any message of the thread). The detail holds every
  * message, oldest first, in full form (`count` and `limit` equal their number, so
  * `messages.length == message_count`), and the attachments of all of them. A label change
  * applies to every message of the thread; deleting a thread deletes its messages.
@@ -34,7 +35,10 @@ import { decodeRows } from "../shared/sql.ts"
 
 export const ListThreadsQuery = Schema.Struct({
   ...PageQueryFields,
-  labels: Schema.optionalKey(LabelsFilter)
+  labels: Schema.optionalKey(LabelsFilter),
+  // Threads with any of these labels are left out: the dashboard's Inbox is the threads not
+  // labelled `archived` (an extension of the spec's list, which only narrows by labels).
+  exclude_labels: Schema.optionalKey(LabelsFilter)
 })
 export type ListThreadsQuery = typeof ListThreadsQuery.Type
 
@@ -83,6 +87,7 @@ export class Threads extends Context.Service<Threads, {
       list: Effect.fn("Threads.list")(function*(principal, place, query) {
         const condition = yield* placeCondition(principal, place)
         const labels = labelsOf(query.labels)
+        const excluded = labelsOf(query.exclude_labels)
         // Their permissions were checked when the operation admitted the query (permissionsFor).
         const requested = hiddenAmong(labels)
         const page = yield* keyset(sql, query, { column: "last_at" })
@@ -90,6 +95,7 @@ export class Threads extends Context.Service<Threads, {
         const hidden = requested.length === 0 ? sql`AND NOT hidden` : sql`AND (NOT hidden OR labels && ${requested}::text[])`
         const rows = yield* sql`SELECT * FROM threads WHERE ${condition} AND ${visible(principal)} ${hidden}
           ${labels.length === 0 ? sql`` : sql`AND labels @> ${labels}::text[]`}
+          ${excluded.length === 0 ? sql`` : sql`AND NOT (labels && ${excluded}::text[])`}
           ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(ThreadRow))
         return toPageBy(rows, page.limit, toThreadSummary, (r) => ({ at: r.last_at, id: r.id }))
       }),
