@@ -337,4 +337,71 @@ describe("A new person in the dashboard (Chromium)", () => {
     await shot(page, "field-error")
     await context.close()
   }, 60_000)
+
+  it("triage on a thread: archive and back, trash and restore, spam and not spam, mark unread; the Sent, Archived, Spam and Trash views list them", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `triage${emails++}`)
+    await deliver(address, mail(address, "Quarterly report", "Numbers attached soon."))
+    const inbox = `${url}/#/inbox/${encodeURIComponent(address)}`
+    const views = page.getByRole("navigation", { name: "Views" })
+    const rows = page.getByRole("table", { name: "Threads" }).getByRole("link")
+    const open = async () => {
+      await page.goto(inbox)
+      await page.getByRole("link", { name: "Quarterly report" }).click()
+      await explained(page, page.getByRole("group", { name: "Thread actions" }))
+    }
+    /** The subjects a view lists (none when it is empty). */
+    const listed = async (view: string) => {
+      // From a thread, through the inbox's sidebar.
+      if (await views.count() === 0) await page.goto(inbox)
+      await views.getByRole("link", { name: view, exact: true }).click()
+      await explained(page, page.getByTestId("threads-status").filter({ hasText: view }))
+      return rows.allTextContents()
+    }
+    const act = async (name: string) => {
+      await page.getByRole("group", { name: "Thread actions" }).getByRole("button", { name }).click()
+    }
+    await open()
+    await act("Archive")
+    await explained(page, page.getByText("Archived: it is in Archived."))
+    assert.deepStrictEqual(await listed("Inbox"), [], "archived threads leave the Inbox")
+    assert.deepStrictEqual(await listed("Archived"), ["Quarterly report"])
+    await page.getByRole("link", { name: "Quarterly report" }).click()
+    await act("Move to Inbox")
+    await explained(page, page.getByText("Moved to the Inbox."))
+    assert.deepStrictEqual(await listed("Inbox"), ["Quarterly report"])
+
+    await open()
+    await act("Move to Trash")
+    await explained(page, page.getByText("Moved to the Trash."))
+    assert.deepStrictEqual(await listed("Inbox"), [])
+    assert.deepStrictEqual(await listed("Trash"), ["Quarterly report"])
+    await page.getByRole("link", { name: "Quarterly report" }).click()
+    await act("Restore")
+    await explained(page, page.getByText("Restored from the Trash."))
+    assert.deepStrictEqual(await listed("Trash"), [])
+
+    await open()
+    await act("Report spam")
+    await explained(page, page.getByText("Reported as spam: it is in Spam."))
+    assert.deepStrictEqual(await listed("Spam"), ["Quarterly report"])
+    await page.getByRole("link", { name: "Quarterly report" }).click()
+    await act("Not spam")
+    await explained(page, page.getByText("Marked as not spam."))
+    assert.deepStrictEqual(await listed("Inbox"), ["Quarterly report"])
+
+    await open()
+    await act("Mark unread")
+    await explained(page, page.locator("tr.unread").filter({ hasText: "Quarterly report" }))
+    // A reply sent from the inbox is in Sent.
+    await page.getByRole("link", { name: "Quarterly report" }).click()
+    await page.getByRole("link", { name: "Reply", exact: true }).click()
+    await page.getByLabel("Message", { exact: true }).fill("Thanks, waiting for them.")
+    await page.getByRole("button", { name: "Send" }).click()
+    await explained(page, page.getByText("Thanks, waiting for them."))
+    await page.goto(inbox)
+    assert.deepStrictEqual(await listed("Sent"), ["Quarterly report"])
+    await shot(page, "sent")
+    await context.close()
+  }, 90_000)
 })

@@ -4,7 +4,7 @@
 // or inbox a page shows; charts.js: SVG charts; qrcode.mjs: the vendored QR encoder), and hash
 // routes that pick the page. This module is the entry: navigation and routing.
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "/dashboard/auth.js"
-import { $, api, dropPrefetched, go, h, page, refreshMe, session } from "/dashboard/dom.js"
+import { $, api, dropPrefetched, go, h, page, refreshMe, session, showFlash } from "/dashboard/dom.js"
 import { closeSocket, compose, draft, drafts, inbox, prefetchPage, thread } from "/dashboard/mail.js"
 import { apiKeys, billing, domain, domains, metrics, overview } from "/dashboard/org.js"
 import { inboxes, pods } from "/dashboard/pods.js"
@@ -73,7 +73,7 @@ const route = async () => {
 
 // Move focus to the page's heading after each route, so keyboard and screen-reader users land on the new page.
 // `data-route` on <body> says which route is drawn, its data included (the page-load benchmark waits for it).
-const show = () => route().then(() => $("main")?.focus({ preventScroll: true }), () => {}).finally(() => {
+const show = () => route().then(() => { showFlash(); $("main")?.focus({ preventScroll: true }) }, () => {}).finally(() => {
   dropPrefetched()
   document.body.dataset.route = location.hash
 })

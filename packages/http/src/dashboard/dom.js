@@ -241,6 +241,12 @@ export const secretOnce = (what, secret) => {
     button("Copy", async () => { await navigator.clipboard.writeText(secret); notice("Copied.") }, { "aria-label": `Copy the ${what.toLowerCase()}` }))
 }
 
+// A note for the next page (an action that navigates away says what it did there): shown once
+// that page is drawn, since each API call clears the live region.
+let flashed = null
+export const flash = (message) => { flashed = message }
+export const showFlash = () => { if (flashed) notice(flashed); flashed = null }
+
 /** A success message, in the same live region as errors but styled as good news. */
 export const notice = (message) => { showError({ message }); $("error").className = "ok" }
 /**

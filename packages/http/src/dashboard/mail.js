@@ -3,13 +3,13 @@
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
 // only in a sandboxed frame without scripts, with its own CSP that blocks remote images
 // until the reader allows them; every other text from mail goes in as text nodes.
-import { api, button, enc, field, fieldProblem, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+import { api, button, enc, field, fieldProblem, flash, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
 
 /**
  * The views of an inbox: each a label the thread list filters on (spec: Thread lists take
  * `labels`; spam and trash are hidden labels, shown only when asked for).
  */
-export const VIEWS = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"], ["spam", "Spam", "spam"], ["trash", "Trash", "trash"]]
+export const VIEWS = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"], ["archived", "Archived", "archived"], ["spam", "Spam", "spam"], ["trash", "Trash", "trash"]]
 const viewLabel = (view) => VIEWS.find(([v]) => v === view)?.[2]
 const PAGE_SIZE = 50
 
@@ -26,7 +26,8 @@ const threadsPath = (inboxId, view, q, token) => {
   const base = `/v0/inboxes/${enc(inboxId)}/threads`
   const page = token ? `&page_token=${enc(token)}` : ""
   if (q) return `${base}/search?q=${enc(label ? `label:${label} ${q}` : q)}&limit=${PAGE_SIZE}${page}`
-  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : ""}${page}`
+  // The Inbox is every thread not archived (Archive adds the label `archived` to the thread).
+  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : "&exclude_labels=archived"}${page}`
 }
 
 /** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
@@ -86,7 +87,7 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   const searchField = field("Search (query language, e.g. from:alice subject:invoice is:unread)", { name: "q", type: "search", value: q ?? "" })
   const describe = () => {
     if (failed) return ""
-    if (threads.length === 0) return q ? `Nothing found for “${q}” in ${viewName}.` : view === "inbox" ? "No mail yet." : `Nothing in ${viewName}.`
+    if (threads.length === 0) return q ? `Nothing found for “${q}” in ${viewName}.` : view === "inbox" ? "Inbox: no mail yet." : `Nothing in ${viewName}.`
     const range = `${at}–${at + threads.length - 1}`
     return q ? `Results ${range} for “${q}” in ${viewName}.` : `${viewName}: threads ${range}, newest first.`
   }
@@ -193,8 +194,29 @@ export const thread = async (inboxId, threadId) => {
   }
   draw({ labels: read(t.labels), messages: messages.map((m) => ({ message_id: m.message_id, labels: read(m.labels) })) })
   page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")),
+    triage(inboxId, t, read(t.labels), path),
     messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id))), threadBox)
   if (unread.length) await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
+}
+
+/**
+ * The thread's triage buttons, each a label change on the whole thread (PATCH): archive
+ * (`archived`, which the Inbox view leaves out) or back to the inbox, trash or restore, spam or
+ * not spam, unread or read. A change that takes the thread out of the view goes back to the
+ * list, with a note saying where it went; the others redraw the thread.
+ */
+const triage = (inboxId, t, labels, path) => {
+  const has = (l) => labels.includes(l)
+  const where = has("trash") ? "trash" : has("spam") ? "spam" : has("archived") ? "archived" : "inbox"
+  const act = (text, body, note, leave) => button(text, async () => {
+    await api("PATCH", path, body)
+    if (leave) { flash(note); go(inboxHash(inboxId, where)) } else { await thread(inboxId, t.thread_id); notice(note) }
+  })
+  return h("div", { role: "group", "aria-label": "Thread actions", className: "triage" },
+    has("archived") ? act("Move to Inbox", { remove_labels: ["archived"] }, "Moved to the Inbox.", false) : act("Archive", { add_labels: ["archived"] }, "Archived: it is in Archived.", true),
+    has("trash") ? act("Restore", { remove_labels: ["trash"] }, "Restored from the Trash.", false) : act("Move to Trash", { add_labels: ["trash"] }, "Moved to the Trash.", true),
+    has("spam") ? act("Not spam", { remove_labels: ["spam"] }, "Marked as not spam.", false) : act("Report spam", { add_labels: ["spam"] }, "Reported as spam: it is in Spam.", true),
+    has("unread") ? act("Mark read", { remove_labels: ["unread"] }, "Marked read.", false) : act("Mark unread", { add_labels: ["unread"] }, "Marked unread.", true))
 }
 
 const inboxChoice = async (label = "From inbox") => {
