@@ -17,8 +17,9 @@ const NAV = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/pods", "Pods"], [
 
 const renderNav = () => {
   const links = session.me ? NAV : [["#/sign-in", "Sign in"], ["#/sign-up", "Sign up"]]
+  // replaceChildren writes a null as the text "null": the sign-out button is added only when signed in.
   $("nav").replaceChildren(...links.map(([href, text]) => h("a", { href }, text)),
-    session.me ? h("button", { type: "button", onclick: async () => { await api("POST", "/auth/sign-out"); session.me = null; go("#/sign-in") } }, "Sign out") : null)
+    ...(session.me ? [h("button", { type: "button", onclick: async () => { await api("POST", "/auth/sign-out"); session.me = null; go("#/sign-in") } }, "Sign out")] : []))
 }
 
 const route = async () => {

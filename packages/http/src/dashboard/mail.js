@@ -42,7 +42,10 @@ const SYSTEM_LABELS = new Set(["received", "unread"])
 let socket = null
 export const closeSocket = () => { socket?.close(); socket = null }
 
-const labelChips = (labels) => (labels ?? []).filter((l) => !SYSTEM_LABELS.has(l)).map((l) => h("span", { className: "label" }, l))
+/** The service's labels in words (spec: Labels seen); a person's own labels are shown as they wrote them. */
+export const LABEL_WORDS = { sent: "Sent", spam: "Spam", trash: "Trash", archived: "Archived", draft: "Draft", scheduled: "Scheduled", blocked: "Blocked", unauthenticated: "Unverified sender" }
+export const labelWords = (l) => LABEL_WORDS[l] ?? l
+const labelChips = (labels) => (labels ?? []).filter((l) => !SYSTEM_LABELS.has(l)).map((l) => h("span", { className: "label" }, labelWords(l)))
 
 const threadRows = (inboxId, threads) =>
   h("table", { "aria-label": "Threads" }, h("thead", {}, h("tr", {}, h("th", {}, "From"), h("th", {}, "Subject"), h("th", {}, "Date"), h("th", {}, "Labels"))),

@@ -4,16 +4,38 @@
 // revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a pod or
 // an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
 import { bars, sparkline } from "/dashboard/charts.js"
-import { $, api, button, enc, field, form, go, h, list, notice, page, problem, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
+import { $, api, button, enc, field, form, go, h, list, notice, page, plainWords, problem, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
 import { ORGANIZATION, parseScope, scopeApi, scopeHash, scopeNames, scopeOptions, scopePicker } from "/dashboard/scope.js"
 
+const PLAN_NAMES = { free: "Free", pro: "Pro", scale: "Scale" }
+// What /v0/billing/usage counts, in words, with the limit each count is held to (spec: Billing).
+const USAGE_ROWS = [
+  ["Inboxes", "inboxes", "inboxes"],
+  ["Sends this month", "sends_this_month", "sends_per_month"],
+  ["Sends today", "sends_today", "sends_per_day"],
+  ["Custom domains", "domains", "domains"],
+  ["Webhooks", "webhooks", "webhooks"]
+]
+
+/** The plan and its usage: each count against its limit, as a figure and a meter. */
 export const overview = async (me) => {
   page("Overview", h("p", {}, "Signed in as ", me.user.email))
-  try {
-    const usage = await api("GET", "/v0/billing/usage")
-    $("main").append(h("h2", {}, `Plan: ${usage.plan?.name ?? usage.plan ?? "—"}`),
-      table("Usage", ["Usage", "Used", "Limit"], Object.entries(usage.usage ?? {}).map(([k, used]) => [k, String(used), String(usage.limits?.[k] ?? "—")])))
-  } catch { /* the banner shows the error's message and fix */ }
+  const usage = await api("GET", "/v0/billing/usage", undefined, { quiet: true }).catch((err) => err)
+  if (usage instanceof Error) {
+    $("main").append(h("p", { className: "muted" }, usage.body?.code === "missing_permission" || usage.status === 403
+      ? "The plan and its usage are shown to the organization's owners and admins." : plainWords(usage.body ?? { message: usage.message })))
+    return
+  }
+  $("main").append(h("h2", {}, `Plan: ${PLAN_NAMES[usage.plan] ?? usage.plan}`),
+    table("Usage", ["What", "Used", "Limit"], USAGE_ROWS.map(([what, used, limit]) => {
+      const n = usage.usage?.[used] ?? 0
+      const max = usage.limits?.[limit]
+      const bounded = typeof max === "number"
+      return [what,
+        bounded ? h("span", {}, `${n} `, h("meter", { min: 0, max: Math.max(max, 1), value: Math.min(n, max), "aria-label": `${what}: ${n} of ${max}` })) : String(n),
+        bounded ? String(max) : limit === "sends_per_day" ? "no daily limit" : "no limit"]
+    })),
+    h("p", {}, h("a", { href: "#/billing" }, "Plans and billing")))
 }
 
 // ---------- domains ----------
