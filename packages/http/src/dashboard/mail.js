@@ -150,7 +150,12 @@ const messageView = (inboxId, m, n, labels) => {
   const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
   return h("article", { className: "message", "aria-label": `Message ${n}, from ${m.from}` },
-    h("p", {}, h("strong", {}, m.from), " → ", (m.to ?? []).join(", "), h("br"), h("span", { className: "muted" }, `#${n} · ${new Date(m.timestamp).toLocaleString()}`)),
+    h("dl", { className: "envelope" },
+      h("dt", {}, "From"), h("dd", {}, h("strong", {}, m.from)),
+      (m.to ?? []).length ? [h("dt", {}, "To"), h("dd", {}, m.to.join(", "))] : null,
+      (m.cc ?? []).length ? [h("dt", {}, "Cc"), h("dd", {}, m.cc.join(", "))] : null,
+      (m.bcc ?? []).length ? [h("dt", {}, "Bcc"), h("dd", {}, m.bcc.join(", "))] : null,
+      h("dt", {}, "Date"), h("dd", { className: "muted" }, `${new Date(m.timestamp).toLocaleString()} · #${n}`)),
     labels,
     m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text || m.text || ""),
     !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
@@ -227,25 +232,83 @@ const inboxChoice = async (label = "From inbox") => {
   return select(label, "inbox_id", all.map((i) => [i.inbox_id, i.email ?? i.inbox_id]))
 }
 
+/** A file's bytes as base64 (FileReader: no spread of a large file's bytes into one call). */
+const base64Of = (file) => new Promise((resolve, reject) => {
+  const reader = new FileReader()
+  reader.onload = () => resolve(String(reader.result).replace(/^[^,]*,/, ""))
+  reader.onerror = () => reject(reader.error)
+  reader.readAsDataURL(file)
+})
+
+const addressOf = (mailbox) => (/<([^>]+)>/.exec(mailbox)?.[1] ?? mailbox).trim().toLowerCase()
+
+/**
+ * Who a reply goes to, as the API will address it (mail/compose.ts): the parent's Reply-To or
+ * sender (or, for a message this inbox sent, its recipients); reply all adds the parent's To
+ * and Cc. This inbox's own address is left out. Shown on the form; the API decides.
+ */
+const replyRecipients = (parent, mode, own) => {
+  const self = (a) => addressOf(a) === own
+  const replyTo = parent.headers?.["reply-to"]
+  const sentByUs = self(parent.from ?? "")
+  const primary = sentByUs ? parent.to ?? [] : replyTo ? [replyTo] : [parent.from]
+  const seen = new Set()
+  const keep = (list) => list.filter((a) => a && !self(a) && !seen.has(addressOf(a)) && seen.add(addressOf(a)))
+  const to = keep(primary)
+  const cc = mode === "reply-all" ? keep([...(sentByUs ? [] : parent.to ?? []), ...(parent.cc ?? [])]) : []
+  return { to, cc }
+}
+
+/** The original, quoted as mail clients quote it: a line saying who wrote it, each line after "> ". */
+const quoteOf = (parent) => {
+  const text = (parent.text ?? parent.extracted_text ?? parent.preview ?? "").replace(/\s+$/, "")
+  return `On ${new Date(parent.timestamp).toLocaleString()}, ${parent.from} wrote:\n${text.split(/\r?\n/).map((l) => `> ${l}`).join("\n")}`
+}
+
+/**
+ * Compose, and the forms that answer a message: reply and reply all show their recipients
+ * (and take more as Cc), the subject with "Re: ", and the original quoted below the new text
+ * (sent with it unless unticked); forward asks for recipients and shows the subject with
+ * "Fwd: " (the API quotes the original and carries its attachments).
+ */
 export const compose = async (inboxId, mode, messageId) => {
+  const answering = mode === "reply" || mode === "reply-all"
+  const [choice, parent, box] = await Promise.all([
+    inboxId ? [] : inboxChoice(),
+    mode && inboxId && messageId ? api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(messageId)}`) : null,
+    inboxId ? api("GET", `/v0/inboxes/${enc(inboxId)}`) : null
+  ])
+  const own = (box?.email ?? "").toLowerCase()
+  const bare = (parent?.subject ?? "").replace(/^\s*((re|aw|sv|fwd?|wg)\s*:\s*)+/i, "")
+  const subject = !parent ? "" : answering ? `Re: ${bare}` : `Fwd: ${bare}`
+  const recipients = answering && parent ? replyRecipients(parent, mode, own) : null
+  const quote = answering && parent ? quoteOf(parent) : null
   const fields = [
-    inboxId ? [] : await inboxChoice(),
-    mode === "reply" || mode === "reply-all" ? [] : field("To (comma-separated)", { name: "to", required: true }),
-    mode ? [] : [...field("Cc", { name: "cc" }), ...field("Subject", { name: "subject" })],
+    choice,
+    recipients ? h("dl", { className: "envelope", "aria-label": "Recipients" },
+      h("dt", {}, "To"), h("dd", { "data-testid": "reply-to" }, recipients.to.join(", ") || "—"),
+      recipients.cc.length ? [h("dt", {}, "Cc"), h("dd", { "data-testid": "reply-cc" }, recipients.cc.join(", "))] : null) : null,
+    answering ? field("Add recipients (Cc, comma-separated)", { name: "cc" }) : field("To (comma-separated)", { name: "to", required: true }),
+    mode ? [] : field("Cc", { name: "cc" }),
+    field("Subject", { name: "subject", value: subject }),
     field("Message", { name: "text", multiline: true, required: true }),
+    quote ? [h("label", { className: "check" }, h("input", { type: "checkbox", name: "quote", checked: true }), "Include the original, quoted"),
+      h("pre", { className: "quote", "aria-label": "Quoted original" }, quote)] : null,
+    mode === "forward" && parent ? h("details", {}, h("summary", {}, "The forwarded message (added below your text, with its attachments)"), h("pre", { className: "quote" }, parent.text ?? parent.preview ?? "")) : null,
     h("label", { for: "files" }, "Attachments"), h("input", { id: "files", type: "file", name: "files", multiple: true })
-  ].flat()
+  ].flat(2).filter(Boolean)
   const title = mode === "reply" ? "Reply" : mode === "reply-all" ? "Reply all" : mode === "forward" ? "Forward" : "Compose"
   page(title, form(title, fields, "Send", async (v, el) => {
     const target = inboxId ?? v.inbox_id
     const attachments = await Promise.all([...el.querySelector("#files").files].map(async (f) => ({
-      filename: f.name, content_type: f.type || "application/octet-stream",
-      content: btoa(String.fromCharCode(...new Uint8Array(await f.arrayBuffer())))
+      filename: f.name, content_type: f.type || "application/octet-stream", content: await base64Of(f)
     })))
-    const body = { text: v.text, ...(attachments.length ? { attachments } : {}) }
+    const text = quote && v.quote ? `${v.text.replace(/\s+$/, "")}\n\n${quote}\n` : v.text
+    const body = { text, ...(attachments.length ? { attachments } : {}) }
     if (v.to) body.to = list(v.to)
     if (v.cc) body.cc = list(v.cc)
-    if (v.subject) body.subject = v.subject
+    if (v.subject && v.subject !== subject) body.subject = v.subject
+    else if (!mode && v.subject) body.subject = v.subject
     const base = `/v0/inboxes/${enc(target)}/messages`
     const sent = await api("POST", mode ? `${base}/${enc(messageId)}/${mode}` : `${base}/send`, body)
     go(`#/thread/${enc(target)}/${enc(sent.thread_id)}`)
