@@ -539,4 +539,33 @@ describe("A new person in the dashboard (Chromium)", () => {
     await reply.getByText("> Bring a blanket.").waitFor()
     await context.close()
   }, 60_000)
+
+  it("an HTML message's inline cid: image shows in the sandboxed frame through its signed download URL, and is not listed as an attachment", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `inline${emails++}`)
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAAEklEQVR42mP8z8DwnwEJMKJzAEvoBf7HjX6qAAAAAElFTkSuQmCC"
+    const raw = [
+      "From: Ann <ann@example.org>", `To: ${address}`, "Subject: Our new logo", `Message-ID: <${Math.random().toString(36).slice(2)}@example.org>`,
+      "MIME-Version: 1.0", "Content-Type: multipart/related; boundary=\"b1\"", "",
+      "--b1", "Content-Type: text/html; charset=utf-8", "", "<p>Here it is:</p><img src=\"cid:logo@example.org\" alt=\"Logo\">",
+      "--b1", "Content-Type: image/png", "Content-Transfer-Encoding: base64", "Content-ID: <logo@example.org>", "Content-Disposition: inline; filename=\"logo.png\"", "", png,
+      "--b1--", ""
+    ].join("\r\n")
+    await deliver(address, raw)
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Our new logo" }).click()
+    const frame = page.frameLocator("iframe.mail")
+    await frame.getByText("Here it is:").waitFor()
+    const image = frame.getByRole("img", { name: "Logo" })
+    await image.waitFor()
+    const width = await image.evaluate(async (img: HTMLImageElement) => {
+      if (!img.complete) await new Promise((resolve) => { img.onload = resolve; img.onerror = resolve })
+      return img.naturalWidth
+    })
+    assert.strictEqual(width, 2, "the image loaded in the frame")
+    assert.match(await image.getAttribute("src") ?? "", /\/downloads\//, "through a signed download URL, not the session")
+    assert.strictEqual(await page.getByRole("list", { name: "Attachments" }).count(), 0, "the inline image is not listed as an attachment")
+    await shot(page, "inline-image")
+    await context.close()
+  }, 60_000)
 })

@@ -122,14 +122,41 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   })
 }
 
-/** The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are allowed. */
-const mailDocument = (html, allowImages) =>
-  `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${allowImages ? " https: http:" : ""}"><base target="_blank">${html}`
+/**
+ * The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are
+ * allowed, except the inline images' signed download URLs (`sources`, their origins).
+ */
+const mailDocument = (html, allowImages, sources = []) =>
+  `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${sources.map((o) => ` ${o}`).join("")}${allowImages ? " https: http:" : ""}"><base target="_blank">${html}`
 
-const htmlFrame = (html) => {
+const CID = /cid:([^"'\s)>]+)/gi
+const cidKey = (value) => {
+  let id = value
+  try { id = decodeURIComponent(value) } catch { /* kept as written */ }
+  return id.replace(/^<|>$/g, "").trim().toLowerCase()
+}
+
+/**
+ * The message's inline images: each `cid:` its HTML names, matched to an attachment by its
+ * `content_id`, as that attachment's signed `download_url` (spec: Attachment). The frame is
+ * sandboxed without same-origin, so it sends no session cookie: a URL that is its own
+ * credential is what it can load. A map from the content id to the URL.
+ */
+const inlineImages = async (inboxId, m) => {
+  if (!m.html) return new Map()
+  const wanted = new Set([...m.html.matchAll(CID)].map((x) => cidKey(x[1])))
+  const parts = (m.attachments ?? []).filter((a) => a.content_id && wanted.has(cidKey(a.content_id)))
+  const found = await Promise.all(parts.map((a) => api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}/attachments/${enc(a.attachment_id)}`)
+    .then((meta) => [cidKey(a.content_id), meta.download_url], () => null)))
+  return new Map(found.filter(Boolean))
+}
+
+const htmlFrame = (html, inline) => {
+  const shown = inline.size ? html.replace(CID, (all, id) => inline.get(cidKey(id))?.replace(/&/g, "&amp;") ?? all) : html
+  const sources = [...new Set([...inline.values()].map((u) => new URL(u, location.href).origin))]
   const frame = h("iframe", { className: "mail", title: "HTML message", sandbox: "allow-popups allow-popups-to-escape-sandbox", referrerpolicy: "no-referrer" })
-  frame.srcdoc = mailDocument(html, false)
-  const allow = h("button", { type: "button", onclick: () => { frame.srcdoc = mailDocument(html, true); allow.remove() } }, "Show remote images")
+  frame.srcdoc = mailDocument(shown, false, sources)
+  const allow = h("button", { type: "button", onclick: () => { frame.srcdoc = mailDocument(shown, true, sources); allow.remove() } }, "Show remote images")
   return [allow, frame]
 }
 
@@ -146,9 +173,10 @@ const labelControls = (names, labels, change) => [
 const THREAD_LABELS = { list: "Thread labels", remove: (l) => `Remove label ${l}`, form: "Add a label", field: "New label", submit: "Add label" }
 const messageLabels = (n) => ({ list: `Labels of message ${n}`, remove: (l) => `Remove ${l} from message ${n}`, form: `Label message ${n}`, field: `Add a label to message ${n}`, submit: `Add to message ${n}` })
 
-const messageView = (inboxId, m, n, labels) => {
+const messageView = (inboxId, m, n, labels, inline = new Map()) => {
   const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
+  const files = (m.attachments ?? []).filter((a) => !(a.content_id && inline.has(cidKey(a.content_id))))
   return h("article", { className: "message", "aria-label": `Message ${n}, from ${m.from}` },
     h("dl", { className: "envelope" },
       h("dt", {}, "From"), h("dd", {}, h("strong", {}, m.from)),
@@ -157,10 +185,11 @@ const messageView = (inboxId, m, n, labels) => {
       (m.bcc ?? []).length ? [h("dt", {}, "Bcc"), h("dd", {}, m.bcc.join(", "))] : null,
       h("dt", {}, "Date"), h("dd", { className: "muted" }, `${new Date(m.timestamp).toLocaleString()} · #${n}`)),
     labels,
-    m.html ? htmlFrame(m.html) : h("pre", {}, m.extracted_text || m.text || ""),
+    m.html ? htmlFrame(m.html, inline) : h("pre", {}, m.extracted_text || m.text || ""),
     !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
     m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
-    (m.attachments ?? []).length ? h("ul", { "aria-label": "Attachments" }, m.attachments.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${enc(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
+    // Images shown inline are not listed again as attachments.
+    files.length ? h("ul", { "aria-label": "Attachments" }, files.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${enc(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
     h("p", {},
       h("a", { href: `${base}/raw/download` }, "Raw message"), " · ",
       h("a", { href: `#/compose/${enc(inboxId)}/reply/${enc(m.message_id)}` }, "Reply"), " · ",
@@ -181,6 +210,7 @@ export const thread = async (inboxId, threadId) => {
   const summaries = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
   const messages = await Promise.all(summaries.map((m) => m.text !== undefined || m.html !== undefined ? m
     : api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`)))
+  const inline = await Promise.all(messages.map((m) => inlineImages(inboxId, m)))
   const unread = messages.filter((m) => m.labels?.includes("unread")).map((m) => m.message_id)
   // Opening the thread marks its messages read (below): `unread` is not shown on the first drawing.
   const read = (labels) => (labels ?? []).filter((l) => !unread.length || l !== "unread")
@@ -203,7 +233,7 @@ export const thread = async (inboxId, threadId) => {
   draw({ labels: read(t.labels), messages: messages.map((m) => ({ message_id: m.message_id, labels: read(m.labels) })) })
   page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")),
     triage(inboxId, t, read(t.labels), path),
-    messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id))), threadBox)
+    messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id), inline[i])), threadBox)
   if (unread.length) await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
 }
 
