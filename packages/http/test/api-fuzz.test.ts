@@ -71,8 +71,11 @@ for (const storage of storages()) {
         )
         const outcome = yield* Effect.promise(() => runFuzz(client, world, { seed: SEED, count: COUNT }))
         assert.strictEqual(outcome.requests, COUNT)
-        // The run reached past validation: some requests succeeded, some were refused.
-        assert.isAbove(outcome.statuses.get(200) ?? 0, COUNT / 20, JSON.stringify([...outcome.statuses]))
+        // The run reached past validation: some requests succeeded (any 2xx: a delete's 204 and a
+        // sign-up's 202 count; each /auth operation that needs a session, which the fuzz never
+        // has, is a share of requests that can only be 401), some were refused.
+        const succeeded = [...outcome.statuses].filter(([status]) => status >= 200 && status < 300).reduce((n, [, c]) => n + c, 0)
+        assert.isAbove(succeeded, COUNT / 20, JSON.stringify([...outcome.statuses]))
         assert.isAbove(outcome.statuses.get(400) ?? 0, COUNT / 20)
         assert.deepStrictEqual(
           outcome.failures.slice(0, 5).map((f) => ({ op: f.request.op, method: f.request.method, path: f.request.path.slice(0, 200), status: f.status, body: JSON.stringify(f.body).slice(0, 300) })),

@@ -433,6 +433,32 @@ for (const storage of storages()) {
         assert.strictEqual(reused.body.code, "invalid_token")
       }))
 
+    it.effect("GET /auth/members lists the organization's members with their roles, the owner first, and its invitations not yet accepted; a member sees them too", () =>
+      Effect.gen(function*() {
+        const owner = yield* signedInOwner()
+        const joining = uniqueEmail("joining")
+        const waiting = uniqueEmail("waiting")
+        yield* owner.browser.request("POST", "/auth/invitations", { email: joining })
+        yield* owner.browser.request("POST", "/auth/invitations", { email: waiting, role: "admin" })
+        const before = yield* owner.browser.request("GET", "/auth/members")
+        assert.strictEqual(before.status, 200, before.text)
+        assert.strictEqual(before.body.organization_id, owner.organizationId)
+        assert.deepStrictEqual(before.body.members.map((m: { role: string }) => m.role), ["owner"])
+        assert.sameDeepMembers(before.body.invitations.map((i: { email: string; role: string }) => ({ email: i.email, role: i.role })), [
+          { email: joining, role: "member" },
+          { email: waiting, role: "admin" }
+        ])
+        const invitee = browser()
+        yield* invitee.request("POST", "/auth/sign-up", { email: joining, password: PASSWORD, invitation_token: yield* mailedToken(joining, "accept-invitation") })
+        yield* invitee.request("POST", "/auth/sign-in", { email: joining, password: PASSWORD })
+        const after = yield* invitee.request("GET", "/auth/members")
+        assert.strictEqual(after.status, 200, after.text)
+        assert.deepStrictEqual(after.body.members.map((m: { email: string; role: string }) => [m.role, m.email === joining]), [["owner", false], ["member", true]])
+        assert.deepStrictEqual(after.body.invitations.map((i: { email: string }) => i.email), [waiting], "an accepted invitation is no longer pending")
+        const signedOut = yield* browser().request("GET", "/auth/members")
+        assert.strictEqual(signedOut.status, 401)
+      }))
+
     it.effect("an existing account accepts an invitation through the link while signed in; the link works once and only for its address", () =>
       Effect.gen(function*() {
         const owner = yield* signedInOwner()

@@ -168,6 +168,10 @@ describe("A new person in the dashboard (Chromium)", () => {
     await ownerPage.getByLabel("Email").fill(invitee)
     await ownerPage.getByRole("button", { name: "Send invitation" }).click()
     await explained(ownerPage, ownerPage.getByText(`Invitation sent to ${invitee}.`))
+    const pending = ownerPage.getByRole("table", { name: "Pending invitations" })
+    await explained(ownerPage, pending.getByRole("row").filter({ hasText: invitee }))
+    assert.include(await pending.getByRole("row").filter({ hasText: invitee }).textContent() ?? "", "Member")
+    await shot(ownerPage, "members")
     await ownerContext.close()
 
     const context = await browser.newContext()
@@ -189,6 +193,11 @@ describe("A new person in the dashboard (Chromium)", () => {
     await explained(page, page.getByRole("heading", { name: "Overview" }))
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click()
     await explained(page, page.getByText(/\(member\)/))
+    const people = page.getByRole("table", { name: "Members" })
+    await explained(page, people.getByRole("row").filter({ hasText: invitee }))
+    assert.include(await people.getByRole("row").filter({ hasText: invitee }).textContent() ?? "", "Member")
+    assert.include(await people.getByRole("row").filter({ hasText: ownerEmail ?? "" }).textContent() ?? "", "Owner")
+    assert.strictEqual(await page.getByRole("table", { name: "Pending invitations" }).getByRole("row").filter({ hasText: invitee }).count(), 0)
     const me = await page.evaluate(() => fetch("/auth/me").then((r) => r.json())) as { user: { email: string; email_verified: boolean }; organizations: Array<{ role: string }> }
     assert.strictEqual(me.user.email, invitee)
     assert.isTrue(me.user.email_verified, "the invitation's link proved the address")

@@ -161,6 +161,14 @@ export const Me = Schema.Struct({
 })
 export type Me = typeof Me.Type
 
+/** The people of the session's organization with their roles, and the invitations not yet accepted. */
+export const Members = Schema.Struct({
+  organization_id: Schema.String,
+  members: Schema.Array(Schema.Struct({ user_id: Schema.String, email: Schema.String, role: Schema.String, joined_at: Schema.String })),
+  invitations: Schema.Array(Schema.Struct({ email: Schema.String, role: Schema.String, expires_at: Schema.String }))
+})
+export type Members = typeof Members.Type
+
 export interface Invitation {
   readonly organization_id: string
   readonly email: string
@@ -204,6 +212,8 @@ export class Auth extends Context.Service<Auth, {
   disableTwoFactor(session: Session, code: string, clientIp: string): Effect.Effect<void, TwoFactorNotSetUp | InvalidCode | TooManyAttempts | EmailNotVerified>
   invite(session: Session, input: typeof InviteInput.Type): Effect.Effect<Invitation, EmailNotVerified | Forbidden | AlreadyMember>
   acceptInvitation(session: Session, token: string): Effect.Effect<{ readonly organization_id: string; readonly role: Role }, InvalidToken | AlreadyMember>
+  /** The members of the session's organization (owners, admins, members; each oldest first) and its pending invitations (403 forbidden without one). */
+  members(session: Session): Effect.Effect<Members, EmailNotVerified | Forbidden>
   /** Deletes up to `limit` accounts created before `before` whose address was never verified; answers how many. */
   purgeUnverified(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Auth") {
@@ -781,6 +791,28 @@ export class Auth extends Context.Service<Auth, {
         yield* sql`UPDATE sessions SET organization_id = ${organizationId} WHERE id_hash = ${session.idHash}`.pipe(Effect.orDie)
         yield* verifyUser({ id: session.userId, email: session.email })
         return { organization_id: organizationId, role: roleName }
+      }),
+
+      members: Effect.fn("Auth.members")(function*(session) {
+        yield* requireVerified(session)
+        const organizationId = session.organizationId
+        if (organizationId === null || (yield* role(session.userId, organizationId)) === undefined) {
+          return yield* new Forbidden({ message: "You are not a member of an organization.", fix: "Accept an invitation, or sign up to own one." })
+        }
+        const at = yield* now
+        const members = yield* sql<{ user_id: string; email: string; role: string; created_at: Date }>`SELECT u.id AS user_id, u.email, m.role, m.created_at
+          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ${organizationId}
+          ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, m.created_at, u.email`.pipe(Effect.orDie)
+        // Of several invitations to one address, the newest is the one that counts.
+        const invitations = yield* sql<{ email: string; role: string | null; expires_at: Date }>`SELECT DISTINCT ON (email) email, role, expires_at
+          FROM auth_tokens WHERE organization_id = ${organizationId} AND purpose = 'invite' AND used_at IS NULL AND expires_at > ${at}
+          ORDER BY email, created_at DESC`.pipe(Effect.orDie)
+        const joined = new Set(members.map((m) => m.email))
+        return {
+          organization_id: organizationId,
+          members: members.map((m) => ({ user_id: m.user_id, email: m.email, role: m.role, joined_at: iso(new Date(m.created_at)) })),
+          invitations: invitations.filter((i) => !joined.has(i.email)).map((i) => ({ email: i.email, role: i.role ?? "member", expires_at: iso(new Date(i.expires_at)) }))
+        }
       }),
 
       // An account that owns something (a membership from before accounts waited for their

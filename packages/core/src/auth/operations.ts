@@ -9,7 +9,7 @@
 import { Effect, Schema } from "effect"
 import type { NewSession } from "../access/Session.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { Auth, Me } from "./Auth.ts"
+import { Auth, Me, Members } from "./Auth.ts"
 import {
   ChangePasswordInput,
   CodeInput,
@@ -251,6 +251,17 @@ export const acceptInvitation = operation({
   run: ({ principal, input }) => Auth.use((a) => a.acceptInvitation(principal, input.token))
 })
 
+export const members = operation({
+  name: "auth.members",
+  summary: "The members of the current organization with their roles, and its invitations not yet accepted.",
+  routes: [route.get("/auth/members")],
+  access: { kind: "session", session: "required" },
+  output: Output.json(Members),
+  mutates: false,
+  ...faces,
+  run: ({ principal }) => Auth.use((a) => a.members(principal))
+})
+
 export const authOperations = [
   signUp,
   verifyEmail,
@@ -266,6 +277,7 @@ export const authOperations = [
   enableTwoFactor,
   disableTwoFactor,
   invite,
-  acceptInvitation
+  acceptInvitation,
+  members
 ]
 

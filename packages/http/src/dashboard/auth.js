@@ -1,7 +1,7 @@
 // The /auth pages: sign in (with a two-step or recovery code), sign up, the pages of the mailed
 // links (verify, reset, accept an invitation), security (two-step setup with a QR code of the
 // otpauth:// URI, enable, disable; password change) and members (invitations).
-import { $, api, field, form, go, h, notice, page, refreshMe, select, session } from "/dashboard/dom.js"
+import { $, api, field, form, go, h, notice, page, refreshMe, select, session, table, when } from "/dashboard/dom.js"
 
 export const signIn = () => page("Sign in",
   form("Sign in", [...field("Email", { name: "email", type: "email", required: true, autocomplete: "username" }), ...field("Password", { name: "password", type: "password", required: true, autocomplete: "current-password" }),
@@ -122,8 +122,21 @@ export const security = () => page("Security",
   form("Change password", [...field("Current password", { name: "current_password", type: "password", required: true }), ...field("New password", { name: "new_password", type: "password", required: true })], "Change password",
     async (v) => { await api("POST", "/auth/password", v); notice("Password changed.") }))
 
-export const members = () => page("Members",
-  h("p", {}, "Your organizations: ", session.me.organizations.map((o) => `${o.name ?? o.organization_id} (${o.role})`).join(", ")),
-  h("h2", {}, "Invite a member"),
-  form("Invite", [...field("Email", { name: "email", type: "email", required: true }), ...select("Role", "role", ["member", "admin"])], "Send invitation",
-    async (v) => { await api("POST", "/auth/invitations", v); notice(`Invitation sent to ${v.email}.`) }))
+const ROLE_WORDS = { owner: "Owner", admin: "Admin", member: "Member" }
+
+/** The organization's people with their roles, its invitations not yet accepted, and (for its owner) a form to invite. */
+export const members = async () => {
+  const data = await api("GET", "/auth/members", undefined, { quiet: true }).catch((err) => err)
+  const failed = data instanceof Error
+  page("Members",
+    h("p", {}, "Your organizations: ", session.me.organizations.map((o) => `${o.name ?? o.organization_id} (${o.role})`).join(", ")),
+    failed ? h("p", { className: "muted" }, data.body?.message ?? data.message) : [
+      table("Members", ["Email", "Role", "Joined"], data.members.map((m) => [m.email, ROLE_WORDS[m.role] ?? m.role, when(m.joined_at)])),
+      h("h2", {}, "Invitations not yet accepted"),
+      data.invitations.length === 0 ? h("p", { className: "muted" }, "None.")
+        : table("Pending invitations", ["Email", "Role", "Link expires"], data.invitations.map((i) => [i.email, ROLE_WORDS[i.role] ?? i.role, when(i.expires_at)]))
+    ],
+    h("h2", {}, "Invite a member"),
+    form("Invite", [...field("Email", { name: "email", type: "email", required: true }), ...select("Role", "role", [["member", "Member"], ["admin", "Admin"]])], "Send invitation",
+      async (v) => { await api("POST", "/auth/invitations", v); await members(); notice(`Invitation sent to ${v.email}.`) }))
+}
