@@ -543,6 +543,9 @@ describe("A new person in the dashboard (Chromium)", () => {
     const sent = (await reply.locator("dl.envelope").textContent()) ?? ""
     assert.include(sent, "ann@example.org")
     assert.match(sent, /Cc[^@]*bea@example\.org/)
+    // The service's labels are shown but offer no removal, which the API refuses.
+    assert.strictEqual(await page.getByRole("button", { name: /^Remove (label )?(received|sent)\b/ }).count(), 0)
+    assert.include(await page.getByRole("list", { name: "Thread labels" }).textContent() ?? "", "Received")
     // The quote went with the reply, folded behind "Show quoted text" on the thread.
     await reply.getByText("Show quoted text").click()
     await reply.getByText("> Bring a blanket.").waitFor()

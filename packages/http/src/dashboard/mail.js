@@ -39,11 +39,14 @@ export const prefetchPage = (name, [inboxId, second], params) => {
 /** Labels the list does not show as chips: every received message has `received`, and unread rows are bold. */
 const SYSTEM_LABELS = new Set(["received", "unread"])
 
+/** Labels that belong to the service (spec: Labels): they cannot be added or removed. */
+const FIXED_LABELS = new Set(["received", "sent", "draft", "scheduled"])
+
 let socket = null
 export const closeSocket = () => { socket?.close(); socket = null }
 
 /** The service's labels in words (spec: Labels seen); a person's own labels are shown as they wrote them. */
-export const LABEL_WORDS = { sent: "Sent", spam: "Spam", trash: "Trash", archived: "Archived", draft: "Draft", scheduled: "Scheduled", blocked: "Blocked", unauthenticated: "Unverified sender" }
+export const LABEL_WORDS = { received: "Received", sent: "Sent", spam: "Spam", trash: "Trash", archived: "Archived", draft: "Draft", scheduled: "Scheduled", blocked: "Blocked", unauthenticated: "Unverified sender" }
 export const labelWords = (l) => LABEL_WORDS[l] ?? l
 const labelChips = (labels) => (labels ?? []).filter((l) => !SYSTEM_LABELS.has(l)).map((l) => h("span", { className: "label" }, labelWords(l)))
 
@@ -165,8 +168,9 @@ const htmlFrame = (html, inline) => {
  * (the thread's and each message's controls differ), `change` sends add_labels or remove_labels.
  */
 const labelControls = (names, labels, change) => [
-  h("ul", { className: "chips", "aria-label": names.list }, labels.map((l) => h("li", { className: "label" }, l,
-    button("×", () => change({ remove_labels: [l] }), { className: "chip-x", "aria-label": names.remove(l) })))),
+  h("ul", { className: "chips", "aria-label": names.list }, labels.map((l) => h("li", { className: "label" }, labelWords(l),
+    // The service's own labels cannot be removed (400): no button offers it.
+    FIXED_LABELS.has(l) ? null : button("×", () => change({ remove_labels: [l] }), { className: "chip-x", "aria-label": names.remove(l) })))),
   form(names.form, field(names.field, { name: "label", required: true }), names.submit, (v) => change({ add_labels: [v.label.trim()] }))
 ]
 
