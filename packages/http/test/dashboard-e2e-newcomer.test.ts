@@ -141,6 +141,8 @@ describe("A new person in the dashboard (Chromium)", () => {
     const context = await browser.newContext()
     const page = await context.newPage()
     const email = uniqueEmail("first")
+    const icons: Array<string> = []
+    page.on("request", (r) => { if (new URL(r.url()).pathname === "/favicon.ico") icons.push(r.url()) })
     await page.goto(`${url}/`)
     await page.getByRole("link", { name: "Sign up" }).click()
     await page.getByLabel("Email").fill(email)
@@ -157,6 +159,7 @@ describe("A new person in the dashboard (Chromium)", () => {
     await page.getByRole("button", { name: "Sign in" }).click()
     await explained(page, page.getByRole("heading", { name: "Overview" }))
     assert.strictEqual(await page.getByRole("button", { name: "Sign in" }).count(), 0, "the sign-in form is gone")
+    assert.deepStrictEqual(icons, [], "the page's own icon: no /favicon.ico to answer 404")
     ownerEmail = email
     await context.close()
   }, 60_000)

@@ -8,7 +8,7 @@ import { engineLayer, pglite, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 
 layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "120 seconds" })("Dashboard files", (it) => {
-  it.effect("the dashboard page is served at / and at the verify, reset and invitation link paths, with a CSP allowing only this origin", () =>
+  it.effect("the dashboard page is served at / and at the verify, reset and invitation link paths, with a CSP allowing only this origin and an icon of its own", () =>
     Effect.gen(function*() {
       const app = yield* TestApp
       for (const path of ["/", "/verify-email?token=abc", "/reset-password?token=abc", "/accept-invitation?token=abc"]) {
@@ -16,6 +16,8 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
         assert.strictEqual(res.status, 200, path)
         assert.match(res.headers.get("content-type") ?? "", /^text\/html/)
         assert.include(res.text, `<script type="module" src="/dashboard/app.js">`)
+        // Its own icon: no request for /favicon.ico, which the server answers 404.
+        assert.match(res.text, /<link rel="icon" href="data:image\/svg\+xml,/)
         const csp = res.headers.get("content-security-policy") ?? ""
         assert.include(csp, "script-src 'self'")
         assert.include(csp, "frame-ancestors 'none'")
