@@ -214,6 +214,12 @@ export class Auth extends Context.Service<Auth, {
   acceptInvitation(session: Session, token: string): Effect.Effect<{ readonly organization_id: string; readonly role: Role }, InvalidToken | AlreadyMember>
   /** The members of the session's organization (owners, admins, members; each oldest first) and its pending invitations (403 forbidden without one). */
   members(session: Session): Effect.Effect<Members, EmailNotVerified | Forbidden>
+  /**
+   * The wrong-password count of another sign-in (IMAP and SMTP submission with an API key):
+   * `count` before checking (429 too_many_attempts past the limit, per account and client
+   * IP, as for the dashboard), `succeeded` forgives it.
+   */
+  attempts(account: string, clientIp: string): { readonly count: Effect.Effect<void, TooManyAttempts>; readonly succeeded: Effect.Effect<void> }
   /** Deletes up to `limit` accounts created before `before` whose address was never verified; answers how many. */
   purgeUnverified(before: Date, limit: number): Effect.Effect<number>
 }>()("inbox/Auth") {
@@ -459,6 +465,7 @@ export class Auth extends Context.Service<Auth, {
       )
 
     return Auth.of({
+      attempts: (account, clientIp) => attempt(account, clientIp),
       signUp: Effect.fn("Auth.signUp")(function*(input) {
         yield* samePasswordAsEmail(input.email, input.password)
         if (settings.signup === "closed") {

@@ -23,6 +23,7 @@ import { suppressionOperations } from "../suppressions/operations.ts"
 import { eventOperations } from "../events/operations.ts"
 import { webhookOperations } from "../webhooks/operations.ts"
 import { draftOperations } from "../drafts/operations.ts"
+import { mailboxOperations } from "../mailboxes/operations.ts"
 import { searchOperations } from "../search/operations.ts"
 import { domainOperations } from "../domains/operations.ts"
 import { metricsOperations } from "../metrics/operations.ts"
@@ -62,6 +63,7 @@ const all = [
   ...eventOperations,
   ...webhookOperations,
   ...draftOperations,
+  ...mailboxOperations,
   ...searchOperations,
   ...domainOperations,
   ...metricsOperations,

@@ -48,6 +48,7 @@ import { Opens } from "../events/Opens.ts"
 import { HostResolver } from "../egress/guard.ts"
 import * as WebhookDelivery from "../webhooks/Delivery.ts"
 import { Drafts } from "../drafts/Drafts.ts"
+import { Mailboxes } from "../mailboxes/Mailboxes.ts"
 import { Search } from "../search/Search.ts"
 import { Dns } from "../dns/Dns.ts"
 import { Domains } from "../domains/Domains.ts"
@@ -81,6 +82,7 @@ export type EngineServices =
   | Opens
   | HostResolver
   | Drafts
+  | Mailboxes
   | Search
   | Settings
   | Ids
@@ -121,6 +123,7 @@ const services = Layer.mergeAll(
   Idempotency.layer,
   Sending.layer,
   Drafts.layer,
+  Mailboxes.layer,
   Search.layer,
   Events.layer,
   LiveEvents.layer,

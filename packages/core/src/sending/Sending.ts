@@ -43,14 +43,18 @@ import {
   RateLimited,
   RecipientBlocked,
   RecipientSuppressed,
-  TrackingDisabled
+  TooManyRecipients,
+  TrackingDisabled,
+  ValidationError
 } from "../errors/errors.ts"
 import { Events } from "../events/Events.ts"
 import { Inbound } from "../inbound/Inbound.ts"
 import { Inboxes, type InboxRow } from "../inboxes/Inboxes.ts"
 import { Lists } from "../lists/Lists.ts"
 import { MailParser } from "../mail/parse.ts"
-import { compose, type ComposeKind, type ParentMessage, type SendInput, validateSend } from "../mail/compose.ts"
+import { addressList, headerFields, rfc5322Date, withHeadersFirst, withoutHeader } from "../mail/submission.ts"
+import { normaliseAddress } from "../shared/fields.ts"
+import { compose, type ComposeKind, MAX_RECIPIENTS, type ParentMessage, type SendInput, validateSend } from "../mail/compose.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import type { FullMessageRow } from "../messages/model.ts"
@@ -116,8 +120,23 @@ const SendingRow = Schema.Struct({
 })
 type SendingRow = typeof SendingRow.Type
 
+/** A message the client wrote itself (SMTP submission, the raw send route). */
+export interface RawSendRequest {
+  readonly inboxId: string
+  readonly raw: Uint8Array
+  /** The envelope's recipients (SMTP RCPT TO); absent: To, Cc and Bcc of the message. */
+  readonly recipients?: ReadonlyArray<string>
+}
+
 export class Sending extends Context.Service<Sending, {
   send(principal: Principal, request: SendRequest): Effect.Effect<SendAnswer, ApiError>
+  /**
+   * Sends a message as its client wrote it, through every rule of `send` (docs/sending.md,
+   * "Raw messages"): From must be the inbox's address; the Bcc header is removed; a missing
+   * Message-ID or Date is added; the thread follows In-Reply-To and References. A message
+   * whose Message-ID this inbox already sent is not sent again: its first answer is given.
+   */
+  sendRaw(principal: Principal, request: RawSendRequest): Effect.Effect<SendAnswer, ApiError>
   /** Sends again what a dead process left `sending`; answers how many it finished. */
   recoverStale(): Effect.Effect<number>
 }>()("inbox/Sending") {
@@ -261,22 +280,14 @@ export class Sending extends Context.Service<Sending, {
         return rows[0]
       })
 
-    const send = Effect.fn("Sending.send")(function*(principal: Principal, request: SendRequest) {
-      const inbox = yield* inboxes.find(principal, request.inboxId)
-      const parentRow = request.messageId === undefined ? undefined : yield* messages.find(principal, request.inboxId, request.messageId)
-      const sender = { email: inbox.email, ...(inbox.display_name === null ? {} : { display_name: inbox.display_name }) }
-      const { addresses } = yield* validateSend(request.kind, request.input, sender, parentRow === undefined ? undefined : parentOf(parentRow))
-      if (request.input.track_opens === true && !settings.openTracking) {
-        return yield* new TrackingDisabled({ message: "Open tracking is turned off on this server.", fix: "Leave track_opens unset." })
-      }
-
+    /** Step 3 and 4: the account, the inbox and the recipients may send; answers the organization. */
+    const admit = Effect.fnUntraced(function*(inbox: InboxRow, direction: "send" | "reply", addresses: ReadonlyArray<string>) {
       const org = yield* organizations.requireCanSend(inbox.organization_id).pipe(Effect.catchTag("NotFound", Effect.die))
       if (inbox.status === "paused") {
         return yield* new InboxPaused({ message: `The inbox ${inbox.email} is paused.`, fix: "Set its status to active to send again." })
       }
       yield* domains.admitSender(inbox.organization_id, inbox.email)
       const scope = { organizationId: inbox.organization_id, podId: inbox.pod_id, inboxId: inbox.id }
-      const direction = request.kind === "reply" || request.kind === "reply_all" ? "reply" : "send"
       const verdicts = yield* lists.verdicts(scope, direction, addresses)
       const blocked = addresses.find((a) => verdicts.get(a.toLowerCase()) === "block")
       if (blocked !== undefined) {
@@ -289,6 +300,20 @@ export class Sending extends Context.Service<Sending, {
           fix: "Remove the recipient, or delete the suppression if the address works again."
         })
       }
+      return org
+    })
+
+    const send = Effect.fn("Sending.send")(function*(principal: Principal, request: SendRequest) {
+      const inbox = yield* inboxes.find(principal, request.inboxId)
+      const parentRow = request.messageId === undefined ? undefined : yield* messages.find(principal, request.inboxId, request.messageId)
+      const sender = { email: inbox.email, ...(inbox.display_name === null ? {} : { display_name: inbox.display_name }) }
+      const { addresses } = yield* validateSend(request.kind, request.input, sender, parentRow === undefined ? undefined : parentOf(parentRow))
+      if (request.input.track_opens === true && !settings.openTracking) {
+        return yield* new TrackingDisabled({ message: "Open tracking is turned off on this server.", fix: "Leave track_opens unset." })
+      }
+
+      const direction = request.kind === "reply" || request.kind === "reply_all" ? "reply" : "send"
+      const org = yield* admit(inbox, direction, addresses)
 
       const key = request.idempotencyKey === undefined ? undefined : { organizationId: inbox.organization_id, key: request.idempotencyKey }
       if (key !== undefined) {
@@ -372,6 +397,84 @@ export class Sending extends Context.Service<Sending, {
       )
     })
 
+
+    const sendRaw = Effect.fn("Sending.sendRaw")(function*(principal: Principal, request: RawSendRequest) {
+      const inbox = yield* inboxes.find(principal, request.inboxId)
+      const fields = headerFields(request.raw)
+      const fromFields = fields.filter((f) => f.name === "from").flatMap((f) => addressList(f.value))
+      if (fromFields.length !== 1 || fromFields[0] !== inbox.email.toLowerCase()) {
+        return yield* new ValidationError({
+          message: `The From header must be the inbox's own address, ${inbox.email}.`,
+          errors: [{ path: ["from"], message: `must be ${inbox.email}` }]
+        })
+      }
+      const headerRecipients = ["to", "cc", "bcc"].flatMap((name) => fields.filter((f) => f.name === name).flatMap((f) => addressList(f.value)))
+      const given = request.recipients ?? headerRecipients
+      const addresses = [...new Set(given.map((a) => normaliseAddress(a)?.toLowerCase() ?? ""))]
+      const unreadable = given.find((a) => normaliseAddress(a) === undefined)
+      if (unreadable !== undefined || addresses.length === 0) {
+        return yield* new ValidationError({
+          message: unreadable === undefined ? "At least one recipient is required." : `${unreadable} is not an email address.`,
+          errors: [{ path: ["to"], message: unreadable === undefined ? "At least one recipient is required in to, cc or bcc" : "not an email address" }]
+        })
+      }
+      if (addresses.length > MAX_RECIPIENTS) {
+        return yield* new TooManyRecipients({ message: `${addresses.length} unique recipients; at most ${MAX_RECIPIENTS} across to, cc and bcc` })
+      }
+      const at = yield* now
+      const domain = inbox.email.split("@").pop() ?? "localhost"
+      const added: Array<readonly [string, string]> = []
+      if (!fields.some((f) => f.name === "message-id")) added.push(["Message-ID", `<${yield* ids.secret(16)}@${domain}>`])
+      if (!fields.some((f) => f.name === "date")) added.push(["Date", rfc5322Date(at)])
+      // The Bcc header never leaves: recipients learn nothing of each other's blind copies.
+      const raw = withHeadersFirst(withoutHeader(request.raw, "bcc"), added)
+      const readBack = yield* parser.parse(raw).pipe(Effect.mapError((e) => new ValidationError({ message: `The message cannot be read: ${e.message}`, errors: [] })))
+      const parsed = readBack.message
+      const rfcMessageId = parsed.rfc_message_id ?? `<${sha256Of(raw)}@message-id.invalid>`
+      // A client that submits the same message again (a retry after a lost answer) sends it once.
+      const already = yield* sql<{ id: string; thread_id: string }>`SELECT id, thread_id FROM messages
+        WHERE inbox_id = ${inbox.id} AND direction = 'sent' AND rfc_message_id = ${rfcMessageId}`.pipe(Effect.orDie)
+      if (already[0] !== undefined) return { message_id: already[0].id, thread_id: already[0].thread_id }
+
+      const org = yield* admit(inbox, parsed.in_reply_to === undefined ? "send" : "reply", addresses)
+      const bcc = addresses.filter((a) => !headerRecipients.includes(a))
+      const message = yield* record(inbox, org, {
+        direction: "sent",
+        state: "sending",
+        rfc_message_id: rfcMessageId,
+        ...(parsed.in_reply_to === undefined ? {} : { in_reply_to: parsed.in_reply_to }),
+        ...(parsed.references === undefined ? {} : { references: parsed.references }),
+        from: parsed.from,
+        from_address: inbox.email,
+        to: parsed.to,
+        ...(parsed.cc === undefined ? {} : { cc: parsed.cc }),
+        ...(bcc.length === 0 ? {} : { bcc }),
+        recipient_addresses: addresses,
+        subject: parsed.subject,
+        preview: parsed.preview,
+        size: raw.byteLength,
+        ...(parsed.text === undefined ? {} : { text: parsed.text }),
+        ...(parsed.html === undefined ? {} : { html: parsed.html }),
+        ...(parsed.extracted_text === undefined ? {} : { extracted_text: parsed.extracted_text }),
+        ...(parsed.extracted_html === undefined ? {} : { extracted_html: parsed.extracted_html }),
+        headers: parsed.headers,
+        attachments: readBack.attachments.map((a) => ({ meta: a.meta, sha256: sha256Of(a.content), bytes: a.content })),
+        raw: { sha256: sha256Of(raw), bytes: raw },
+        labels: ["sent"]
+      }, undefined)
+      return yield* handOver({
+        id: message.id,
+        organization_id: message.organization_id,
+        pod_id: message.pod_id,
+        inbox_id: message.inbox_id,
+        thread_id: message.thread_id,
+        raw_sha256: message.raw_sha256,
+        recipient_addresses: addresses,
+        subject: parsed.subject,
+        timestamp: message.timestamp
+      }, undefined, { raw, from: inbox.email })
+    })
+
     const recoverStale = Effect.fn("Sending.recoverStale")(function*() {
       const at = yield* now
       const cutoff = new Date(at.getTime() - Duration.toMillis(STALE_SENDING))
@@ -386,7 +489,7 @@ export class Sending extends Context.Service<Sending, {
       return finished
     })
 
-    return Sending.of({ send, recoverStale })
+    return Sending.of({ send, sendRaw, recoverStale })
   }))
 
   /** Runs `recoverStale` every minute for the life of the layer (the server's). */

@@ -92,4 +92,30 @@ export const forwardMessage = answering({
   command: "messages forward"
 })
 
-export const sendingOperations = [sendMessage, replyToMessage, replyAllToMessage, forwardMessage]
+/**
+ * A message as its client wrote it (message/rfc822 bytes): what SMTP submission hands the
+ * engine, and a route for any program that writes its own MIME. `to` (comma-separated) is
+ * the envelope; without it the message goes to its To, Cc and Bcc.
+ */
+export const sendRawMessage = operation({
+  name: "messages.sendRaw",
+  summary: "Send a message written as raw RFC 822 bytes (its MIME and Message-ID kept; From must be the inbox; the Bcc header removed) to `to` (comma-separated) or to its To, Cc and Bcc.",
+  routes: [route.post(`${BASE}/send-raw`)],
+  access: { kind: "member", permission: "message_send" },
+  query: Schema.Struct({ to: Schema.optionalKey(Line(64 * 1024)) }),
+  raw: { maxBytes: SEND_BODY_LIMIT },
+  output: Output.json(SendAnswer),
+  mutates: true,
+  mcp: { exclude: "raw MIME bytes are not a tool input: send_message composes the message" },
+  cli: { exclude: "raw MIME bytes: any SMTP client sends them through submission (docs/mail-servers.md)" },
+  run: ({ principal, params, input, raw }) =>
+    Sending.use((s) =>
+      s.sendRaw(principal, {
+        inboxId: params.inbox_id,
+        raw,
+        ...(input.to === undefined ? {} : { recipients: input.to.split(",").map((a) => a.trim()).filter((a) => a !== "") })
+      })
+    )
+})
+
+export const sendingOperations = [sendMessage, replyToMessage, replyAllToMessage, forwardMessage, sendRawMessage]

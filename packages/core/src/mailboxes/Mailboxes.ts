@@ -1,0 +1,407 @@
+/**
+ * Mailboxes: an inbox as a mail client sees it over IMAP (docs/mail-servers.md, "IMAP and
+ * SMTP submission"). The IMAP server in packages/mailserver only speaks the protocol; every
+ * rule of what a mailbox holds, which UID a message has and what a flag means is here.
+ *
+ * - Mailboxes are views of labels: INBOX (received, not trash, spam or blocked), Sent, Trash,
+ *   Junk (spam), Drafts, and each user label as a mailbox of its name (labels are lower
+ *   case: CREATE `Receipts` makes `receipts`). Trash and Junk are listed only to a key that
+ *   may read those labels, and `unauthenticated` mail stays out of INBOX for a key that may not.
+ * - UIDs per (inbox, mailbox) live in imap_uids, given in `sync` under the mailbox row's lock
+ *   (migration 0045): strictly increasing, never reused, the same across restarts and
+ *   processes. A message that left the mailbox (relabelled, deleted, from anywhere) loses its
+ *   UID at the next sync, which is how clients learn of it (EXPUNGE).
+ * - Flags: `\Seen` is the absence of `unread`, `\Flagged` is `starred`, `\Draft` is `draft`;
+ *   `\Deleted`, `\Answered` and keywords are kept per mailbox beside the UID. EXPUNGE of a
+ *   `\Deleted` message moves it to trash (deletes it, in Trash). COPY and MOVE change labels.
+ * - APPEND stores the client's bytes as the user's own copy (no lists, spam or bounce rules,
+ *   no `message.received`): to Sent as a sent message, so a copy of one that submission
+ *   stored (same Message-ID) adds nothing; to Drafts it creates a draft the API sees.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { holds, notFound, type Principal } from "../access/Principal.ts"
+import { sha256Of } from "../blobs/Blobs.ts"
+import { Drafts } from "../drafts/Drafts.ts"
+import { type ApiError, ValidationError } from "../errors/errors.ts"
+import { addressOf } from "../inbound/Inbound.ts"
+import { Inboxes, type InboxRow } from "../inboxes/Inboxes.ts"
+import { MailParser } from "../mail/parse.ts"
+import { Messages } from "../messages/Messages.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
+import { MAX_LABEL_LENGTH } from "../messages/model.ts"
+import { decodeRows, Int8 } from "../shared/sql.ts"
+import { now } from "../shared/time.ts"
+
+/** A special mailbox, with the label that places a message in it. */
+export type SpecialUse = "\\Sent" | "\\Drafts" | "\\Trash" | "\\Junk"
+
+export const MailboxInfo = Schema.Struct({
+  name: Schema.String,
+  /** RFC 6154 attribute, or null for INBOX and label mailboxes. */
+  special_use: Schema.NullOr(Schema.String)
+})
+export type MailboxInfo = typeof MailboxInfo.Type
+
+export const MailboxMessage = Schema.Struct({
+  uid: Schema.Number,
+  message_id: Schema.String,
+  flags: Schema.Array(Schema.String),
+  size: Schema.Number,
+  internal_date: Schema.String
+})
+export type MailboxMessage = typeof MailboxMessage.Type
+
+export const MailboxState = Schema.Struct({
+  name: Schema.String,
+  uidvalidity: Schema.Number,
+  uidnext: Schema.Number,
+  messages: Schema.Array(MailboxMessage)
+})
+export type MailboxState = typeof MailboxState.Type
+
+export const CopyResult = Schema.Struct({
+  uidvalidity: Schema.Number,
+  /** [source uid, destination uid] for each message copied, in the order of the source. */
+  uids: Schema.Array(Schema.Tuple([Schema.Number, Schema.Number]))
+})
+
+export const AppendResult = Schema.Struct({
+  /** null when the mailbox lists no messages of its own (Drafts: the draft is in the API). */
+  uidvalidity: Schema.NullOr(Schema.Number),
+  uid: Schema.NullOr(Schema.Number),
+  message_id: Schema.String
+})
+
+/** IMAP flags that are labels. */
+const FLAG_LABELS: Readonly<Record<string, string>> = { "\\flagged": "starred", "\\draft": "draft" }
+const CANONICAL: Readonly<Record<string, string>> = {
+  "\\seen": "\\Seen",
+  "\\flagged": "\\Flagged",
+  "\\draft": "\\Draft",
+  "\\deleted": "\\Deleted",
+  "\\answered": "\\Answered"
+}
+/** Flags kept beside the UID: system flags without a label, and keywords. */
+const keptFlag = (flag: string) => CANONICAL[flag.toLowerCase()] ?? flag
+
+type Kind =
+  | { readonly _tag: "inbox" }
+  | { readonly _tag: "special"; readonly use: SpecialUse; readonly label: string }
+  | { readonly _tag: "label"; readonly label: string }
+
+const SPECIAL: ReadonlyArray<{ readonly name: string; readonly use: SpecialUse; readonly label: string }> = [
+  { name: "Sent", use: "\\Sent", label: "sent" },
+  { name: "Drafts", use: "\\Drafts", label: "draft" },
+  { name: "Trash", use: "\\Trash", label: "trash" },
+  { name: "Junk", use: "\\Junk", label: "spam" }
+]
+/** Labels that are no user mailbox of their own. */
+const NOT_MAILBOXES = new Set(["received", "sent", "unread", "draft", "scheduled", "spam", "blocked", "unauthenticated", "trash", "starred"])
+
+export class Mailboxes extends Context.Service<Mailboxes, {
+  /** The inbox a mail client signs in to (by address or id), as the principal sees it. */
+  inbox(principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, ApiError>
+  list(principal: Principal, inboxId: string): Effect.Effect<ReadonlyArray<MailboxInfo>, ApiError>
+  create(principal: Principal, inboxId: string, name: string): Effect.Effect<MailboxInfo, ApiError>
+  /** Gives UIDs to the messages new to the mailbox, drops those gone, and answers its state. */
+  sync(principal: Principal, inboxId: string, mailbox: string): Effect.Effect<MailboxState, ApiError>
+  flags(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>): Effect.Effect<MailboxState, ApiError>
+  copy(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean): Effect.Effect<typeof CopyResult.Type, ApiError>
+  expunge(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number> | undefined): Effect.Effect<ReadonlyArray<number>, ApiError>
+  append(principal: Principal, inboxId: string, mailbox: string, raw: Uint8Array, flags: ReadonlyArray<string>): Effect.Effect<typeof AppendResult.Type, ApiError>
+}>()("inbox/Mailboxes") {
+  static readonly layerNoDeps = Layer.effect(Mailboxes, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inboxes = yield* Inboxes
+    const store = yield* MessageStore
+    const messages = yield* Messages
+    const parser = yield* MailParser
+    const drafts = yield* Drafts
+
+    const mayRead = (principal: Principal, label: string) =>
+      label === "trash" ? holds(principal, "label_trash_read") : label === "spam" ? holds(principal, "label_spam_read") : true
+
+    const noMailbox = (name: string) => notFound("Mailbox", name)
+
+    /** What a mailbox name means: INBOX (any case), a special mailbox, or a label. */
+    const kindOf = (principal: Principal, name: string): Effect.Effect<Kind & { readonly name: string }, ApiError> => {
+      if (name.toUpperCase() === "INBOX") return Effect.succeed({ _tag: "inbox", name: "INBOX" })
+      const special = SPECIAL.find((s) => s.name.toLowerCase() === name.toLowerCase())
+      if (special !== undefined) {
+        return mayRead(principal, special.label) ? Effect.succeed({ _tag: "special", use: special.use, label: special.label, name: special.name }) : Effect.fail(noMailbox(name))
+      }
+      const label = name.toLowerCase()
+      if (NOT_MAILBOXES.has(label) || label.length > MAX_LABEL_LENGTH || label.trim() === "") return Effect.fail(noMailbox(name))
+      return Effect.succeed({ _tag: "label", label, name: label })
+    }
+
+    /** The SQL condition that a message (alias m) is in the mailbox. */
+    const member = (principal: Principal, kind: Kind) => {
+      const notTrash = sql`NOT ('trash' = ANY(m.labels))`
+      switch (kind._tag) {
+        case "inbox":
+          return holds(principal, "label_unauthenticated_read")
+            ? sql`'received' = ANY(m.labels) AND NOT (m.labels && ARRAY['trash', 'spam', 'blocked']::text[])`
+            : sql`'received' = ANY(m.labels) AND NOT (m.labels && ARRAY['trash', 'spam', 'blocked', 'unauthenticated']::text[])`
+        case "special":
+          return kind.label === "trash" ? sql`'trash' = ANY(m.labels)` : sql`${kind.label} = ANY(m.labels) AND ${notTrash}`
+        case "label":
+          return sql`${kind.label} = ANY(m.labels) AND ${notTrash} AND NOT ('blocked' = ANY(m.labels))`
+      }
+    }
+
+    const Row = Schema.Struct({
+      uid: Int8,
+      message_id: Schema.String,
+      labels: Schema.Array(Schema.String),
+      flags: Schema.Array(Schema.String),
+      size: Schema.Number,
+      timestamp: Schema.Date
+    })
+    const StateRow = Schema.Struct({ uidvalidity: Int8, uidnext: Int8 })
+
+    const flagsOf = (labels: ReadonlyArray<string>, kept: ReadonlyArray<string>): ReadonlyArray<string> => [
+      ...(labels.includes("unread") ? [] : ["\\Seen"]),
+      ...(labels.includes("starred") ? ["\\Flagged"] : []),
+      ...(labels.includes("draft") ? ["\\Draft"] : []),
+      ...kept
+    ]
+
+    /** The mailbox's row, created on first use; UIDVALIDITY is the second it was made. */
+    const ensure = (inboxId: string, name: string, created: boolean) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        yield* sql`INSERT INTO imap_mailboxes (inbox_id, name, uidvalidity, uidnext, created)
+          VALUES (${inboxId}, ${name}, ${Math.floor(at.getTime() / 1000) % 4_294_967_295 || 1}, 1, ${created})
+          ON CONFLICT (inbox_id, name) DO ${created ? sql`UPDATE SET created = true` : sql`NOTHING`}`
+      })
+
+    const sync = Effect.fn("Mailboxes.sync")(function*(principal: Principal, inboxId: string, mailbox: string) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const kind = yield* kindOf(principal, mailbox)
+      const inMailbox = member(principal, kind)
+      // Most syncs find nothing to change (IDLE asks every moment): one read decides.
+      const pending = yield* sql<{ n: number }>`SELECT
+          (SELECT count(*) FROM messages m WHERE m.inbox_id = ${inbox.id} AND ${inMailbox}
+            AND NOT EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = m.id))::int
+          + (SELECT count(*) FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}
+            AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = u.message_id AND ${inMailbox}))::int
+          + (SELECT CASE WHEN EXISTS (SELECT 1 FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}) THEN 0 ELSE 1 END)::int AS n`.pipe(Effect.orDie)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        if ((pending[0]?.n ?? 1) > 0) {
+          yield* ensure(inbox.id, kind.name, false)
+          // The row's lock orders every process's UID assignment for this mailbox.
+          const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name} FOR UPDATE`.pipe(decodeRows(StateRow)))[0]!
+          yield* sql`DELETE FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}
+            AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = u.message_id AND ${inMailbox})`
+          const added = yield* sql<{ n: number }>`WITH fresh AS (
+              INSERT INTO imap_uids (inbox_id, mailbox, uid, message_id)
+              SELECT ${inbox.id}, ${kind.name}, ${state.uidnext}::bigint + row_number() OVER (ORDER BY m."timestamp", m.id) - 1, m.id
+              FROM messages m WHERE m.inbox_id = ${inbox.id} AND ${inMailbox}
+                AND NOT EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = m.id)
+              RETURNING 1)
+            SELECT count(*)::int AS n FROM fresh`
+          const n = added[0]?.n ?? 0
+          if (n > 0) yield* sql`UPDATE imap_mailboxes SET uidnext = uidnext + ${n} WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`
+        }
+        const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`.pipe(decodeRows(StateRow)))[0]!
+        const rows = yield* sql`SELECT u.uid, u.message_id, m.labels, u.flags, m.size, m."timestamp" FROM imap_uids u
+          JOIN messages m ON m.id = u.message_id
+          WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} ORDER BY u.uid`.pipe(decodeRows(Row))
+        return {
+          name: kind.name,
+          uidvalidity: Number(state.uidvalidity),
+          uidnext: Number(state.uidnext),
+          messages: rows.map((r) => ({
+            uid: Number(r.uid),
+            message_id: r.message_id,
+            flags: flagsOf(r.labels, r.flags),
+            size: r.size,
+            internal_date: r.timestamp.toISOString()
+          }))
+        }
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** The messages of these UIDs in the mailbox (after a sync), in UID order. */
+    const byUid = (inboxId: string, mailbox: string, uids: ReadonlyArray<number>) =>
+      sql<{ uid: number; message_id: string; thread_id: string }>`SELECT u.uid::float8 AS uid, u.message_id, m.thread_id FROM imap_uids u JOIN messages m ON m.id = u.message_id
+        WHERE u.inbox_id = ${inboxId} AND u.mailbox = ${mailbox} AND u.uid = ANY(${uids.map(String)}::bigint[]) ORDER BY u.uid`.pipe(Effect.orDie)
+
+    const list = Effect.fn("Mailboxes.list")(function*(principal: Principal, inboxId: string) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const labels = yield* sql<{ name: string }>`SELECT DISTINCT l AS name FROM messages m, unnest(m.labels) l WHERE m.inbox_id = ${inbox.id}
+        UNION SELECT name FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND created ORDER BY 1`.pipe(Effect.orDie)
+      const special = SPECIAL.filter((s) => mayRead(principal, s.label)).map((s) => ({ name: s.name, special_use: s.use as string }))
+      const user = labels.map((l) => l.name).filter((l) => !NOT_MAILBOXES.has(l) && SPECIAL.every((s) => s.name.toLowerCase() !== l) && l !== "inbox")
+      return [{ name: "INBOX", special_use: null }, ...special, ...user.map((name) => ({ name, special_use: null }))]
+    })
+
+    const create = Effect.fn("Mailboxes.create")(function*(principal: Principal, inboxId: string, name: string) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const label = name.toLowerCase()
+      if (label.toUpperCase() === "INBOX" || NOT_MAILBOXES.has(label) || SPECIAL.some((s) => s.name.toLowerCase() === label) || label.length > MAX_LABEL_LENGTH || label.trim() === "" || /[\x00-\x1f]/.test(label)) {
+        return yield* new ValidationError({ message: `${name} cannot be a mailbox: it is a system mailbox or label, or not a label name.`, errors: [{ path: ["name"], message: "not a user label" }] })
+      }
+      yield* ensure(inbox.id, label, true).pipe(Effect.orDie)
+      return { name: label, special_use: null }
+    })
+
+    /** The labels that put a message into a mailbox, and those that take it out. */
+    const entering = (kind: Kind): { add: ReadonlyArray<string>; remove: ReadonlyArray<string> } => {
+      switch (kind._tag) {
+        case "inbox":
+          return { add: ["received"], remove: ["trash", "spam", "blocked"] }
+        case "special":
+          return kind.label === "trash" ? { add: ["trash"], remove: [] } : { add: [kind.label], remove: ["trash"] }
+        case "label":
+          return { add: [kind.label], remove: ["trash"] }
+      }
+    }
+    /** Labels whose removal takes a message out of a mailbox; INBOX has none (labels are not folders). */
+    const leaving = (kind: Kind): ReadonlyArray<string> => kind._tag === "inbox" ? [] : [kind.label]
+
+    const flags = Effect.fn("Mailboxes.flags")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const kind = yield* kindOf(principal, mailbox)
+      const targets = yield* byUid(inbox.id, kind.name, uids)
+      if (targets.length > 0) {
+        const ids = targets.map((t) => t.message_id)
+        const labelAdd: Array<string> = []
+        const labelRemove: Array<string> = []
+        const keptAdd: Array<string> = []
+        const keptRemove: Array<string> = []
+        for (const flag of add) {
+          const f = flag.toLowerCase()
+          if (f === "\\seen") labelRemove.push("unread")
+          else if (FLAG_LABELS[f] !== undefined) labelAdd.push(FLAG_LABELS[f])
+          else if (f !== "\\recent") keptAdd.push(keptFlag(flag))
+        }
+        for (const flag of remove) {
+          const f = flag.toLowerCase()
+          if (f === "\\seen") labelAdd.push("unread")
+          else if (FLAG_LABELS[f] !== undefined) labelRemove.push(FLAG_LABELS[f])
+          else keptRemove.push(keptFlag(flag))
+        }
+        if (labelAdd.length > 0 || labelRemove.length > 0) yield* store.relabel(inbox.id, ids, labelAdd, labelRemove)
+        if (keptAdd.length > 0 || keptRemove.length > 0) {
+          yield* sql`UPDATE imap_uids SET flags = ARRAY(
+              SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f)
+            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[])`.pipe(Effect.orDie)
+        }
+      }
+      return yield* sync(principal, inbox.id, kind.name)
+    })
+
+    const copy = Effect.fn("Mailboxes.copy")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const source = yield* kindOf(principal, mailbox)
+      const target = yield* kindOf(principal, to)
+      if (target._tag === "special" && target.label === "draft") {
+        return yield* new ValidationError({ message: "Messages cannot be copied into Drafts; APPEND a new draft instead.", errors: [{ path: ["to"], message: "Drafts takes APPEND only" }] })
+      }
+      const targets = yield* byUid(inbox.id, source.name, uids)
+      const ids = targets.map((t) => t.message_id)
+      if (ids.length > 0) {
+        const enter = entering(target)
+        const leave = move && source.name !== target.name ? leaving(source).filter((l) => !enter.add.includes(l)) : []
+        yield* store.relabel(inbox.id, ids, enter.add, [...enter.remove.filter((l) => !enter.add.includes(l)), ...leave])
+      }
+      const state = yield* sync(principal, inbox.id, target.name)
+      const uidOf = new Map(state.messages.map((m) => [m.message_id, m.uid]))
+      return {
+        uidvalidity: state.uidvalidity,
+        uids: targets.flatMap((t) => {
+          const uid = uidOf.get(t.message_id)
+          return uid === undefined ? [] : [[Number(t.uid), uid] as const]
+        })
+      }
+    })
+
+    const expunge = Effect.fn("Mailboxes.expunge")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number> | undefined) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const kind = yield* kindOf(principal, mailbox)
+      const deleted = yield* sql<{ uid: number; message_id: string }>`SELECT uid::float8 AS uid, message_id FROM imap_uids
+        WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND '\\Deleted' = ANY(flags)
+        ${uids === undefined ? sql`` : sql`AND uid = ANY(${uids.map(String)}::bigint[])`} ORDER BY uid`.pipe(Effect.orDie)
+      if (deleted.length === 0) return []
+      if (kind._tag === "special" && kind.label === "trash") {
+        // Expunged from Trash is gone for good, as deleting it through the API.
+        yield* Effect.forEach(deleted, (d) => messages.delete(principal, inbox.id, d.message_id).pipe(Effect.catchTag("NotFound", () => Effect.void)), { discard: true })
+      } else {
+        yield* store.relabel(inbox.id, deleted.map((d) => d.message_id), ["trash"], leaving(kind))
+      }
+      yield* sql`DELETE FROM imap_uids WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND uid = ANY(${deleted.map((d) => String(d.uid))}::bigint[])`.pipe(Effect.orDie)
+      return deleted.map((d) => Number(d.uid))
+    })
+
+    const append = Effect.fn("Mailboxes.append")(function*(principal: Principal, inboxId: string, mailbox: string, raw: Uint8Array, flagList: ReadonlyArray<string>) {
+      const inbox = yield* inboxes.find(principal, inboxId)
+      const kind = yield* kindOf(principal, mailbox)
+      const parsed = yield* parser.parse(raw).pipe(Effect.mapError((e) => new ValidationError({ message: `The message cannot be read: ${e.message}`, errors: [] })))
+      const m = parsed.message
+      const lower = flagList.map((f) => f.toLowerCase())
+      if (kind._tag === "special" && kind.label === "draft") {
+        const draft = yield* drafts.create(principal, inbox.id, {
+          ...(m.to.length === 0 ? {} : { to: m.to.map(addressOf) }),
+          ...(m.cc === undefined || m.cc.length === 0 ? {} : { cc: m.cc.map(addressOf) }),
+          ...(m.subject === "" ? {} : { subject: m.subject }),
+          ...(m.text === undefined ? {} : { text: m.text }),
+          ...(m.html === undefined ? {} : { html: m.html })
+        })
+        return { uidvalidity: null, uid: null, message_id: draft.draft_id }
+      }
+      const sent = kind._tag === "special" && kind.label === "sent"
+      const labels = [
+        ...(sent ? ["sent"] : kind._tag === "label" ? [] : ["received"]),
+        ...(kind._tag === "special" && !sent ? [kind.label] : kind._tag === "label" ? [kind.label] : []),
+        ...(sent || lower.includes("\\seen") ? [] : ["unread"]),
+        ...(lower.includes("\\flagged") ? ["starred"] : [])
+      ]
+      const stored = yield* sql.withTransaction(store.insert({
+        inbox,
+        direction: sent ? "sent" : "received",
+        state: "stored",
+        rfc_message_id: m.rfc_message_id ?? `<${sha256Of(raw)}@message-id.invalid>`,
+        ...(m.in_reply_to === undefined ? {} : { in_reply_to: m.in_reply_to }),
+        ...(m.references === undefined ? {} : { references: m.references }),
+        from: m.from,
+        from_address: addressOf(m.from),
+        to: m.to,
+        ...(m.cc === undefined ? {} : { cc: m.cc }),
+        recipient_addresses: [...m.to, ...(m.cc ?? [])].map(addressOf),
+        subject: m.subject,
+        preview: m.preview,
+        size: raw.byteLength,
+        ...(m.text === undefined ? {} : { text: m.text }),
+        ...(m.html === undefined ? {} : { html: m.html }),
+        ...(m.extracted_text === undefined ? {} : { extracted_text: m.extracted_text }),
+        ...(m.extracted_html === undefined ? {} : { extracted_html: m.extracted_html }),
+        headers: m.headers,
+        attachments: parsed.attachments.map((a) => ({ meta: a.meta, sha256: sha256Of(a.content), bytes: a.content })),
+        raw: { sha256: sha256Of(raw), bytes: raw },
+        labels
+      })).pipe(Effect.orDie)
+      const state = yield* sync(principal, inbox.id, kind.name)
+      const uid = state.messages.find((x) => x.message_id === stored.message.id)?.uid ?? null
+      const kept = flagList.filter((f) => !["\\seen", "\\flagged", "\\draft", "\\recent"].includes(f.toLowerCase()))
+      if (uid !== null && kept.length > 0) yield* flags(principal, inbox.id, kind.name, [uid], kept, [])
+      return { uidvalidity: state.uidvalidity, uid, message_id: stored.message.id }
+    })
+
+    return Mailboxes.of({
+      inbox: (principal, idOrEmail) => inboxes.find(principal, idOrEmail),
+      list,
+      create,
+      sync,
+      flags,
+      copy,
+      expunge,
+      append
+    })
+  }))
+
+  /** With the services it uses (Drafts, Inboxes, MailParser, Messages, MessageStore); the ports are the caller's. */
+  static readonly layer = Mailboxes.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Drafts.layer, Inboxes.layer, MailParser.layer, Messages.layer, MessageStore.layer)))
+}

@@ -1,0 +1,144 @@
+/**
+ * The mailbox operations of the catalogue: an inbox as IMAP shows it (Mailboxes.ts), and
+ * the sign-in of IMAP and SMTP submission. The IMAP server calls these and nothing else
+ * decides; they are REST routes too, so any program can read an inbox the way a mail client does.
+ */
+import { Effect, Schema } from "effect"
+import { ApiKeys } from "../apikeys/ApiKeys.ts"
+import { Auth } from "../auth/Auth.ts"
+import { operation, Output, route } from "../catalogue/Operation.ts"
+import { InvalidCredentials } from "../errors/errors.ts"
+import { Line } from "../shared/fields.ts"
+import { AppendResult, CopyResult, MailboxInfo, Mailboxes, MailboxState } from "./Mailboxes.ts"
+
+const BASE = "/v0/inboxes/:inbox_id/mailboxes"
+const Uids = Schema.Array(Schema.Int.check(Schema.isGreaterThan(0))).check(Schema.isMaxLength(100_000))
+const Flag = Line(128)
+const NO_TOOL = { exclude: "a mail client's view of an inbox: the message and label tools do the same for agents" } as const
+const NO_COMMAND = { exclude: "a mail client's view of an inbox: `inboxctl messages` and labels do the same" } as const
+
+export const listMailboxes = operation({
+  name: "mailboxes.list",
+  summary: "The inbox's IMAP mailboxes: INBOX, Sent, Drafts, Trash, Junk and one per user label.",
+  routes: [route.get(BASE)],
+  access: { kind: "member", permission: "message_read" },
+  output: Output.json(Schema.Struct({ mailboxes: Schema.Array(MailboxInfo) })),
+  mutates: false,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params }) => Effect.map(Mailboxes.use((m) => m.list(principal, params.inbox_id)), (mailboxes) => ({ mailboxes }))
+})
+
+export const createMailbox = operation({
+  name: "mailboxes.create",
+  summary: "Create a mailbox: a user label (lower case), listed while it holds no message.",
+  routes: [route.post(BASE)],
+  access: { kind: "member", permission: "message_update" },
+  body: Schema.Struct({ name: Line(256) }),
+  output: Output.json(MailboxInfo),
+  mutates: true,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.create(principal, params.inbox_id, input.name))
+})
+
+export const syncMailbox = operation({
+  name: "mailboxes.sync",
+  summary: "A mailbox's UIDVALIDITY, UIDNEXT and messages with their UIDs and flags; messages new to it get their UIDs now.",
+  routes: [route.post(`${BASE}/:mailbox/sync`)],
+  access: { kind: "member", permission: "message_read" },
+  output: Output.json(MailboxState),
+  mutates: false,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params }) => Mailboxes.use((m) => m.sync(principal, params.inbox_id, params.mailbox))
+})
+
+export const flagMessages = operation({
+  name: "mailboxes.flags",
+  summary: "Add and remove IMAP flags on messages of a mailbox by UID (\\Seen: not unread, \\Flagged: starred); answers the mailbox's state.",
+  routes: [route.post(`${BASE}/:mailbox/flags`)],
+  access: { kind: "member", permission: "message_update" },
+  body: Schema.Struct({ uids: Uids, add: Schema.optionalKey(Schema.Array(Flag)), remove: Schema.optionalKey(Schema.Array(Flag)) }),
+  output: Output.json(MailboxState),
+  mutates: true,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.flags(principal, params.inbox_id, params.mailbox, input.uids, input.add ?? [], input.remove ?? []))
+})
+
+export const copyMessages = operation({
+  name: "mailboxes.copy",
+  summary: "Copy (or with move, move) messages of a mailbox by UID to another: their labels change; answers the new UIDs.",
+  routes: [route.post(`${BASE}/:mailbox/copy`)],
+  access: { kind: "member", permission: "message_update" },
+  body: Schema.Struct({ uids: Uids, to: Line(256), move: Schema.optionalKey(Schema.Boolean) }),
+  output: Output.json(CopyResult),
+  mutates: true,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.copy(principal, params.inbox_id, params.mailbox, input.uids, input.to, input.move === true))
+})
+
+export const expungeMessages = operation({
+  name: "mailboxes.expunge",
+  summary: "Move the mailbox's messages flagged \\Deleted (of `uids`, when given) to trash, or delete them from Trash; answers their UIDs.",
+  routes: [route.post(`${BASE}/:mailbox/expunge`)],
+  access: { kind: "member", permission: "message_delete" },
+  body: Schema.Struct({ uids: Schema.optionalKey(Uids) }),
+  output: Output.json(Schema.Struct({ uids: Schema.Array(Schema.Number) })),
+  mutates: true,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input }) =>
+    Effect.map(Mailboxes.use((m) => m.expunge(principal, params.inbox_id, params.mailbox, input.uids)), (uids) => ({ uids }))
+})
+
+export const appendMessage = operation({
+  name: "mailboxes.append",
+  summary: "Store raw RFC 822 bytes in a mailbox as the user's own copy (no lists, spam rules or message.received); to Drafts, a draft. `flags` comma-separated.",
+  routes: [route.post(`${BASE}/:mailbox/append`)],
+  access: { kind: "member", permission: "message_update" },
+  query: Schema.Struct({ flags: Schema.optionalKey(Schema.String) }),
+  raw: { maxBytes: 50 * 1024 * 1024 },
+  output: Output.json(AppendResult),
+  mutates: true,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input, raw }) =>
+    Mailboxes.use((m) =>
+      m.append(principal, params.inbox_id, params.mailbox, raw, (input.flags ?? "").split(",").map((f) => f.trim()).filter((f) => f !== ""))
+    )
+})
+
+const SignedIn = Schema.Struct({ inbox_id: Schema.String, email: Schema.String, organization_id: Schema.String, pod_id: Schema.String })
+
+/**
+ * IMAP and SMTP submission sign-in: the user name is the inbox's address (or its id), the
+ * password an API key whose scope covers that inbox (its permissions are checked by each command). Wrong
+ * answers count like the dashboard's passwords (per account and client IP; 429 beyond);
+ * every refusal is the same 401, so a key of inbox A learns nothing of inbox B.
+ */
+export const mailSignIn = operation({
+  name: "mailboxes.signIn",
+  summary: "A mail client's sign-in (IMAP, SMTP submission): inbox address and API key.",
+  routes: [],
+  access: { kind: "local" },
+  body: Schema.Struct({ username: Line(320), password: Line(512), client_ip: Line(64) }),
+  output: Output.json(SignedIn),
+  mutates: false,
+  mcp: { exclude: "a mail server's own question" },
+  cli: { exclude: "a mail server's own question" },
+  run: ({ input }) =>
+    Effect.gen(function*() {
+      const refused = new InvalidCredentials({ message: "Wrong user name or API key.", fix: "Sign in with the inbox's address and an API key scoped to it." })
+      const tries = (yield* Auth).attempts(`mail:${input.username.toLowerCase()}`, input.client_ip)
+      yield* tries.count
+      const principal = yield* ApiKeys.use((k) => k.authenticate(input.password)).pipe(Effect.mapError(() => refused))
+      const inbox = yield* Mailboxes.use((m) => m.inbox(principal, input.username)).pipe(Effect.mapError(() => refused))
+      yield* tries.succeeded
+      return { inbox_id: inbox.id, email: inbox.email, organization_id: inbox.organization_id, pod_id: inbox.pod_id }
+    })
+})
+
+export const mailboxOperations = [listMailboxes, createMailbox, syncMailbox, flagMessages, copyMessages, expungeMessages, appendMessage, mailSignIn]
