@@ -13,7 +13,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Engine, settingDefault } from "@inbox/core"
-import { SmtpReceiver } from "@inbox/mailserver"
+import { SmtpReceiver, SubmissionServer } from "@inbox/mailserver"
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppRoutes } from "./app.ts"
@@ -51,13 +51,14 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 /**
  * The background work of a server process: the job worker, the blob sweeper, resending what
  * a dead process left half-sent, the retention purges (INBOX_RETENTION_*), and the SMTP
- * receiver when INBOX_SMTP_LISTEN is set. Its type is written in terms of the public Engine,
+ * receiver when INBOX_SMTP_LISTEN is set, SMTP submission and IMAP when theirs are. Its type is written in terms of the public Engine,
  * so the published declarations can name what it needs (core's own services, which
  * Engine.layerConfig provides).
  */
 export const BackgroundLive: Layer.Layer<never, never, Engine | Layer.Services<typeof Engine.layerBackground>> = Layer.mergeAll(
   Engine.layerBackground,
-  SmtpReceiver.layerConfig
+  SmtpReceiver.layerConfig,
+  SubmissionServer.layerConfig
 )
 
 /**

@@ -334,8 +334,8 @@ export const SETTINGS = [
     flag: "--smtp-tls-cert <file>",
     scope: "serve",
     group: "Mail servers",
-    help: "PEM certificate for the SMTP receiver's STARTTLS",
-    meaning: "PEM certificate file; with the key, the SMTP receiver offers STARTTLS"
+    help: "PEM certificate for STARTTLS and implicit TLS of the mail servers",
+    meaning: "PEM certificate file; with the key, the SMTP receiver, IMAP and submission offer STARTTLS (and implicit TLS on `INBOX_IMAPS_LISTEN` and `INBOX_SUBMISSIONS_LISTEN`)"
   },
   {
     env: "INBOX_SMTP_TLS_KEY",
@@ -362,6 +362,46 @@ export const SETTINGS = [
     default: 6000,
     help: "messages per minute per client IP at most",
     meaning: "messages per minute per client IP (a token bucket; `451 4.7.1` beyond)"
+  },
+  {
+    env: "INBOX_IMAP_LISTEN",
+    flag: "--imap-listen <host:port>",
+    scope: "serve",
+    group: "Mail servers",
+    help: "starts the IMAP server there, with STARTTLS (off when unset)",
+    meaning: "`host:port` of the IMAP server (e.g. `0.0.0.0:143`), offering STARTTLS with the SMTP certificate; unset, no IMAP ([IMAP and SMTP submission](mail-servers.md#imap-and-smtp-submission))"
+  },
+  {
+    env: "INBOX_IMAPS_LISTEN",
+    flag: "--imaps-listen <host:port>",
+    scope: "serve",
+    group: "Mail servers",
+    help: "starts the IMAP server with implicit TLS there (off when unset)",
+    meaning: "`host:port` of the IMAP server with implicit TLS (e.g. `0.0.0.0:993`); needs `INBOX_SMTP_TLS_CERT` and `INBOX_SMTP_TLS_KEY`"
+  },
+  {
+    env: "INBOX_SUBMISSION_LISTEN",
+    flag: "--submission-listen <host:port>",
+    scope: "serve",
+    group: "Mail servers",
+    help: "starts SMTP submission there, with STARTTLS (off when unset)",
+    meaning: "`host:port` of SMTP submission (e.g. `0.0.0.0:587`): inboxes send through any SMTP client, offering STARTTLS with the SMTP certificate; unset, no submission ([IMAP and SMTP submission](mail-servers.md#imap-and-smtp-submission))"
+  },
+  {
+    env: "INBOX_SUBMISSIONS_LISTEN",
+    flag: "--submissions-listen <host:port>",
+    scope: "serve",
+    group: "Mail servers",
+    help: "starts SMTP submission with implicit TLS there (off when unset)",
+    meaning: "`host:port` of SMTP submission with implicit TLS (e.g. `0.0.0.0:465`); needs `INBOX_SMTP_TLS_CERT` and `INBOX_SMTP_TLS_KEY`"
+  },
+  {
+    env: "INBOX_IMAP_ALLOW_PLAIN_LOOPBACK",
+    flag: "--imap-allow-plain-loopback",
+    scope: "serve",
+    group: "Mail servers",
+    help: "let IMAP and submission take passwords over plain loopback connections (development only)",
+    meaning: "`1` lets IMAP and SMTP submission take passwords over a plain-text connection from a loopback address (development and tests only); otherwise credentials are refused until TLS is on"
   },
 
   // Retention.
