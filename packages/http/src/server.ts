@@ -13,7 +13,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Engine, settingDefault } from "@inbox/core"
-import { SmtpReceiver, SubmissionServer } from "@inbox/mailserver"
+import { ImapServer, SmtpReceiver, SubmissionServer } from "@inbox/mailserver"
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppRoutes } from "./app.ts"
@@ -58,7 +58,8 @@ export const ServerLive = HttpRouter.serve(AppRoutes, { disableLogger: true }).p
 export const BackgroundLive: Layer.Layer<never, never, Engine | Layer.Services<typeof Engine.layerBackground>> = Layer.mergeAll(
   Engine.layerBackground,
   SmtpReceiver.layerConfig,
-  SubmissionServer.layerConfig
+  SubmissionServer.layerConfig,
+  ImapServer.layerConfig
 )
 
 /**

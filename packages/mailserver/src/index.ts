@@ -7,3 +7,4 @@
 export { clientOf, messageRate, type ReceiverOptions, SMTP_DEFAULTS, SmtpReceiver, verdictsOf } from "./smtp.ts"
 export { isLoopback, type Listen, type MailAccessConfig, mailAccessConfig, mayTakeCredentials, parseListen, type TlsFiles } from "./access.ts"
 export { replyOf, type SubmissionOptions, SubmissionServer } from "./submission.ts"
+export { type ImapOptions, ImapServer } from "./imap/server.ts"

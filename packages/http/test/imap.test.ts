@@ -1,0 +1,239 @@
+/**
+ * The IMAP server (docs/mail-servers.md, "IMAP and SMTP submission"), through real clients:
+ * imapflow (npm) and Python's imaplib (the system's python3), on PGlite and PostgreSQL.
+ * Sign-in with the inbox's address and a key scoped to it (a key of another inbox refused
+ * with NO [AUTHENTICATIONFAILED]); LIST with SPECIAL-USE; SELECT; FETCH of flags, envelope,
+ * body structure and BODY[] byte-identical to the API's raw message, and partial fetches;
+ * flags as labels both ways; SEARCH answered by the engine's search; UIDs strictly
+ * increasing with UIDPLUS answers; COPY, MOVE, EXPUNGE to trash; APPEND to a mailbox, to
+ * Sent (a copy of a submitted message adds nothing) and to Drafts (a draft the API sees);
+ * CREATE of a label mailbox; IDLE told of mail delivered through the API within a second.
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { ImapServer } from "@inbox/mailserver"
+import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
+import { Effect, Layer } from "effect"
+import { execFile } from "node:child_process"
+import { ImapFlow } from "imapflow"
+
+const setUp = Effect.gen(function*() {
+  const app = yield* TestApp
+  const org = yield* newOrganization()
+  const make = () => Effect.map(app.request("POST", "/v0/inboxes", { key: org.key, json: {} }), (r) => r.body as { inbox_id: string; email: string })
+  const inbox = yield* make()
+  const other = yield* make()
+  const scoped = (yield* app.request("POST", "/v0/api-keys", { key: org.key, json: { name: "mail client", inbox_id: inbox.inbox_id } })).body as { api_key: string }
+  const port = (yield* ImapServer).port
+  const deliver = (mail: TestMail = {}) => deliverMail(inbox.email, mail)
+  const messages = (query = "") =>
+    Effect.map(app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages${query}`, { key: org.key }), (r) => r.body.messages as Array<{ message_id: string; subject: string; labels: Array<string> }>)
+  const raw = (id: string) => Effect.map(app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}/raw/download`, { key: org.key }), (r) => r.text)
+  return { app, org, inbox, other, key: scoped.api_key, port, deliver, messages, raw }
+})
+
+const client = (port: number, user: string, pass: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const c = new ImapFlow({ host: "127.0.0.1", port, secure: false, doSTARTTLS: false, auth: { user, pass }, logger: false, maxIdleTime: 60_000 })
+      await c.connect()
+      return c
+    }),
+    (c) => Effect.promise(() => c.logout().catch(() => undefined))
+  )
+
+const python = (script: string, args: ReadonlyArray<string>) =>
+  Effect.promise(() =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile("python3", ["-c", script, ...args], { timeout: 30_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, stdout, stderr })))
+  )
+
+for (const storage of storages()) {
+  const server = ImapServer.layer({ host: "127.0.0.1", port: 0, allowPlainLoopback: true, idlePollMs: 200 })
+  layer(server.pipe(Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }))))), { timeout: "180 seconds" })(
+    `IMAP (${storage.name})`,
+    (it) => {
+      it.effect("sign-in with the inbox's address and a key scoped to it; a key of another inbox or a wrong key is NO [AUTHENTICATIONFAILED]", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const ok = yield* python(`
+import imaplib, sys
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+print(m.login(sys.argv[2], sys.argv[3])[0])
+for user in (sys.argv[4], sys.argv[2]):
+    c = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+    try:
+        c.login(user, sys.argv[3] if user == sys.argv[4] else "am_wrong")
+        print("accepted")
+    except imaplib.IMAP4.error as e:
+        print(str(e))
+`, [String(w.port), w.inbox.email, w.key, w.other.email])
+          assert.strictEqual(ok.code, 0, ok.stderr)
+          const lines = ok.stdout.trim().split("\n")
+          assert.strictEqual(lines[0], "OK")
+          assert.include(lines[1], "[AUTHENTICATIONFAILED]")
+          assert.include(lines[2], "[AUTHENTICATIONFAILED]")
+        }))
+
+      it.effect("LIST shows INBOX, Sent, Drafts, Trash, Junk with SPECIAL-USE and each user label; CREATE Receipts makes the label receipts", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          yield* Effect.promise(() => c.mailboxCreate("Receipts"))
+          const boxes = yield* Effect.promise(() => c.list())
+          const byPath = new Map(boxes.map((b) => [b.path, b.specialUse ?? null]))
+          assert.strictEqual(byPath.get("INBOX"), "\\Inbox")
+          assert.strictEqual(byPath.get("Sent"), "\\Sent")
+          assert.strictEqual(byPath.get("Drafts"), "\\Drafts")
+          assert.strictEqual(byPath.get("Trash"), "\\Trash")
+          assert.strictEqual(byPath.get("Junk"), "\\Junk")
+          assert.isTrue(byPath.has("receipts"), JSON.stringify([...byPath]))
+        }))
+
+      it.effect("FETCH: BODY[] is byte-identical to the API's raw message; envelope, body structure, partial fetch and UIDs strictly increasing", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "First", text: "one" })
+          yield* w.deliver({ subject: "Second", text: "two", attachments: [{ filename: "a.txt", content: "attached bytes" }] })
+          const stored = yield* w.messages()
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const fetched = yield* Effect.promise(async () => {
+            const out = []
+            for await (const m of c.fetch("1:*", { uid: true, flags: true, envelope: true, bodyStructure: true, source: true, size: true, internalDate: true })) out.push(m)
+            return out
+          })
+          assert.strictEqual(fetched.length, 2)
+          assert.isBelow(fetched[0]!.uid, fetched[1]!.uid)
+          const second = fetched.find((m) => m.envelope?.subject === "Second")!
+          const id = stored.find((m) => m.subject === "Second")!.message_id
+          const apiRaw = yield* w.raw(id)
+          assert.strictEqual(second.source!.toString("utf8"), apiRaw)
+          assert.strictEqual(second.size, Buffer.byteLength(apiRaw))
+          assert.strictEqual(second.bodyStructure?.type, "multipart/mixed")
+          assert.isFalse(second.flags?.has("\\Seen"), "new mail is unseen")
+          const partial = yield* Effect.promise(() => c.fetchOne(String(second.uid), { bodyParts: ["TEXT"] }, { uid: true }))
+          assert.isTrue((partial as { bodyParts?: Map<string, Buffer> }).bodyParts!.get("text")!.length > 0)
+          const first10 = yield* Effect.promise(() => c.download(String(second.uid), undefined, { uid: true, maxBytes: 10 }))
+          const chunks: Array<Buffer> = []
+          yield* Effect.promise(async () => {
+            for await (const chunk of first10.content!) chunks.push(chunk as Buffer)
+          })
+          assert.isAtMost(Buffer.concat(chunks).length, 10)
+          lock.release()
+        }))
+
+      it.effect("flags are labels: \\Seen removes unread and \\Flagged adds starred, and a label set through the API shows as a flag", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "Flag me", text: "x" })
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          yield* Effect.promise(() => c.messageFlagsAdd("1", ["\\Seen", "\\Flagged"]))
+          const [message] = yield* w.messages()
+          assert.notInclude(message!.labels, "unread")
+          assert.include(message!.labels, "starred")
+          yield* w.app.request("PATCH", `/v0/inboxes/${w.inbox.inbox_id}/messages/${message!.message_id}`, { key: w.org.key, json: { add_labels: ["unread"], remove_labels: ["starred"] } })
+          const again = yield* Effect.promise(() => c.fetchOne("1", { flags: true }))
+          assert.isFalse((again as { flags: Set<string> }).flags.has("\\Seen"))
+          assert.isFalse((again as { flags: Set<string> }).flags.has("\\Flagged"))
+          lock.release()
+        }))
+
+      it.effect("SEARCH SUBJECT, TEXT, FROM and UNSEEN are answered by the engine's search", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "Invoice March", text: "pay the invoice", from: "billing@shop.example" })
+          yield* w.deliver({ subject: "Lunch", text: "sandwiches today", from: "friend@pals.example" })
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const all = yield* Effect.promise(async () => {
+            const out = []
+            for await (const m of c.fetch("1:*", { uid: true, envelope: true })) out.push(m)
+            return out
+          })
+          const uidOf = (subject: string) => all.find((m) => m.envelope?.subject === subject)!.uid
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ subject: "invoice" }, { uid: true })), [uidOf("Invoice March")])
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ body: "sandwiches" }, { uid: true })), [uidOf("Lunch")])
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ from: "billing@shop.example" }, { uid: true })), [uidOf("Invoice March")])
+          yield* Effect.promise(() => c.messageFlagsAdd(String(uidOf("Lunch")), ["\\Seen"], { uid: true }))
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ seen: false }, { uid: true })), [uidOf("Invoice March")])
+          lock.release()
+        }))
+
+      it.effect("COPY and MOVE change labels with COPYUID; \\Deleted and EXPUNGE move to trash; UIDs are never reused", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "Keep", text: "k" })
+          yield* w.deliver({ subject: "Bin", text: "b" })
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          yield* Effect.promise(() => c.mailboxCreate("Receipts"))
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          // Both arrive at one instant of the test's clock: find each by its subject.
+          const uidOf = yield* Effect.promise(async () => {
+            const found = new Map<string, number>()
+            for await (const m of c.fetch("1:*", { uid: true, envelope: true })) found.set(m.envelope?.subject ?? "", m.uid)
+            return found
+          })
+          const copied = yield* Effect.promise(() => c.messageCopy(String(uidOf.get("Keep")), "Receipts", { uid: true }))
+          assert.isTrue(copied !== false && copied.uidMap !== undefined && copied.uidMap.size === 1)
+          const labelled = yield* w.messages("?labels=receipts")
+          assert.deepStrictEqual(labelled.map((m) => m.subject), ["Keep"])
+          yield* Effect.promise(() => c.messageFlagsAdd(String(uidOf.get("Bin")), ["\\Deleted"], { uid: true }))
+          yield* Effect.promise(() => c.messageDelete(String(uidOf.get("Bin")), { uid: true }))
+          const trash = yield* w.messages("?labels=trash")
+          assert.deepStrictEqual(trash.map((m) => m.subject), ["Bin"])
+          const status = (yield* Effect.promise(() => c.status("INBOX", { messages: true, uidNext: true }))) as { messages?: number; uidNext?: number }
+          assert.strictEqual(status.messages, 1)
+          lock.release()
+          // Back from Trash to INBOX: a new UID, above every one given before.
+          const trashLock = yield* Effect.promise(() => c.getMailboxLock("Trash"))
+          const moved = yield* Effect.promise(() => c.messageMove("1:*", "INBOX"))
+          assert.isTrue(moved !== false)
+          trashLock.release()
+          const inboxLock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const uids = (yield* Effect.promise(() => c.search({ all: true }, { uid: true }))) as Array<number>
+          assert.strictEqual(uids.length, 2)
+          assert.isAtLeast(Math.max(...uids), status.uidNext!)
+          inboxLock.release()
+        }))
+
+      it.effect("APPEND to a label stores the user's copy with APPENDUID; to Sent, a copy of a sent message adds nothing; to Drafts, a draft the API sees", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          yield* Effect.promise(() => c.mailboxCreate("Notes"))
+          const raw = `From: ${w.inbox.email}\r\nTo: a@example.net\r\nSubject: A note\r\nMessage-ID: <note-1@client.example>\r\n\r\nremember\r\n`
+          const appended = yield* Effect.promise(() => c.append("Notes", raw, ["\\Seen"]))
+          assert.isTrue(appended !== false && (appended.uid ?? 0) > 0)
+          const notes = yield* w.messages("?labels=notes")
+          assert.deepStrictEqual(notes.map((m) => m.subject), ["A note"])
+          const sent = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/messages/send`, { key: w.org.key, json: { to: "b@example.net", subject: "Sent once", text: "hi" } })
+          const full = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/messages/${sent.body.message_id}`, { key: w.org.key })).body
+          const copy = (yield* w.raw(sent.body.message_id as string))
+          yield* Effect.promise(() => c.append("Sent", copy, ["\\Seen"]))
+          const inSent = yield* w.messages("?labels=sent")
+          assert.strictEqual(inSent.length, 1, `the client's copy of ${full.rfc_message_id} adds nothing`)
+          yield* Effect.promise(() => c.append("Drafts", `From: ${w.inbox.email}\r\nTo: c@example.net\r\nSubject: Draft from a client\r\n\r\nlater\r\n`, ["\\Draft"]))
+          const drafts = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/drafts`, { key: w.org.key })).body
+          assert.deepStrictEqual(drafts.drafts.map((d: { subject?: string }) => d.subject), ["Draft from a client"])
+        }))
+
+      it.effect("IDLE: a message delivered through the API reaches an idling client as EXISTS within a second", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const told = new Promise<number>((resolve) => c.on("exists", (data: { count: number }) => resolve(data.count)))
+          void c.idle()
+          // Real time: the test's clock is virtual, the client's and the server's are not.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+          const started = Date.now()
+          yield* w.deliver({ subject: "Wake up", text: "new" })
+          const count = yield* Effect.promise(() => Promise.race([told, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000))]))
+          assert.strictEqual(count, 1)
+          assert.isBelow(Date.now() - started, 1_000)
+          lock.release()
+        }))
+    }
+  )
+}

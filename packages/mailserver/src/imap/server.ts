@@ -1,0 +1,826 @@
+/**
+ * The IMAP server (RFC 9051 and RFC 3501 as clients speak them, with LITERAL+, UIDPLUS, MOVE,
+ * IDLE, NAMESPACE, ID, ENABLE, UNSELECT, SPECIAL-USE, SASL-IR): every inbox readable in
+ * Thunderbird, Apple Mail or imaplib. It speaks the protocol and nothing more: the mailboxes,
+ * UIDs, flags, copies and appends are core's `mailboxes.*` operations, the bytes are
+ * `messages.rawDownload` (so BODY[] is byte-identical to the API's raw message), SEARCH's
+ * words go to `messages.search`, and sign-in is `mailboxes.signIn`
+ * (docs/mail-servers.md, "IMAP and SMTP submission").
+ *
+ * A session learns of changes made anywhere (the API, another session, another server
+ * process on the same database) by syncing its mailbox: after each command that may see
+ * them, and every half second while it IDLEs, so a change reaches an idling client within a
+ * second; the sync gives UIDs under a lock in the database, so every process agrees on them.
+ */
+import { type ApiError, Engine, type InputOf, LOCAL, type OperationName, type OutputOf, type Principal } from "@inbox/core"
+import { Cause, Context, Effect, Exit, Layer, Stream } from "effect"
+import { createServer as createNetServer, type Server, type Socket } from "node:net"
+import { createSecureContext, createServer as createTlsServer, type SecureContext, TLSSocket } from "node:tls"
+import type { AddressInfo } from "node:net"
+import { type Listen, mailAccessConfig, mayTakeCredentials, type TlsFiles } from "../access.ts"
+import { bodyStructureOf, envelopeOf, parsePart, type Part, sectionOf, str } from "./mime.ts"
+import { compactSet, frame, inSet, parseSet, SyntaxError, textOf, type Token, tokenize } from "./parser.ts"
+
+export interface ImapOptions extends Listen {
+  readonly implicitTls?: boolean
+  readonly tls?: TlsFiles
+  readonly allowPlainLoopback?: boolean
+  /** How often an IDLE session looks for changes (default 500 ms). */
+  readonly idlePollMs?: number
+}
+
+interface MailboxMessage {
+  readonly uid: number
+  readonly message_id: string
+  readonly flags: ReadonlyArray<string>
+  readonly size: number
+  readonly internal_date: string
+}
+
+interface MailboxState {
+  readonly name: string
+  readonly uidvalidity: number
+  readonly uidnext: number
+  readonly messages: ReadonlyArray<MailboxMessage>
+}
+
+/** A refusal of core, carried to the command's NO. */
+class Refused extends Error {
+  constructor(readonly error: ApiError | undefined) {
+    super(error?.message ?? "Temporary failure, try again later")
+  }
+}
+
+const SYSTEM_FLAGS = ["\\Answered", "\\Flagged", "\\Deleted", "\\Seen", "\\Draft"]
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+const internalDate = (iso: string) => {
+  const d = new Date(iso)
+  const pad = (n: number) => String(n).padStart(2, "0")
+  return `"${pad(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} +0000"`
+}
+
+/** An IMAP date (`1-Feb-2024`) as the UTC midnight it starts. */
+const searchDate = (value: string | undefined): number => {
+  const m = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/.exec(value ?? "")
+  const month = m === null ? -1 : MONTHS.findIndex((x) => x.toLowerCase() === m[2]!.toLowerCase())
+  if (m === null || month < 0) throw new SyntaxError(`bad date ${value}`)
+  return Date.UTC(Number(m[3]), month, Number(m[1]))
+}
+
+const DAY = 86_400_000
+
+/** LIST's patterns: `*` matches anything, `%` anything but the delimiter. */
+const matches = (pattern: string, name: string) => {
+  const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/%/g, "[^/]*")}$`, "i")
+  return re.test(name)
+}
+
+type SearchNode =
+  | { readonly kind: "all" }
+  | { readonly kind: "and"; readonly nodes: ReadonlyArray<SearchNode> }
+  | { readonly kind: "or"; readonly a: SearchNode; readonly b: SearchNode }
+  | { readonly kind: "not"; readonly node: SearchNode }
+  | { readonly kind: "test"; readonly test: (m: MailboxMessage, seq: number) => boolean }
+  | { readonly kind: "text"; readonly q: string }
+
+export class ImapServer extends Context.Service<ImapServer, { readonly port: number }>()("inbox/ImapServer") {
+  static readonly layer = (options: ImapOptions) =>
+    Layer.effect(ImapServer, Effect.gen(function*() {
+      const engine = yield* Engine
+      const run = Effect.runPromiseExitWith(yield* Effect.context<never>())
+      const allowPlain = options.allowPlainLoopback === true
+      const pollMs = options.idlePollMs ?? 500
+      const secureContext: SecureContext | undefined = options.tls === undefined ? undefined : createSecureContext({ cert: options.tls.cert, key: options.tls.key })
+      const sockets = new Set<Socket>()
+
+      const failureOf = (cause: Cause.Cause<unknown>) => {
+        const found = Cause.findErrorOption(cause)
+        return found._tag === "Some" ? found.value as ApiError : undefined
+      }
+
+      const handle = (initial: Socket, startsSecure: boolean) => {
+        let socket: Socket = initial
+        let secure = startsSecure
+        let buffer: Buffer = Buffer.alloc(0)
+        let running = false
+        let closed = false
+        let continued = -1
+        let lineWaiter: ((line: string) => void) | undefined
+        let user: { inboxId: string; email: string; principal: Principal } | undefined
+        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; messages: Array<MailboxMessage> } | undefined
+        const rawCache = new Map<string, { raw: Buffer; part: Part }>()
+        const context = { clientIp: initial.remoteAddress ?? "", requestId: `imap-${Math.random().toString(36).slice(2)}` }
+
+        const write = (data: string | Buffer) => {
+          if (!closed && socket.writable) socket.write(data)
+        }
+        const untagged = (line: string) => write(`* ${line}\r\n`)
+        /** The next line the client sends, for the command that asked. */
+        const waitLine = () =>
+          new Promise<string>((resolve) => {
+            lineWaiter = resolve
+            queueMicrotask(drain)
+          })
+
+        const call = <N extends OperationName>(name: N, input: InputOf<N>): Promise<OutputOf<N>> =>
+          run(engine.call(name, input, user === undefined ? LOCAL : { kind: "principal", principal: user.principal }, context)).then((exit) => {
+            if (Exit.isSuccess(exit)) return exit.value
+            const error = failureOf(exit.cause)
+            if (error === undefined) void run(Effect.logError("IMAP command failed", exit.cause))
+            throw new Refused(error)
+          })
+
+        const canAuth = () => mayTakeCredentials(secure, socket.remoteAddress, allowPlain)
+        const capabilities = () =>
+          [
+            "IMAP4rev1",
+            "LITERAL+",
+            "SASL-IR",
+            "ID",
+            "ENABLE",
+            "IDLE",
+            "NAMESPACE",
+            "UIDPLUS",
+            "MOVE",
+            "UNSELECT",
+            "SPECIAL-USE",
+            "CHILDREN",
+            "UTF8=ACCEPT",
+            ...(secureContext !== undefined && !secure ? ["STARTTLS"] : []),
+            ...(user === undefined ? (canAuth() ? ["AUTH=PLAIN"] : ["LOGINDISABLED"]) : [])
+          ].join(" ")
+
+        const signIn = async (tag: string, username: string, password: string) => {
+          if (!canAuth()) return write(`${tag} NO [PRIVACYREQUIRED] Use STARTTLS or the implicit-TLS port to sign in\r\n`)
+          try {
+            const answer = await call("mailboxes.signIn", { username, password, client_ip: context.clientIp })
+            const admitted = await run(engine.admit({ kind: "key", key: password }, context))
+            if (!Exit.isSuccess(admitted)) throw new Refused(failureOf(admitted.cause))
+            user = { inboxId: answer.inbox_id, email: answer.email, principal: admitted.value }
+            write(`${tag} OK [CAPABILITY ${capabilities()}] Signed in as ${answer.email}\r\n`)
+          } catch (e) {
+            const error = e instanceof Refused ? e.error : undefined
+            if (error?._tag === "TooManyAttempts" || error?._tag === "RateLimited") write(`${tag} NO [UNAVAILABLE] Too many attempts, try again later\r\n`)
+            else write(`${tag} NO [AUTHENTICATIONFAILED] Invalid credentials\r\n`)
+          }
+        }
+
+        // ---- the selected mailbox ----
+
+        const flagsLine = (m: MailboxMessage) => `FLAGS (${m.flags.join(" ")})`
+
+        /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
+        const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
+          if (selected === undefined) return
+          const next = state ?? await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: selected.name })
+          if (selected === undefined) return
+          const present = new Map(next.messages.map((m) => [m.uid, m]))
+          // Highest first, so each sequence number is still right when it is sent.
+          for (let i = selected.messages.length - 1; i >= 0; i--) {
+            if (expunges && !present.has(selected.messages[i]!.uid)) {
+              if (!quiet) untagged(`${i + 1} EXPUNGE`)
+              selected.messages.splice(i, 1)
+            }
+          }
+          const known = new Map(selected.messages.map((m, i) => [m.uid, i]))
+          const before = selected.messages.length
+          for (const m of next.messages) {
+            const at = known.get(m.uid)
+            if (at === undefined) {
+              if (m.uid > (selected.messages.at(-1)?.uid ?? 0)) selected.messages.push(m)
+              continue
+            }
+            const old = selected.messages[at]!
+            if (old.flags.join(" ") !== m.flags.join(" ")) {
+              selected.messages[at] = m
+              if (!quiet) untagged(`${at + 1} FETCH (UID ${m.uid} ${flagsLine(m)})`)
+            }
+          }
+          if (selected.messages.length !== before && !quiet) untagged(`${selected.messages.length} EXISTS`)
+          selected.uidnext = next.uidnext
+        }
+
+        const select = async (tag: string, name: string, readOnly: boolean) => {
+          selected = undefined
+          const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
+          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, messages: [...state.messages] }
+          untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
+          untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
+          untagged(`${state.messages.length} EXISTS`)
+          untagged("0 RECENT")
+          const unseen = state.messages.findIndex((m) => !m.flags.includes("\\Seen"))
+          if (unseen >= 0) untagged(`OK [UNSEEN ${unseen + 1}] First unseen`)
+          untagged(`OK [UIDVALIDITY ${state.uidvalidity}] UIDs valid`)
+          untagged(`OK [UIDNEXT ${state.uidnext}] Predicted next UID`)
+          write(`${tag} OK [${readOnly ? "READ-ONLY" : "READ-WRITE"}] ${readOnly ? "EXAMINE" : "SELECT"} completed\r\n`)
+        }
+
+        /** The messages a set names, with their sequence numbers, in mailbox order. */
+        const targets = (setText: string, byUid: boolean) => {
+          const messages = selected!.messages
+          if (byUid) {
+            const max = messages.at(-1)?.uid ?? 0
+            const set = parseSet(setText, max)
+            return messages.map((m, i) => ({ m, seq: i + 1 })).filter(({ m }) => inSet(set, m.uid))
+          }
+          const set = parseSet(setText, messages.length)
+          return messages.map((m, i) => ({ m, seq: i + 1 })).filter(({ seq }) => inSet(set, seq))
+        }
+
+        const rawOf = async (m: MailboxMessage) => {
+          const cached = rawCache.get(m.message_id)
+          if (cached !== undefined) return cached
+          const download = await call("messages.rawDownload", { inbox_id: user!.inboxId, message_id: m.message_id })
+          const chunks: Array<Uint8Array> = []
+          const read = await run(Stream.runForEach(download.body, (chunk) => Effect.sync(() => void chunks.push(chunk))))
+          if (!Exit.isSuccess(read)) throw new Refused(undefined)
+          const raw = Buffer.concat(chunks)
+          const entry = { raw, part: parsePart(raw) }
+          if (rawCache.size >= 32) rawCache.delete(rawCache.keys().next().value!)
+          rawCache.set(m.message_id, entry)
+          return entry
+        }
+
+        const fetch = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
+          const setText = textOf(args[0]) ?? ""
+          const spec = args[1]
+          if (spec === undefined) throw new SyntaxError("FETCH needs items")
+          let items = (spec.kind === "list" ? spec.items : [spec]).map((t) => (textOf(t) ?? "").trim())
+          const macro = items.length === 1 ? items[0]!.toUpperCase() : ""
+          if (macro === "ALL") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE"]
+          else if (macro === "FAST") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE"]
+          else if (macro === "FULL") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE", "BODY"]
+          if (byUid && !items.some((i) => i.toUpperCase() === "UID")) items = ["UID", ...items]
+          const needsRaw = items.some((i) => !["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE"].includes(i.toUpperCase()))
+          const marksSeen = !selected!.readOnly && items.some((i) => /^(BODY\[|RFC822$|RFC822\.TEXT$|BINARY\[)/i.test(i))
+          const list = targets(setText, byUid)
+          if (marksSeen) {
+            const unseen = list.filter(({ m }) => !m.flags.includes("\\Seen")).map(({ m }) => m.uid)
+            if (unseen.length > 0) {
+              const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: unseen, add: ["\\Seen"] })
+              const now = new Map(state.messages.map((m) => [m.uid, m]))
+              for (const entry of list) entry.m = now.get(entry.m.uid) ?? entry.m
+              for (const [i, m] of selected!.messages.entries()) selected!.messages[i] = now.get(m.uid) ?? m
+            }
+          }
+          for (const { m, seq } of list) {
+            const parts: Array<string | Buffer> = []
+            const entry = needsRaw ? await rawOf(m) : undefined
+            for (const item of items) {
+              const upper = item.toUpperCase()
+              if (upper === "UID") parts.push(`UID ${m.uid}`)
+              else if (upper === "FLAGS") parts.push(flagsLine(m))
+              else if (upper === "INTERNALDATE") parts.push(`INTERNALDATE ${internalDate(m.internal_date)}`)
+              else if (upper === "RFC822.SIZE") parts.push(`RFC822.SIZE ${m.size}`)
+              else if (upper === "ENVELOPE") parts.push(`ENVELOPE ${envelopeOf(entry!.part)}`)
+              else if (upper === "BODYSTRUCTURE") parts.push(`BODYSTRUCTURE ${bodyStructureOf(entry!.part, true)}`)
+              else if (upper === "BODY") parts.push(`BODY ${bodyStructureOf(entry!.part, false)}`)
+              else if (upper === "RFC822" || upper === "RFC822.HEADER" || upper === "RFC822.TEXT") {
+                const bytes = upper === "RFC822" ? entry!.raw : upper === "RFC822.HEADER" ? entry!.part.header : entry!.part.body
+                parts.push(`${upper} {${bytes.length}}\r\n`, bytes)
+              } else {
+                const match = /^(BODY|BODY\.PEEK|BINARY|BINARY\.PEEK)\[([^\]]*)\](?:<(\d+)(?:\.(\d+))?>)?$/i.exec(item)
+                if (match === null) throw new SyntaxError(`unknown FETCH item ${item}`)
+                const inner = match[2]!
+                const paren = inner.indexOf("(")
+                const section = (paren < 0 ? inner : inner.slice(0, paren)).trim()
+                const names = paren < 0 ? [] : inner.slice(paren + 1, inner.lastIndexOf(")")).split(/\s+/).map((n) => n.replace(/"/g, "")).filter((n) => n !== "")
+                let bytes = sectionOf(entry!.raw, entry!.part, section, names) ?? Buffer.alloc(0)
+                const origin = match[3] === undefined ? undefined : Number(match[3])
+                if (origin !== undefined) bytes = bytes.subarray(origin, match[4] === undefined ? undefined : origin + Number(match[4]))
+                const name = match[1]!.toUpperCase().startsWith("BINARY") ? "BINARY" : "BODY"
+                parts.push(`${name}[${inner.toUpperCase()}]${origin === undefined ? "" : `<${origin}>`} {${bytes.length}}\r\n`, bytes)
+              }
+            }
+            if (marksSeen && !items.some((i) => i.toUpperCase() === "FLAGS")) parts.push(flagsLine(m))
+            const pieces: Array<Buffer> = [Buffer.from(`* ${seq} FETCH (`)]
+            parts.forEach((p, i) => {
+              // A literal's bytes follow its `{n}` line directly; items are separated by a space.
+              if (i > 0 && !Buffer.isBuffer(p)) pieces.push(Buffer.from(" "))
+              pieces.push(Buffer.isBuffer(p) ? p : Buffer.from(p, "utf8"))
+            })
+            pieces.push(Buffer.from(")\r\n"))
+            write(Buffer.concat(pieces))
+          }
+          write(`${tag} OK ${byUid ? "UID " : ""}FETCH completed\r\n`)
+        }
+
+        const flagsArg = (token: Token | undefined): Array<string> =>
+          token === undefined ? [] : token.kind === "list" ? token.items.map((t) => textOf(t) ?? "").filter((f) => f !== "") : [textOf(token) ?? ""].filter((f) => f !== "")
+
+        const store = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
+          if (selected!.readOnly) return write(`${tag} NO [READ-ONLY] Mailbox is read-only\r\n`)
+          const list = targets(textOf(args[0]) ?? "", byUid)
+          const action = (textOf(args[1]) ?? "").toUpperCase()
+          const flags = flagsArg(args[2])
+          const silent = action.endsWith(".SILENT")
+          const mode = action.replace(/\.SILENT$/, "")
+          if (!["FLAGS", "+FLAGS", "-FLAGS"].includes(mode)) throw new SyntaxError(`bad STORE ${action}`)
+          const given = new Set(flags.map((f) => f.toLowerCase()))
+          const current = [...new Set(list.flatMap(({ m }) => m.flags))]
+          const add = mode === "-FLAGS" ? [] : flags
+          const remove = mode === "+FLAGS" ? [] : mode === "-FLAGS" ? flags : current.filter((f) => !given.has(f.toLowerCase()))
+          if (list.length > 0) {
+            const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), add, remove })
+            const now = new Map(state.messages.map((m) => [m.uid, m]))
+            for (const { m, seq } of list) {
+              const fresh = now.get(m.uid)
+              if (fresh === undefined) continue
+              selected!.messages[seq - 1] = fresh
+              if (!silent) untagged(`${seq} FETCH (${byUid ? `UID ${fresh.uid} ` : ""}${flagsLine(fresh)})`)
+            }
+          }
+          write(`${tag} OK ${byUid ? "UID " : ""}STORE completed\r\n`)
+        }
+
+        const copy = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, move: boolean) => {
+          const list = targets(textOf(args[0]) ?? "", byUid)
+          const to = textOf(args[1]) ?? ""
+          const verb = `${byUid ? "UID " : ""}${move ? "MOVE" : "COPY"}`
+          if (list.length === 0) return write(`${tag} OK ${verb} completed\r\n`)
+          const result = await call("mailboxes.copy", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), to, move })
+          const code = result.uids.length === 0 ? "" : `[COPYUID ${result.uidvalidity} ${result.uids.map(([s]) => s).join(",")} ${result.uids.map(([, d]) => d).join(",")}] `
+          if (move) {
+            if (code !== "") untagged(`OK ${code}Moved`)
+            await refresh()
+            write(`${tag} OK ${verb} completed\r\n`)
+          } else write(`${tag} OK ${code}${verb} completed\r\n`)
+        }
+
+        const searchNode = (tokens: ReadonlyArray<Token>, at: { i: number }): SearchNode => {
+          const token = tokens[at.i++]
+          if (token === undefined) throw new SyntaxError("SEARCH needs a key")
+          if (token.kind === "list") {
+            const inner = { i: 0 }
+            const nodes: Array<SearchNode> = []
+            while (inner.i < token.items.length) nodes.push(searchNode(token.items, inner))
+            return { kind: "and", nodes }
+          }
+          const key = (textOf(token) ?? "").toUpperCase()
+          const arg = () => {
+            const t = tokens[at.i++]
+            if (t === undefined) throw new SyntaxError(`${key} needs an argument`)
+            return textOf(t) ?? ""
+          }
+          const flag = (name: string, present: boolean): SearchNode => ({ kind: "test", test: (m) => m.flags.some((f) => f.toLowerCase() === name.toLowerCase()) === present })
+          const day = (m: MailboxMessage) => Math.floor(new Date(m.internal_date).getTime() / DAY) * DAY
+          const quote = (s: string) => `"${s.replace(/"/g, "")}"`
+          switch (key) {
+            case "ALL":
+              return { kind: "all" }
+            case "SEEN":
+              return flag("\\Seen", true)
+            case "UNSEEN":
+            case "NEW":
+              return flag("\\Seen", false)
+            case "OLD":
+            case "RECENT":
+              return key === "OLD" ? { kind: "all" } : { kind: "not", node: { kind: "all" } }
+            case "FLAGGED":
+              return flag("\\Flagged", true)
+            case "UNFLAGGED":
+              return flag("\\Flagged", false)
+            case "DELETED":
+              return flag("\\Deleted", true)
+            case "UNDELETED":
+              return flag("\\Deleted", false)
+            case "ANSWERED":
+              return flag("\\Answered", true)
+            case "UNANSWERED":
+              return flag("\\Answered", false)
+            case "DRAFT":
+              return flag("\\Draft", true)
+            case "UNDRAFT":
+              return flag("\\Draft", false)
+            case "KEYWORD":
+              return flag(arg(), true)
+            case "UNKEYWORD":
+              return flag(arg(), false)
+            case "SINCE":
+            case "SENTSINCE": {
+              const d = searchDate(arg())
+              return { kind: "test", test: (m) => day(m) >= d }
+            }
+            case "BEFORE":
+            case "SENTBEFORE": {
+              const d = searchDate(arg())
+              return { kind: "test", test: (m) => day(m) < d }
+            }
+            case "ON":
+            case "SENTON": {
+              const d = searchDate(arg())
+              return { kind: "test", test: (m) => day(m) === d }
+            }
+            case "LARGER": {
+              const n = Number(arg())
+              return { kind: "test", test: (m) => m.size > n }
+            }
+            case "SMALLER": {
+              const n = Number(arg())
+              return { kind: "test", test: (m) => m.size < n }
+            }
+            case "UID": {
+              const set = parseSet(arg(), selected!.messages.at(-1)?.uid ?? 0)
+              return { kind: "test", test: (m) => inSet(set, m.uid) }
+            }
+            case "NOT":
+              return { kind: "not", node: searchNode(tokens, at) }
+            case "OR": {
+              const a = searchNode(tokens, at)
+              return { kind: "or", a, b: searchNode(tokens, at) }
+            }
+            case "SUBJECT":
+              return { kind: "text", q: `subject:${quote(arg())}` }
+            case "FROM":
+              return { kind: "text", q: `from:${quote(arg())}` }
+            case "TO":
+            case "CC":
+            case "BCC":
+              return { kind: "text", q: `to:${quote(arg())}` }
+            case "TEXT":
+            case "BODY":
+              return { kind: "text", q: quote(arg()) }
+            case "HEADER": {
+              const name = arg().toLowerCase()
+              const value = arg()
+              if (value === "") return { kind: "all" }
+              return { kind: "text", q: name === "subject" || name === "from" || name === "to" ? `${name}:${quote(value)}` : quote(value) }
+            }
+            default:
+              if (/^[\d*:,]+$/.test(key)) {
+                const set = parseSet(key, selected!.messages.length)
+                return { kind: "test", test: (_m, seq) => inSet(set, seq) }
+              }
+              throw new SyntaxError(`unknown SEARCH key ${key}`)
+          }
+        }
+
+        /** Message ids the engine's search finds for `q` in this mailbox. */
+        const textMatches = async (q: string) => {
+          const mailbox = selected!.name.toLowerCase()
+          const scoped = mailbox === "trash" ? `${q} label:trash` : mailbox === "junk" ? `${q} label:spam` : q
+          const ids = new Set<string>()
+          let token: string | undefined
+          for (let page = 0; page < 100; page++) {
+            const result = await call("messages.search", { inbox_id: user!.inboxId, q: scoped, limit: 100, ...(token === undefined ? {} : { page_token: token }) })
+            for (const m of result.messages) ids.add(m.message_id)
+            token = result.next_page_token
+            if (token === undefined) break
+          }
+          return ids
+        }
+
+        const search = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
+          let tokens = args
+          if ((textOf(tokens[0]) ?? "").toUpperCase() === "CHARSET") tokens = tokens.slice(2)
+          const at = { i: 0 }
+          const nodes: Array<SearchNode> = []
+          while (at.i < tokens.length) nodes.push(searchNode(tokens, at))
+          const root: SearchNode = { kind: "and", nodes }
+          const texts = new Map<string, Set<string>>()
+          const collect = async (node: SearchNode): Promise<void> => {
+            if (node.kind === "text" && !texts.has(node.q)) texts.set(node.q, await textMatches(node.q))
+            else if (node.kind === "and") for (const n of node.nodes) await collect(n)
+            else if (node.kind === "or") {
+              await collect(node.a)
+              await collect(node.b)
+            } else if (node.kind === "not") await collect(node.node)
+          }
+          await collect(root)
+          const test = (node: SearchNode, m: MailboxMessage, seq: number): boolean => {
+            switch (node.kind) {
+              case "all":
+                return true
+              case "and":
+                return node.nodes.every((n) => test(n, m, seq))
+              case "or":
+                return test(node.a, m, seq) || test(node.b, m, seq)
+              case "not":
+                return !test(node.node, m, seq)
+              case "test":
+                return node.test(m, seq)
+              case "text":
+                return texts.get(node.q)?.has(m.message_id) ?? false
+            }
+          }
+          const found = selected!.messages.flatMap((m, i) => test(root, m, i + 1) ? [byUid ? m.uid : i + 1] : [])
+          untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}`)
+          write(`${tag} OK ${byUid ? "UID " : ""}SEARCH completed\r\n`)
+        }
+
+        const expunge = async (tag: string | undefined, uids: ReadonlyArray<number> | undefined) => {
+          if (selected!.readOnly) {
+            if (tag !== undefined) write(`${tag} NO [READ-ONLY] Mailbox is read-only\r\n`)
+            return
+          }
+          await call("mailboxes.expunge", { inbox_id: user!.inboxId, mailbox: selected!.name, ...(uids === undefined ? {} : { uids }) })
+          await refresh(undefined, tag === undefined)
+          if (tag !== undefined) write(`${tag} OK EXPUNGE completed\r\n`)
+        }
+
+        const list = async (tag: string, args: ReadonlyArray<Token>, verb: "LIST" | "LSUB") => {
+          let rest = args
+          let specialOnly = false
+          if (rest[0]?.kind === "list") {
+            specialOnly = rest[0].items.some((t) => (textOf(t) ?? "").toUpperCase() === "SPECIAL-USE")
+            rest = rest.slice(1)
+          }
+          const reference = textOf(rest[0]) ?? ""
+          const patternToken = rest[1]
+          const patterns = patternToken?.kind === "list" ? patternToken.items.map((t) => textOf(t) ?? "") : [textOf(patternToken) ?? ""]
+          if (patterns.length === 1 && patterns[0] === "") {
+            untagged(`${verb} (\\Noselect) "/" ""`)
+            return write(`${tag} OK ${verb} completed\r\n`)
+          }
+          const { mailboxes } = await call("mailboxes.list", { inbox_id: user!.inboxId })
+          for (const box of mailboxes) {
+            if (specialOnly && box.special_use === null) continue
+            if (!patterns.some((p) => matches(reference + p, box.name))) continue
+            const attributes = ["\\HasNoChildren", ...(box.special_use === null ? [] : [box.special_use])]
+            untagged(`${verb} (${attributes.join(" ")}) "/" ${str(box.name)}`)
+          }
+          write(`${tag} OK ${verb} completed\r\n`)
+        }
+
+        const status = async (tag: string, args: ReadonlyArray<Token>) => {
+          const name = textOf(args[0]) ?? ""
+          const wanted = args[1]?.kind === "list" ? args[1].items.map((t) => (textOf(t) ?? "").toUpperCase()) : []
+          const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
+          const values: Record<string, number> = {
+            MESSAGES: state.messages.length,
+            UIDNEXT: state.uidnext,
+            UIDVALIDITY: state.uidvalidity,
+            UNSEEN: state.messages.filter((m) => !m.flags.includes("\\Seen")).length,
+            RECENT: 0,
+            DELETED: state.messages.filter((m) => m.flags.includes("\\Deleted")).length,
+            SIZE: state.messages.reduce((n, m) => n + m.size, 0)
+          }
+          untagged(`STATUS ${str(name)} (${wanted.filter((w) => w in values).map((w) => `${w} ${values[w]}`).join(" ")})`)
+          write(`${tag} OK STATUS completed\r\n`)
+        }
+
+        const append = async (tag: string, args: ReadonlyArray<Token>) => {
+          const name = textOf(args[0]) ?? ""
+          const message = args.at(-1)
+          if (message?.kind !== "string") throw new SyntaxError("APPEND needs a message literal")
+          const flags = args[1]?.kind === "list" ? flagsArg(args[1]) : []
+          const result = await call("mailboxes.append", { inbox_id: user!.inboxId, mailbox: name, raw: message.value, ...(flags.length === 0 ? {} : { flags: flags.join(",") }) })
+          if (selected !== undefined && selected.name.toLowerCase() === name.toLowerCase()) await refresh()
+          write(`${tag} OK ${result.uid === null ? "" : `[APPENDUID ${result.uidvalidity} ${result.uid}] `}APPEND completed\r\n`)
+        }
+
+        const idle = async (tag: string) => {
+          write("+ idling\r\n")
+          let done = false
+          const finished = waitLine().then((line) => {
+            done = true
+            if (line.trim().toUpperCase() !== "DONE") write(`${tag} BAD Expected DONE\r\n`)
+          })
+          const poll = async () => {
+            while (!done && !closed) {
+              await new Promise((resolve) => setTimeout(resolve, pollMs))
+              if (done || closed) break
+              if (selected !== undefined) await refresh().catch(() => undefined)
+            }
+          }
+          void poll()
+          await finished
+          if (!closed) write(`${tag} OK IDLE terminated\r\n`)
+        }
+
+        const authenticate = async (tag: string, args: ReadonlyArray<Token>) => {
+          const mechanism = (textOf(args[0]) ?? "").toUpperCase()
+          if (mechanism !== "PLAIN") return write(`${tag} NO [CANNOT] Only AUTHENTICATE PLAIN is supported\r\n`)
+          if (!canAuth()) return write(`${tag} NO [PRIVACYREQUIRED] Use STARTTLS or the implicit-TLS port to sign in\r\n`)
+          let response = textOf(args[1])
+          if (response === undefined) {
+            write("+ \r\n")
+            response = await waitLine()
+          }
+          if (response.trim() === "*") return write(`${tag} BAD Authentication cancelled\r\n`)
+          const [, username = "", password = ""] = Buffer.from(response.trim() === "=" ? "" : response.trim(), "base64").toString("utf8").split("\0")
+          await signIn(tag, username, password)
+        }
+
+        const startTls = (tag: string) => {
+          if (secureContext === undefined || secure) return write(`${tag} BAD STARTTLS is not available\r\n`)
+          write(`${tag} OK Begin TLS negotiation now\r\n`)
+          socket.removeAllListeners("data")
+          const plain = socket
+          const upgraded = new TLSSocket(plain, { isServer: true, secureContext })
+          socket = upgraded
+          secure = true
+          buffer = Buffer.alloc(0)
+          upgraded.on("data", onData)
+          upgraded.on("error", () => plain.destroy())
+        }
+
+        const dispatch = async (bytes: Buffer) => {
+          let tokens: ReadonlyArray<Token>
+          try {
+            tokens = tokenize(bytes)
+          } catch (e) {
+            return write(`* BAD ${e instanceof Error ? e.message : "Syntax error"}\r\n`)
+          }
+          const tag = textOf(tokens[0]) ?? "*"
+          if (tokens[0]?.kind !== "atom" || !/^[\x21-\x7e]+$/.test(tag) || tag.includes("+") || tag.includes("{")) return write(`* BAD Missing tag\r\n`)
+          let command = (textOf(tokens[1]) ?? "").toUpperCase()
+          let args = tokens.slice(2)
+          let byUid = false
+          if (command === "UID") {
+            byUid = true
+            command = (textOf(args[0]) ?? "").toUpperCase()
+            args = args.slice(1)
+          }
+          const authed = user !== undefined
+          const inMailbox = selected !== undefined
+          try {
+            if (command === "CAPABILITY") {
+              untagged(`CAPABILITY ${capabilities()}`)
+              return write(`${tag} OK CAPABILITY completed\r\n`)
+            }
+            if (command === "NOOP" || command === "CHECK") {
+              if (inMailbox) await refresh()
+              return write(`${tag} OK ${command} completed\r\n`)
+            }
+            if (command === "LOGOUT") {
+              untagged("BYE Signing off")
+              write(`${tag} OK LOGOUT completed\r\n`)
+              closed = true
+              return socket.end()
+            }
+            if (command === "ID") {
+              untagged(`ID ("name" "inbox-engine" "vendor" "inbox-engine")`)
+              return write(`${tag} OK ID completed\r\n`)
+            }
+            if (!authed) {
+              if (command === "STARTTLS") return startTls(tag)
+              if (command === "LOGIN") return await signIn(tag, textOf(args[0]) ?? "", textOf(args[1]) ?? "")
+              if (command === "AUTHENTICATE") return await authenticate(tag, args)
+              return write(`${tag} BAD Sign in first\r\n`)
+            }
+            switch (command) {
+              case "SELECT":
+              case "EXAMINE":
+                return await select(tag, textOf(args[0]) ?? "", command === "EXAMINE")
+              case "LIST":
+              case "LSUB":
+                return await list(tag, args, command)
+              case "STATUS":
+                return await status(tag, args)
+              case "CREATE":
+                await call("mailboxes.create", { inbox_id: user!.inboxId, name: (textOf(args[0]) ?? "").replace(/\/$/, "") })
+                return write(`${tag} OK CREATE completed\r\n`)
+              case "DELETE":
+              case "RENAME":
+                return write(`${tag} NO [CANNOT] Mailboxes are labels: change the labels of the messages instead\r\n`)
+              case "SUBSCRIBE":
+              case "UNSUBSCRIBE":
+                return write(`${tag} OK ${command} completed\r\n`)
+              case "NAMESPACE":
+                untagged(`NAMESPACE (("" "/")) NIL NIL`)
+                return write(`${tag} OK NAMESPACE completed\r\n`)
+              case "ENABLE": {
+                const wanted = args.map((t) => (textOf(t) ?? "").toUpperCase()).filter((c) => c === "UTF8=ACCEPT")
+                untagged(`ENABLED${wanted.length === 0 ? "" : ` ${wanted.join(" ")}`}`)
+                return write(`${tag} OK ENABLE completed\r\n`)
+              }
+              case "APPEND":
+                return await append(tag, args)
+              case "IDLE":
+                return await idle(tag)
+            }
+            if (!inMailbox) return write(`${tag} BAD No mailbox selected\r\n`)
+            // Changes made elsewhere show first; without UID, no EXPUNGE may renumber what the command names.
+            if (["FETCH", "STORE", "SEARCH"].includes(command)) await refresh(undefined, false, byUid)
+            switch (command) {
+              case "FETCH":
+                return await fetch(tag, args, byUid)
+              case "STORE":
+                return await store(tag, args, byUid)
+              case "SEARCH":
+                return await search(tag, args, byUid)
+              case "COPY":
+                return await copy(tag, args, byUid, false)
+              case "MOVE":
+                return await copy(tag, args, byUid, true)
+              case "EXPUNGE":
+                return await expunge(tag, byUid ? targets(textOf(args[0]) ?? "", true).map(({ m }) => m.uid) : undefined)
+              case "CLOSE":
+                await expunge(undefined, undefined)
+                selected = undefined
+                return write(`${tag} OK CLOSE completed\r\n`)
+              case "UNSELECT":
+                selected = undefined
+                return write(`${tag} OK UNSELECT completed\r\n`)
+            }
+            return write(`${tag} BAD Unknown command ${command}\r\n`)
+          } catch (e) {
+            if (e instanceof SyntaxError) return write(`${tag} BAD ${e.message}\r\n`)
+            if (e instanceof Refused) {
+              const code = e.error?._tag === "NotFound" ? "[NONEXISTENT] " : e.error === undefined ? "[UNAVAILABLE] " : e.error._tag === "MissingPermission" ? "[NOPERM] " : ""
+              return write(`${tag} NO ${code}${e.message}\r\n`)
+            }
+            void run(Effect.logError("IMAP command failed", e))
+            return write(`${tag} NO [SERVERBUG] Internal error\r\n`)
+          }
+        }
+
+        /**
+         * Reads what the client sent: a line a running command waits for (IDLE's DONE,
+         * AUTHENTICATE's answer), else the next command once the one before has finished, so
+         * responses keep the order of the commands.
+         */
+        const drain = () => {
+          for (;;) {
+            if (closed) return
+            if (lineWaiter !== undefined) {
+              const lf = buffer.indexOf(10)
+              if (lf < 0) return
+              const line = buffer.subarray(0, lf).toString("utf8").replace(/\r$/, "")
+              buffer = buffer.subarray(lf + 1)
+              const waiter = lineWaiter
+              lineWaiter = undefined
+              waiter(line)
+              continue
+            }
+            if (running) return
+            const framed = frame(buffer)
+            if (framed.kind === "incomplete") {
+              if (framed.literal !== undefined && framed.literal.at !== continued) {
+                continued = framed.literal.at
+                write("+ Ready for literal data\r\n")
+              }
+              return
+            }
+            if (framed.kind === "too-long") {
+              buffer = buffer.subarray(framed.consumed)
+              write("* BAD Command line or literal too long\r\n")
+              continue
+            }
+            buffer = buffer.subarray(framed.consumed)
+            continued = -1
+            running = true
+            void dispatch(framed.bytes).finally(() => {
+              running = false
+              drain()
+            })
+          }
+        }
+
+        const onData = (chunk: Buffer) => {
+          buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk])
+          drain()
+        }
+
+        socket.on("data", onData)
+        socket.setTimeout(30 * 60_000, () => {
+          write("* BYE Idle for too long\r\n")
+          socket.end()
+        })
+        const end = () => {
+          closed = true
+          const waiter = lineWaiter
+          lineWaiter = undefined
+          waiter?.("")
+          sockets.delete(initial)
+        }
+        socket.on("close", end)
+        socket.on("error", () => socket.destroy())
+        sockets.add(initial)
+        untagged(`OK [CAPABILITY ${capabilities()}] inbox-engine IMAP ready`)
+      }
+
+      const server: Server = options.implicitTls === true && secureContext !== undefined
+        ? createTlsServer({ cert: options.tls!.cert, key: options.tls!.key }, (s) => handle(s, true))
+        : createNetServer((s) => handle(s, false))
+      const port = yield* Effect.acquireRelease(
+        Effect.callback<number, Error>((resume) => {
+          server.once("error", (e) => resume(Effect.fail(e)))
+          server.listen(options.port, options.host, () => resume(Effect.succeed((server.address() as AddressInfo).port)))
+        }),
+        () =>
+          Effect.callback<void>((resume) => {
+            for (const s of sockets) s.destroy()
+            server.close(() => resume(Effect.void))
+          })
+      ).pipe(Effect.orDie)
+      server.on("error", (e) => void run(Effect.logWarning("IMAP server error", e)))
+      yield* Effect.logInfo("IMAP server listening").pipe(Effect.annotateLogs({
+        address: `${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
+        tls: options.implicitTls === true ? "implicit" : options.tls === undefined ? "none" : "starttls"
+      }))
+      return ImapServer.of({ port })
+    }))
+
+  /** From the settings: INBOX_IMAP_LISTEN (STARTTLS) and INBOX_IMAPS_LISTEN (implicit TLS); off when unset. */
+  static readonly layerConfig = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* mailAccessConfig
+    const servers: Array<Layer.Layer<ImapServer, never, Engine>> = []
+    const common = { allowPlainLoopback: config.allowPlainLoopback, ...(config.tls === undefined ? {} : { tls: config.tls }) }
+    if (config.imap !== undefined) servers.push(ImapServer.layer({ ...config.imap, ...common }))
+    if (config.imaps !== undefined) servers.push(ImapServer.layer({ ...config.imaps, ...common, implicitTls: true }))
+    return servers.length === 0 ? Layer.empty as Layer.Layer<never, never, Engine> : Layer.mergeAll(...servers as [Layer.Layer<ImapServer, never, Engine>])
+  }).pipe(Effect.orDie))
+}
