@@ -182,6 +182,25 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "messages.forward": (w) =>
     Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { to: "boss@example.net" } })),
   "messages.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "messages.sendRaw": (w) =>
+    Effect.succeed({
+      params: { inbox_id: w.a.inboxId },
+      input: { to: "someone@example.net" },
+      headers: { "content-type": "message/rfc822" },
+      body: `From: ${w.a.inboxEmail}\r\nTo: someone@example.net\r\nSubject: walk\r\n\r\nwalk\r\n`
+    }),
+  "mailboxes.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
+  "mailboxes.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { name: "Walked" } }),
+  "mailboxes.sync": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" } })),
+  "mailboxes.flags": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: { uids: [1], add: ["\\Seen"] } })),
+  "mailboxes.copy": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: { uids: [1], to: "walked" } })),
+  "mailboxes.expunge": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: {} }),
+  "mailboxes.append": (w) =>
+    Effect.succeed({
+      params: { inbox_id: w.a.inboxId, mailbox: "INBOX" },
+      headers: { "content-type": "message/rfc822" },
+      body: `From: friend@example.net\r\nTo: ${w.a.inboxEmail}\r\nSubject: appended\r\n\r\nwalk\r\n`
+    }),
   "messages.get": (w) => Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id } })),
   "messages.update": (w) =>
     Effect.map(delivered(w), (d) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id }, input: { add_labels: ["walked"] } })),
