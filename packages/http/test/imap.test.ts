@@ -13,8 +13,21 @@ import { assert, it, layer } from "@effect/vitest"
 import { ImapServer } from "@inbox/mailserver"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { ImapFlow } from "imapflow"
+
+/** A self-signed certificate for STARTTLS and implicit TLS, made once per run. */
+const certificate = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "imap-tls-"))
+  execFileSync("openssl", [
+    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mail.inbox.localhost",
+    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
+  ], { stdio: "ignore" })
+  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
+})()
 
 const setUp = Effect.gen(function*() {
   const app = yield* TestApp
@@ -233,6 +246,40 @@ for user in (sys.argv[4], sys.argv[2]):
           assert.strictEqual(count, 1)
           assert.isBelow(Date.now() - started, 1_000)
           lock.release()
+        }))
+    }
+  )
+}
+
+// Credentials over plain text are refused unless the operator allowed loopback; STARTTLS and implicit TLS take them.
+for (const storage of storages()) {
+  const starttls = ImapServer.layer({ host: "127.0.0.1", port: 0, tls: certificate })
+  layer(starttls.pipe(Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer))))), { timeout: "120 seconds" })(
+    `IMAP over TLS (${storage.name})`,
+    (it) => {
+      it.effect("LOGIN over plain text is NO [PRIVACYREQUIRED] with LOGINDISABLED announced; after STARTTLS it signs in", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const out = yield* python(`
+import imaplib, ssl, sys
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+print("LOGINDISABLED" in m.capabilities, "STARTTLS" in m.capabilities)
+try:
+    m.login(sys.argv[2], sys.argv[3])
+    print("accepted")
+except imaplib.IMAP4.error as e:
+    print(str(e))
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+m.starttls(ssl_context=ctx)
+print(m.login(sys.argv[2], sys.argv[3])[0])
+print(m.select("INBOX")[0])
+`, [String(w.port), w.inbox.email, w.key])
+          assert.strictEqual(out.code, 0, out.stderr)
+          const lines = out.stdout.trim().split("\n")
+          assert.strictEqual(lines[0], "True True")
+          assert.include(lines[1], "[PRIVACYREQUIRED]")
+          assert.deepStrictEqual(lines.slice(2), ["OK", "OK"])
         }))
     }
   )
