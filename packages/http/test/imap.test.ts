@@ -8,6 +8,7 @@
  * increasing with UIDPLUS answers; COPY, MOVE, EXPUNGE to trash; APPEND to a mailbox, to
  * Sent (a copy of a submitted message adds nothing) and to Drafts (a draft the API sees);
  * CREATE of a label mailbox; IDLE told of mail delivered through the API within a second.
+ * Debian's mbsync is imap-mbsync.test.ts.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { ImapServer } from "@inbox/mailserver"

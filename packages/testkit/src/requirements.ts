@@ -1,7 +1,7 @@
 /**
  * What some test files need beyond Node and PGlite: a PostgreSQL server (races that PGlite's
- * single connection cannot lose, several server processes on one database) or a browser (the
- * dashboard driven in Chromium). Each file is listed once, here: vitest.config.ts leaves out
+ * single connection cannot lose, several server processes on one database), a browser (the
+ * dashboard driven in Chromium) or a mail client (Debian's mbsync against the IMAP server). Each file is listed once, here: vitest.config.ts leaves out
  * a file whose need is not met, so that it neither fails nor runs with no tests, and
  * scripts/test.sh names it with the reason. With INBOX_TEST_REQUIRE_ALL=1 (CI) nothing is
  * left out and a missing need is an error. Files that only add PostgreSQL runs beside their
@@ -60,10 +60,18 @@ export const POSTGRES_FILES: ReadonlyArray<string> = [
   "packages/http/test/two-processes.test.ts"
 ]
 
+/** Files that drive Debian's mbsync (package isync), a real IMAP client in batch mode. */
+export const MBSYNC_FILES: ReadonlyArray<string> = ["packages/http/test/imap-mbsync.test.ts"]
+export const MBSYNC = "/usr/bin/mbsync"
+
 /** Files that drive Chromium. */
 export const CHROMIUM_FILES: ReadonlyArray<string> = ["packages/http/test/dashboard-e2e.test.ts", "packages/http/test/dashboard-e2e-newcomer.test.ts"]
 
 const REQUIREMENTS: ReadonlyArray<Requirement> = [
+  {
+    files: MBSYNC_FILES,
+    missing: () => executable(MBSYNC) ? undefined : `no mbsync at ${MBSYNC} (apt-get install -y isync)`
+  },
   {
     files: POSTGRES_FILES,
     missing: () =>
