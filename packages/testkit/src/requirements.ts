@@ -56,6 +56,7 @@ export const POSTGRES_FILES: ReadonlyArray<string> = [
   "packages/http/test/concurrency.test.ts",
   "packages/http/test/crash-postgres.test.ts",
   "packages/http/test/database-outage.test.ts",
+  "packages/http/test/imap-processes.test.ts",
   "packages/http/test/shared-limits.test.ts",
   "packages/http/test/two-processes.test.ts"
 ]
