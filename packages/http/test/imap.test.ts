@@ -88,6 +88,25 @@ for user in (sys.argv[4], sys.argv[2]):
           assert.include(lines[2], "[AUTHENTICATIONFAILED]")
         }))
 
+      it.effect("wrong keys are counted like dashboard passwords: past ten for one user name, even the right key is NO [UNAVAILABLE] for a while", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const out = yield* python(`
+import imaplib, sys
+answers = []
+for key in ["am_wrong"] * 10 + [sys.argv[3]]:
+    c = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+    try:
+        c.login(sys.argv[2], key)
+        answers.append("OK")
+    except imaplib.IMAP4.error as e:
+        answers.append("UNAVAILABLE" if "[UNAVAILABLE]" in str(e) else "AUTHENTICATIONFAILED" if "[AUTHENTICATIONFAILED]" in str(e) else str(e))
+print(" ".join(answers))
+`, [String(w.port), w.inbox.email, w.key])
+          assert.strictEqual(out.code, 0, out.stderr)
+          assert.strictEqual(out.stdout.trim(), [...Array.from({ length: 10 }, () => "AUTHENTICATIONFAILED"), "UNAVAILABLE"].join(" "))
+        }))
+
       it.effect("LIST shows INBOX, Sent, Drafts, Trash, Junk with SPECIAL-USE and each user label; CREATE Receipts makes the label receipts", () =>
         Effect.gen(function*() {
           const w = yield* setUp
