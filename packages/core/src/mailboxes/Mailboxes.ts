@@ -56,6 +56,10 @@ export const MailboxState = Schema.Struct({
   name: Schema.String,
   uidvalidity: Schema.Number,
   uidnext: Schema.Number,
+  /** Changes when a message enters or leaves the mailbox or its flags change. */
+  fingerprint: Schema.String,
+  /** true when the caller's `known` fingerprint is still the mailbox's: `messages` is then empty. */
+  unchanged: Schema.Boolean,
   messages: Schema.Array(MailboxMessage)
 })
 export type MailboxState = typeof MailboxState.Type
@@ -104,8 +108,12 @@ export class Mailboxes extends Context.Service<Mailboxes, {
   inbox(principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, ApiError>
   list(principal: Principal, inboxId: string): Effect.Effect<ReadonlyArray<MailboxInfo>, ApiError>
   create(principal: Principal, inboxId: string, name: string): Effect.Effect<MailboxInfo, ApiError>
-  /** Gives UIDs to the messages new to the mailbox, drops those gone, and answers its state. */
-  sync(principal: Principal, inboxId: string, mailbox: string): Effect.Effect<MailboxState, ApiError>
+  /**
+   * Gives UIDs to the messages new to the mailbox, drops those gone, and answers its state;
+   * with the `known` fingerprint of an earlier answer, only whether anything changed (IDLE
+   * asks every moment, and most answers are "nothing").
+   */
+  sync(principal: Principal, inboxId: string, mailbox: string, known?: string): Effect.Effect<MailboxState, ApiError>
   flags(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>): Effect.Effect<MailboxState, ApiError>
   copy(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean): Effect.Effect<typeof CopyResult.Type, ApiError>
   expunge(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number> | undefined): Effect.Effect<ReadonlyArray<number>, ApiError>
@@ -177,7 +185,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           ON CONFLICT (inbox_id, name) DO ${created ? sql`UPDATE SET created = true` : sql`NOTHING`}`
       })
 
-    const sync = Effect.fn("Mailboxes.sync")(function*(principal: Principal, inboxId: string, mailbox: string) {
+    const sync = Effect.fn("Mailboxes.sync")(function*(principal: Principal, inboxId: string, mailbox: string, known?: string) {
       const inbox = yield* inboxes.find(principal, inboxId)
       const kind = yield* kindOf(principal, mailbox)
       const inMailbox = member(principal, kind)
@@ -206,6 +214,14 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           if (n > 0) yield* sql`UPDATE imap_mailboxes SET uidnext = uidnext + ${n} WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`
         }
         const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`.pipe(decodeRows(StateRow)))[0]!
+        // What a client sees of each message: its UID and its flags (the labels that are flags, and the kept ones).
+        const fingerprint = (yield* sql<{ f: string | null }>`SELECT md5(string_agg(u.uid::text || ':' || ('unread' = ANY(m.labels))::text
+            || ('starred' = ANY(m.labels))::text || ('draft' = ANY(m.labels))::text || array_to_string(u.flags, ','), ';' ORDER BY u.uid)) AS f
+          FROM imap_uids u JOIN messages m ON m.id = u.message_id WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}`)[0]?.f ?? ""
+        const stamp = `${state.uidvalidity}:${state.uidnext}:${fingerprint}`
+        if (known !== undefined && known === stamp) {
+          return { name: kind.name, uidvalidity: Number(state.uidvalidity), uidnext: Number(state.uidnext), fingerprint: stamp, unchanged: true, messages: [] }
+        }
         const rows = yield* sql`SELECT u.uid, u.message_id, m.labels, u.flags, m.size, m."timestamp" FROM imap_uids u
           JOIN messages m ON m.id = u.message_id
           WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} ORDER BY u.uid`.pipe(decodeRows(Row))
@@ -213,6 +229,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           name: kind.name,
           uidvalidity: Number(state.uidvalidity),
           uidnext: Number(state.uidnext),
+          fingerprint: stamp,
+          unchanged: false,
           messages: rows.map((r) => ({
             uid: Number(r.uid),
             message_id: r.message_id,

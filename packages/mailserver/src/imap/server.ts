@@ -41,6 +41,8 @@ interface MailboxState {
   readonly name: string
   readonly uidvalidity: number
   readonly uidnext: number
+  readonly fingerprint: string
+  readonly unchanged: boolean
   readonly messages: ReadonlyArray<MailboxMessage>
 }
 
@@ -108,7 +110,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let continued = -1
         let lineWaiter: ((line: string) => void) | undefined
         let user: { inboxId: string; email: string; principal: Principal } | undefined
-        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; messages: Array<MailboxMessage> } | undefined
+        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: Array<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
         const context = { clientIp: initial.remoteAddress ?? "", requestId: `imap-${Math.random().toString(36).slice(2)}` }
 
@@ -173,9 +175,11 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
         const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
           if (selected === undefined) return
-          const next = state ?? await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: selected.name })
-          if (selected === undefined) return
+          const next = state ?? await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: selected.name, ...(selected.fingerprint === "" ? {} : { known: selected.fingerprint }) })
+          if (selected === undefined || next.unchanged) return
           const present = new Map(next.messages.map((m) => [m.uid, m]))
+          // Expunges held back (a FETCH by sequence number) must still be found next time.
+          selected.fingerprint = expunges || selected.messages.every((m) => present.has(m.uid)) ? next.fingerprint : ""
           // Highest first, so each sequence number is still right when it is sent.
           for (let i = selected.messages.length - 1; i >= 0; i--) {
             if (expunges && !present.has(selected.messages[i]!.uid)) {
@@ -204,7 +208,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         const select = async (tag: string, name: string, readOnly: boolean) => {
           selected = undefined
           const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
-          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, messages: [...state.messages] }
+          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: [...state.messages] }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
           untagged(`${state.messages.length} EXISTS`)
@@ -262,6 +266,8 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               const now = new Map(state.messages.map((m) => [m.uid, m]))
               for (const entry of list) entry.m = now.get(entry.m.uid) ?? entry.m
               for (const [i, m] of selected!.messages.entries()) selected!.messages[i] = now.get(m.uid) ?? m
+              // Only some messages were brought up to date: the next sync compares them all.
+              selected!.fingerprint = ""
             }
           }
           for (const { m, seq } of list) {
@@ -324,6 +330,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           if (list.length > 0) {
             const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), add, remove })
             const now = new Map(state.messages.map((m) => [m.uid, m]))
+            selected!.fingerprint = ""
             for (const { m, seq } of list) {
               const fresh = now.get(m.uid)
               if (fresh === undefined) continue
