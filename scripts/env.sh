@@ -75,21 +75,32 @@ install_deps() {
   return "$status"
 }
 
-# bring_chromium: the dashboard's browser tests drive Debian's Chromium
-# (packages/testkit/src/requirements.ts). When it is missing and this runs as root with
-# apt-get, the Debian package is installed, saying so in one line; otherwise, or when that
-# fails, the tests go on without it and scripts/test.sh names the files it skips. A browser
-# named in INBOX_TEST_CHROMIUM is used as it is.
-bring_chromium() {
+# bring_debian PACKAGE BINARY WHY: a Debian package the tests drive (packages/testkit/src/
+# requirements.ts). When BINARY is missing and this runs as root with apt-get, the package is
+# installed, saying so in one line; otherwise, or when that fails, the tests go on without
+# it and scripts/test.sh names the files it skips.
+bring_debian() {
   local log
-  if [ -n "${INBOX_TEST_CHROMIUM:-}" ] || [ -x "$DEBIAN_CHROMIUM" ]; then return 0; fi
+  if [ -x "$2" ]; then return 0; fi
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then return 0; fi
-  echo "setup: installing Debian's chromium (apt-get) for the dashboard's browser tests" >&2
+  echo "setup: installing Debian's $1 (apt-get) for $3" >&2
   log="$(mktemp)"
-  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) </dev/null >"$log" 2>&1; then
+  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1") </dev/null >"$log" 2>&1; then
     echo "setup: apt-get said:" >&2
     tail -n 5 "$log" | sed 's/^/  | /' >&2
-    setup_failed "installing chromium (apt-get install chromium)" "check apt's sources and the network, or set INBOX_TEST_CHROMIUM to a Chromium binary; until then the browser tests are skipped."
+    setup_failed "installing $1 (apt-get install $1)" "check apt's sources and the network; until then $3 are skipped."
   fi
   rm -f "$log"
+}
+
+# bring_chromium: the dashboard's browser tests drive Debian's Chromium; a browser named in
+# INBOX_TEST_CHROMIUM is used as it is.
+bring_chromium() {
+  if [ -n "${INBOX_TEST_CHROMIUM:-}" ]; then return 0; fi
+  bring_debian chromium "$DEBIAN_CHROMIUM" "the dashboard's browser tests"
+}
+
+# bring_mbsync: the IMAP server's test with a real mail client drives Debian's mbsync (isync).
+bring_mbsync() {
+  bring_debian isync /usr/bin/mbsync "the IMAP test with mbsync"
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Install (Node 24 and pnpm too, when the machine lacks them; Debian's Chromium when run as
-# root), type-check every package and run the whole test suite. Storage tests run on PGlite
+# Install (Node 24 and pnpm too, when the machine lacks them; Debian's Chromium and isync when
+# run as root), type-check every package and run the whole test suite. Storage tests run on PGlite
 # always, and also on PostgreSQL when INBOX_TEST_DATABASE_URL is set. A file that needs
-# PostgreSQL or Chromium where there is none is skipped, with its reason printed above the
+# PostgreSQL, Chromium or mbsync where there is none is skipped, with its reason printed above the
 # closing line; with INBOX_TEST_REQUIRE_ALL=1 (CI) that is an error, and so is any skipped
 # test. Arguments go to vitest (a file or a -t filter). No step needs a terminal; a setup
 # step that fails says what failed and how to fix it.
@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 install_deps
 bring_chromium
+bring_mbsync
 node --import tsx scripts/test-report.ts check
 echo "type-checking..."
 if ! pnpm -s typecheck; then
