@@ -11,9 +11,19 @@ type Json = { readonly [key: string]: unknown }
 
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** One cell: objects as `k=v` pairs, lists comma-joined; a key with every permission reads "all". */
+/** A key's permissions (an object of every permission name to whether it is granted): the granted names. */
+const grantedPermissions = (value: Json): ReadonlyArray<string> | undefined => {
+  const names = Object.keys(value)
+  return names.length > 0 && names.every((name) => typeof value[name] === "boolean" && (PERMISSIONS as ReadonlyArray<string>).includes(name))
+    ? names.filter((name) => value[name] === true)
+    : undefined
+}
+
+/** One cell: objects as `k=v` pairs, lists comma-joined; a key with every permission reads "all", its others the granted names. */
 export const cell = (value: unknown): string => {
   if (value === undefined || value === null) return "-"
+  const granted = isRecord(value) ? grantedPermissions(value) : undefined
+  if (granted !== undefined) return cell(granted)
   if (Array.isArray(value)) {
     return value.length === PERMISSIONS.length && PERMISSIONS.every((p) => value.includes(p)) ? "all" : value.map(cell).join(",")
   }

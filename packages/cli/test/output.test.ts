@@ -28,9 +28,11 @@ describe("inboxctl output", () => {
 
   it("one resource prints as aligned fields; maps as key=value and a key with every permission as all", () => {
     assert.strictEqual(
-      fields({ api_key_id: "key_1", permissions: [...PERMISSIONS], metadata: { team: "red" } }),
+      fields({ api_key_id: "key_1", permissions: Object.fromEntries(PERMISSIONS.map((p) => [p, true])), metadata: { team: "red" } }),
       ["api_key_id   key_1", "permissions  all", "metadata     team=red"].join("\n")
     )
+    const some = Object.fromEntries(PERMISSIONS.map((p) => [p, p === "inbox_read" || p === "message_read"]))
+    assert.strictEqual(fields({ permissions: some }), "permissions  inbox_read,message_read")
   })
 
   it("inboxctl metrics draws a sparkline per series scaled to its own min and max; a rate with nothing sent is a gap", () => {

@@ -48,10 +48,12 @@ for (const storage of storages()) {
             assert.strictEqual(created.status, 200, created.text)
             const expected = {
               entry: "spam@example.com",
+              entry_type: "email",
               direction: "send",
               list_type: "block",
               organization_id: w.organizationId,
-              ...(level === "pod" ? { pod_id: w.podId } : level === "inbox" ? { inbox_id: w.inboxId } : {}),
+              // An inbox's entry names its inbox's pod too (the agentmail SDK's shape).
+              ...(level === "pod" ? { pod_id: w.podId } : level === "inbox" ? { pod_id: w.podId, inbox_id: w.inboxId } : {}),
               created_at: created.body.created_at
             }
             assert.match(created.body.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)

@@ -239,6 +239,10 @@ for (const storage of storages()) {
           assert.deepStrictEqual(got.body.messages.map((m: { message_id: string }) => m.message_id), [b.message_id, a.message_id])
           const updated = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/batch-update`, { key, json: { message_ids: [a.message_id, b.message_id], remove_labels: ["unread"] } })
           assert.deepStrictEqual(updated.body.messages.map((m: { labels: ReadonlyArray<string> }) => m.labels), [["received"], ["received"]])
+          // The agentmail SDK's fields beside: the batch limit, and each update's id and labels.
+          assert.strictEqual(got.body.limit, 100)
+          assert.strictEqual(updated.body.limit, 100)
+          assert.deepStrictEqual(updated.body.updates, [{ message_id: a.message_id, labels: ["received"] }, { message_id: b.message_id, labels: ["received"] }])
           const empty = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/batch-get`, { key, json: { message_ids: [] } })
           assert.strictEqual(empty.status, 400)
           const tooMany = yield* app.request("POST", `/v0/inboxes/${inbox.inbox_id}/messages/batch-get`, { key, json: { message_ids: Array.from({ length: 101 }, (_, i) => `msg_${i}`) } })

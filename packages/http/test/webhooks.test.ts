@@ -190,9 +190,15 @@ for (const s of storage) {
           const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: PUBLIC_URL, headers: { "X-Tenant": value } } })).body
           assert.notInclude(JSON.stringify(hook), value)
           const path = `/v0/webhooks/${hook.webhook_id}/headers`
-          assert.deepStrictEqual((yield* app.request("GET", path, { key: w.key })).body, { headers: ["x-tenant"] })
+          assert.deepStrictEqual((yield* app.request("GET", path, { key: w.key })).body, { headers: ["x-tenant"], header_names: ["x-tenant"] })
           const patched = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-Other": "o" }, remove: ["X-Tenant"] } })
-          assert.deepStrictEqual(patched.body, { headers: ["x-other"] })
+          assert.deepStrictEqual(patched.body, { headers: ["x-other"], header_names: ["x-other"] })
+          // The agentmail SDK's names for the same: headers to set, remove_headers to remove.
+          const sdk = yield* app.request("PATCH", path, { key: w.key, json: { headers: { "X-Third": "3" }, remove_headers: ["X-Other"] } })
+          assert.deepStrictEqual(sdk.body, { headers: ["x-third"], header_names: ["x-third"] })
+          const twice = yield* app.request("PATCH", path, { key: w.key, json: { set: { "x-a": "1" }, headers: { "x-b": "2" } } })
+          assert.strictEqual(twice.status, 400)
+          assert.deepStrictEqual(twice.body.errors[0].path, ["headers"])
           const reserved = yield* app.request("PATCH", path, { key: w.key, json: { set: { "webhook-id": "forged" } } })
           assert.strictEqual(reserved.body.code, "validation_error")
           const both = yield* app.request("PATCH", path, { key: w.key, json: { set: { "x-a": "1" }, remove: ["X-A"] } })
@@ -267,7 +273,7 @@ for (const s of storage) {
         // A change keeps the other values, sealed again; the test send carries the new set.
         const path = `/v0/webhooks/${hook.webhook_id}/headers`
         const patched = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-Region": "eu-west-9b" }, remove: ["x-tenant"] } })
-        assert.deepStrictEqual(patched.body, { headers: ["authorization", "x-region"] })
+        assert.deepStrictEqual(patched.body.headers, ["authorization", "x-region"])
         const changed = yield* stored()
         assert.match(changed.header_values, /^v1:/)
         for (const plain of ["receiver-credential-4f1c9", "eu-west-9b"]) assert.notInclude(changed.header_values, plain)
@@ -303,7 +309,7 @@ for (const s of storage) {
         assert.strictEqual(partial.body.code, "validation_error")
         assert.include(partial.body.errors[0].message, "x-b")
         const whole = yield* app.request("PATCH", path, { key: w.key, json: { set: { "X-A": "5" }, remove: ["X-B"] } })
-        assert.deepStrictEqual(whole.body, { headers: ["x-a"] })
+        assert.deepStrictEqual(whole.body.headers, ["x-a"])
         assert.isTrue((yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/test`, { key: w.key })).body.delivered)
         assert.strictEqual(receiver.received[0]!.headers["x-a"], "5")
       }))

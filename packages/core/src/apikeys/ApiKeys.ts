@@ -48,23 +48,31 @@ const ApiKeyRow = Schema.Struct({
   pod_id: Schema.NullOr(Schema.String),
   inbox_id: Schema.NullOr(Schema.String),
   permissions: Schema.NullOr(Json(Schema.Array(Schema.String))),
-  created_at: Schema.Date
+  created_at: Schema.Date,
+  updated_at: Schema.optionalKey(Schema.NullOr(Schema.Date))
 })
 type ApiKeyRow = typeof ApiKeyRow.Type
 
 const scopeName = (row: { pod_id: string | null; inbox_id: string | null }): ApiKey["scope"] =>
   row.inbox_id !== null ? "inbox" : row.pod_id !== null ? "pod" : "organization"
 
-/** A key as lists show it (no secret). */
+/**
+ * A key as lists show it (no secret). `permissions` is an object of every permission name to
+ * whether the key has it, the agentmail SDK's shape (the spec names the field, not its form,
+ * and takes either form on input); `type` (always `bearer`: a secret sent as a Bearer token)
+ * and `updated_at` are the SDK's too (docs/client-compatibility.md).
+ */
 export const ApiKey = Schema.Struct({
+  type: Schema.Literal("bearer"),
   api_key_id: Schema.String,
   prefix: Schema.String,
   name: Schema.String,
   scope: Schema.Literals(["organization", "pod", "inbox"]),
   pod_id: Schema.optionalKey(Schema.String),
   inbox_id: Schema.optionalKey(Schema.String),
-  permissions: Schema.Array(Schema.String),
-  created_at: Timestamp
+  permissions: Schema.Record(Schema.String, Schema.Boolean),
+  created_at: Timestamp,
+  updated_at: Timestamp
 })
 export type ApiKey = typeof ApiKey.Type
 
@@ -72,17 +80,24 @@ export type ApiKey = typeof ApiKey.Type
 export const CreatedApiKey = Schema.Struct({ ...ApiKey.fields, api_key: Schema.String })
 export type CreatedApiKey = typeof CreatedApiKey.Type
 
+/** Every permission name to whether the key has it; an unrestricted key has each. */
+const permissionObject = (granted: ReadonlyArray<string> | null): Record<string, boolean> => {
+  const has = granted === null ? undefined : new Set(granted)
+  return Object.fromEntries(PERMISSIONS.map((name) => [name, has === undefined || has.has(name)]))
+}
+
 export const toApiKey = (row: ApiKeyRow): ApiKey =>
   compact({
+    type: "bearer" as const,
     api_key_id: row.id,
     prefix: row.prefix,
     name: row.name,
     scope: scopeName(row),
     pod_id: row.pod_id,
     inbox_id: row.inbox_id,
-    // An unrestricted key lists every permission, so clients read one shape.
-    permissions: row.permissions ?? [...PERMISSIONS],
-    created_at: iso(row.created_at)
+    permissions: permissionObject(row.permissions),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at ?? row.created_at)
   })
 
 export const CreateApiKeyInput = Schema.Struct({

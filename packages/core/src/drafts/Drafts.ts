@@ -21,6 +21,7 @@
  *   other refusal marks the draft failed, never retried. A job whose schedule was replaced
  *   (reschedule, unschedule) finds another token on the draft and does nothing.
  */
+import { createHash } from "node:crypto"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { notFound, type Principal } from "../access/Principal.ts"
@@ -83,11 +84,31 @@ export const ListDraftsQuery = Schema.Struct(PageQueryFields)
 const Content = Schema.Struct({ ...SendInput.fields, to: Schema.optionalKey(Recipients), cc: Schema.optionalKey(Recipients), bcc: Schema.optionalKey(Recipients), reply_to: Schema.optionalKey(Recipients) })
 type Content = typeof Content.Type
 
+/**
+ * A draft's attachment as shown: as given, with `attachment_id` (derived from the draft and
+ * the attachment, so it stays while the attachment does) and `size` (of inline content),
+ * the fields the agentmail SDK reads on every attachment (docs/client-compatibility.md).
+ */
+export const DraftAttachment = Schema.Struct({
+  ...AttachmentInput.fields,
+  attachment_id: Schema.String,
+  size: Schema.optionalKey(Schema.Number)
+})
+export type DraftAttachment = typeof DraftAttachment.Type
+
+export const draftAttachments = (draftId: string, content: Content): ReadonlyArray<DraftAttachment> =>
+  (content.attachments ?? []).map((a, i) => ({
+    ...a,
+    attachment_id: `att_${createHash("sha256").update(`${draftId}\n${i}\n${a.filename ?? ""}\n${a.content ?? a.url ?? ""}`).digest("hex").slice(0, 24)}`,
+    ...(a.content === undefined ? {} : { size: Buffer.from(a.content, "base64").length })
+  }))
+
 export const Draft = Schema.Struct({
   inbox_id: Schema.String,
   draft_id: Schema.String,
   labels: Schema.Array(Schema.String),
   ...Content.fields,
+  attachments: Schema.optionalKey(Schema.Array(DraftAttachment)),
   reply_to_message_id: Schema.optionalKey(Schema.String),
   reply_all: Schema.optionalKey(Schema.Boolean),
   preview: Schema.String,
@@ -148,6 +169,7 @@ export const toDraft = (row: DraftRow): Draft =>
     draft_id: row.id,
     labels: row.send_status === "scheduled" ? ["draft", "scheduled"] : ["draft"],
     ...row.content,
+    attachments: row.content.attachments === undefined ? undefined : draftAttachments(row.id, row.content),
     reply_to_message_id: row.reply_to_message_id,
     reply_all: row.reply_to_message_id === null ? undefined : row.reply_all,
     preview: previewOf(row.content),

@@ -92,11 +92,14 @@ export type ListEntryRow = typeof ListEntryRow.Type
 const PagedRow = Schema.Struct({ ...ListEntryRow.fields, id: Schema.String })
 
 /**
- * A list entry as the API shows it. The list it is on is named by `pod_id` (a pod's list)
- * or `inbox_id` (an inbox's list); neither means the organization's list.
+ * A list entry as the API shows it. The list it is on is named by `inbox_id` (an inbox's
+ * list, `pod_id` then its inbox's pod) or `pod_id` alone (a pod's list); neither means the
+ * organization's list. `entry_type` (`email` or `domain`) is the agentmail SDK's field,
+ * which the spec leaves open (docs/client-compatibility.md).
  */
 export const ListEntry = Schema.Struct({
   entry: Schema.String,
+  entry_type: Schema.Literals(["email", "domain"]),
   direction: Schema.Literals(LIST_DIRECTIONS),
   list_type: Schema.Literals(LIST_TYPES),
   organization_id: Schema.String,
@@ -110,10 +113,11 @@ export type ListEntry = typeof ListEntry.Type
 export const toListEntry = (row: ListEntryRow): ListEntry =>
   compact({
     entry: row.entry,
+    entry_type: row.entry.includes("@") ? "email" : "domain",
     direction: row.direction,
     list_type: row.list_type,
     organization_id: row.organization_id,
-    pod_id: row.scope === "pod" ? row.pod_id : undefined,
+    pod_id: row.scope === "organization" ? undefined : row.pod_id,
     inbox_id: row.scope === "inbox" ? row.inbox_id : undefined,
     reason: row.reason,
     created_at: iso(row.created_at)

@@ -55,7 +55,7 @@ import {
 export const TimeParam = Line(64).check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || "Expected an ISO 8601 timestamp"))
 export const BooleanParam = Schema.Union([Schema.Boolean, Schema.Literals(["true", "false"])])
 
-const MAX_BATCH = 100
+export const MAX_BATCH = 100
 
 export const ListMessagesQuery = Schema.Struct({
   ...PageQueryFields,

@@ -7,6 +7,7 @@ import {
   BatchGetInput,
   BatchUpdateInput,
   hiddenLabelPermissions,
+  MAX_BATCH,
   ListMessagesQuery,
   Messages,
   RawInfo,
@@ -16,7 +17,16 @@ import { labelsOf, Message, MessageSummary } from "./model.ts"
 
 const COLUMNS = ["message_id", "timestamp", "from", "subject", "labels", "thread_id"]
 const BASE = "/v0/inboxes/:inbox_id/messages"
-const Batch = Schema.Struct({ count: Schema.Number, messages: Schema.Array(MessageSummary) })
+/**
+ * The spec's `{ count, messages }`, with the agentmail SDK's `limit` (the most one batch
+ * takes) and, for updates, its `updates` (each message's id and labels after the change)
+ * beside them (docs/client-compatibility.md).
+ */
+const Batch = Schema.Struct({ count: Schema.Number, limit: Schema.Number, messages: Schema.Array(MessageSummary) })
+const BatchUpdated = Schema.Struct({
+  ...Batch.fields,
+  updates: Schema.Array(Schema.Struct({ message_id: Schema.String, labels: Schema.Array(Schema.String) }))
+})
 
 export const listMessages = operation({
   name: "messages.list",
@@ -80,7 +90,8 @@ export const batchGetMessages = operation({
   mutates: false,
   mcp: { tool: "batch_get_messages" },
   cli: { command: "messages batch-get", columns: COLUMNS },
-  run: ({ principal, params, input }) => Messages.use((m) => m.batchGet(principal, params.inbox_id, input.message_ids))
+  run: ({ principal, params, input }) =>
+    Messages.use((m) => Effect.map(m.batchGet(principal, params.inbox_id, input.message_ids), (batch) => ({ ...batch, limit: MAX_BATCH })))
 })
 
 export const batchUpdateMessages = operation({
@@ -89,11 +100,17 @@ export const batchUpdateMessages = operation({
   routes: [route.post(`${BASE}/batch-update`)],
   access: { kind: "member", permission: "message_update" },
   body: BatchUpdateInput,
-  output: Output.json(Batch),
+  output: Output.json(BatchUpdated),
   mutates: true,
   mcp: { tool: "batch_update_messages" },
   cli: { command: "messages batch-update", columns: COLUMNS },
-  run: ({ principal, params, input }) => Messages.use((m) => m.batchUpdate(principal, params.inbox_id, input.message_ids, input))
+  run: ({ principal, params, input }) =>
+    Messages.use((m) =>
+      Effect.map(m.batchUpdate(principal, params.inbox_id, input.message_ids, input), (batch) => ({
+        ...batch,
+        limit: MAX_BATCH,
+        updates: batch.messages.map((message) => ({ message_id: message.message_id, labels: message.labels }))
+      })))
 })
 
 export const getRawMessage = operation({

@@ -42,7 +42,8 @@ export type SearchQuery = typeof SearchQuery.Type
 
 export const MessageSearchResult = Schema.Struct({
   ...MessageSummary.fields,
-  highlights: Schema.Struct({ text: Schema.String })
+  // A list of fragments (one today), the agentmail SDK's shape; the spec names the key only.
+  highlights: Schema.Struct({ text: Schema.Array(Schema.String) })
 })
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
@@ -343,7 +344,7 @@ export class Search extends Context.Service<Search, {
           // The body's words around the first match; the subject when only it matched.
           const inBody = highlight(row.body, compiled.terms)
           const inSubject = inBody.includes("**") ? inBody : highlight(row.subject, compiled.terms)
-          return [{ ...toSummary(row), highlights: { text: inSubject.includes("**") ? inSubject : inBody } }]
+          return [{ ...toSummary(row), highlights: { text: [inSubject.includes("**") ? inSubject : inBody] } }]
         })
         return pageOf(ids, items, offset, limit)
       }),

@@ -77,9 +77,15 @@ export const UpdateWebhookInput = Schema.Struct({
 })
 export type UpdateWebhookInput = typeof UpdateWebhookInput.Type
 
+/**
+ * `set` and `remove` are the spec's; `headers` and `remove_headers` the agentmail SDK's names
+ * for the same (docs/client-compatibility.md). One of each pair at a time.
+ */
 export const UpdateHeadersInput = Schema.Struct({
   set: Schema.optionalKey(Headers),
-  remove: Schema.optionalKey(Schema.Array(HeaderName).check(Schema.isMaxLength(MAX_HEADERS)))
+  remove: Schema.optionalKey(Schema.Array(HeaderName).check(Schema.isMaxLength(MAX_HEADERS))),
+  headers: Schema.optionalKey(Headers),
+  remove_headers: Schema.optionalKey(Schema.Array(HeaderName).check(Schema.isMaxLength(MAX_HEADERS)))
 })
 export type UpdateHeadersInput = typeof UpdateHeadersInput.Type
 
@@ -150,7 +156,8 @@ export const toWebhook = (row: WebhookRow): Webhook =>
     updated_at: iso(row.updated_at)
   })
 
-export const HeaderNames = Schema.Struct({ headers: Schema.Array(Schema.String) })
+/** The names, as the spec's `headers` and as the agentmail SDK's `header_names`. */
+export const HeaderNames = Schema.Struct({ headers: Schema.Array(Schema.String), header_names: Schema.Array(Schema.String) })
 
 export const DELIVERY_STATUSES = ["pending", "sending", "delivered", "failed"] as const
 
@@ -296,7 +303,10 @@ export class Webhooks extends Context.Service<Webhooks, {
         return row
       })
 
-    const headerNames = (row: WebhookRow) => ({ headers: [...row.header_names].sort() })
+    const headerNames = (row: WebhookRow) => {
+      const names = [...row.header_names].sort()
+      return { headers: names, header_names: names }
+    }
     const namesOf = (headers: Readonly<Record<string, string>>) => Object.keys(headers).sort()
 
     const checkHeaders = (headers: Readonly<Record<string, string>>, field: ReadonlyArray<string>) => {
@@ -376,9 +386,15 @@ export class Webhooks extends Context.Service<Webhooks, {
         return headerNames(yield* find(principal, path, id))
       }),
       updateHeaders: Effect.fn("Webhooks.updateHeaders")(function*(principal, path, id, input) {
-        const set = lower(input.set ?? {})
-        const remove = (input.remove ?? []).map((n) => n.toLowerCase())
-        yield* checkHeaders(set, ["set"])
+        if (input.set !== undefined && input.headers !== undefined) {
+          return yield* validationError([{ path: ["headers"], message: "Give set or headers (the same thing), not both" }])
+        }
+        if (input.remove !== undefined && input.remove_headers !== undefined) {
+          return yield* validationError([{ path: ["remove_headers"], message: "Give remove or remove_headers (the same thing), not both" }])
+        }
+        const set = lower(input.set ?? input.headers ?? {})
+        const remove = (input.remove ?? input.remove_headers ?? []).map((n) => n.toLowerCase())
+        yield* checkHeaders(set, [input.headers !== undefined ? "headers" : "set"])
         const both = remove.find((name) => Object.hasOwn(set, name))
         if (both !== undefined) return yield* validationError([{ path: ["remove"], message: `The header ${both} cannot be set and removed at once` }])
         return yield* sql.withTransaction(Effect.gen(function*() {

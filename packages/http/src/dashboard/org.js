@@ -79,6 +79,12 @@ export const domain = async (scope, id) => {
 /** The body's scope of a new key: none for the organization, else `pod_id` or `inbox_id` (spec: API keys). */
 const keyScope = (scope) => scope.kind === "pod" ? { pod_id: scope.id } : scope.kind === "inbox" ? { inbox_id: scope.id } : {}
 
+/** A key's permissions (an object of name to whether the key has it), the granted ones folded. */
+const granted = (permissions) => {
+  const names = Object.keys(permissions).filter((name) => permissions[name])
+  return h("details", {}, h("summary", {}, `${names.length} permissions`), h("p", {}, names.join(", ")))
+}
+
 export const apiKeys = async (created) => {
   const [data, { names, nameOf }] = await Promise.all([api("GET", "/v0/api-keys"), scopeNames()])
   page("API keys",
@@ -93,7 +99,7 @@ export const apiKeys = async (created) => {
     data.api_keys.length === 0 ? h("p", { className: "muted" }, "No API keys.")
       : table("API keys", ["Name", "Prefix", "Scope", "Permissions", "Created", "Actions"], data.api_keys.map((k) => [
         k.name, h("code", {}, k.prefix), nameOf(k.scope === "organization" ? ORGANIZATION : { kind: k.scope, id: k.scope === "inbox" ? k.inbox_id : k.pod_id }),
-        h("details", {}, h("summary", {}, `${k.permissions.length} permissions`), h("p", {}, k.permissions.join(", "))), when(k.created_at),
+        granted(k.permissions), when(k.created_at),
         button("Revoke", async () => { if (confirm(`Revoke ${k.name}? Programs using it stop at once.`)) { await api("DELETE", `/v0/api-keys/${enc(k.api_key_id)}`); await apiKeys() } }, { "aria-label": `Revoke ${k.name}` })])))
 }
 
