@@ -81,34 +81,12 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "inboxes.webhooks.list": SECRET,
   "inboxes.webhooks.update": SECRET,
   "inboxes.drafts.create": "shape: client_id on a draft refused",
-  "apiKeys.get": NOT_BUILT,
-  "apiKeys.update": NOT_BUILT,
-  "auth.me": NOT_BUILT,
-  "organizations.get": NOT_BUILT,
-  "inboxes.search": NOT_BUILT,
   "domains.getSetupLink": NOT_BUILT,
   "drafts.getAttachment": NOT_BUILT,
   "inboxes.drafts.getAttachment": NOT_BUILT,
   "pods.drafts.getAttachment": NOT_BUILT,
-  "threads.getAttachment": NOT_BUILT,
-  "inboxes.threads.getAttachment": NOT_BUILT,
-  "pods.threads.getAttachment": NOT_BUILT,
-  "pods.threads.get": NOT_BUILT,
-  "pods.drafts.list": NOT_BUILT,
-  "pods.drafts.get": NOT_BUILT,
-  "pods.inboxes.get": NOT_BUILT,
-  "pods.inboxes.update": NOT_BUILT,
-  "pods.inboxes.search": NOT_BUILT,
   "pods.metrics.queryEvents": NOT_BUILT,
   "inboxes.metrics.queryEvents": NOT_BUILT,
-  "pods.apiKeys.create": NOT_BUILT,
-  "pods.apiKeys.list": NOT_BUILT,
-  "pods.apiKeys.update": NOT_BUILT,
-  "pods.apiKeys.delete": NOT_BUILT,
-  "inboxes.apiKeys.create": NOT_BUILT,
-  "inboxes.apiKeys.list": NOT_BUILT,
-  "inboxes.apiKeys.update": NOT_BUILT,
-  "inboxes.apiKeys.delete": NOT_BUILT
 }
 
 interface Exchange {
@@ -158,8 +136,14 @@ const suite = Effect.gen(function*() {
   const { message_id: messageId, thread_id: threadId } = delivered.body.delivered[0] as { message_id: string; thread_id: string }
   const received = yield* Effect.promise(() => client.inboxes.messages.get(inbox.inboxId, messageId))
   const attachmentId = received.attachments![0]!.attachmentId
-  const podDelivered = yield* deliverMailOverHttp(url, [podInbox.email], { from: "bo@example.org", subject: "Pod mail", text: "Hello pod." })
-  const podThreadId = (podDelivered.body.delivered[0] as { thread_id: string }).thread_id
+  const podDelivered = yield* deliverMailOverHttp(url, [podInbox.email], {
+    from: "bo@example.org",
+    subject: "Pod mail",
+    text: "Hello pod.",
+    attachments: [{ filename: "pod.bin", content: SCAN, contentType: "application/octet-stream" }]
+  })
+  const { message_id: podMessageId, thread_id: podThreadId } = podDelivered.body.delivered[0] as { message_id: string; thread_id: string }
+  const podAttachmentId = (yield* Effect.promise(() => client.inboxes.messages.get(podInbox.inboxId, podMessageId))).attachments![0]!.attachmentId
   const draft = yield* Effect.promise(() =>
     client.inboxes.drafts.create(inbox.inboxId, {
       to: ["carl@example.net"],
@@ -226,7 +210,7 @@ const suite = Effect.gen(function*() {
     ["pods.threads.list", () => client.pods.threads.list(pod.podId), S.ListThreadsResponse],
     ["pods.threads.search", () => client.pods.threads.search(pod.podId, { q: "pod" }), S.SearchThreadsResponse],
     ["pods.threads.get", () => client.pods.threads.get(pod.podId, podThreadId), S.Thread],
-    ["pods.threads.getAttachment", () => client.pods.threads.getAttachment(pod.podId, threadId, attachmentId), S.AttachmentResponse],
+    ["pods.threads.getAttachment", () => client.pods.threads.getAttachment(pod.podId, podThreadId, podAttachmentId), S.AttachmentResponse],
     ["pods.threads.update", () => client.pods.threads.update(pod.podId, podThreadId, { addLabels: ["pod-label"] }), S.UpdateThreadResponse],
     ["inboxes.threads.list", () => client.inboxes.threads.list(inbox.inboxId), S.ListThreadsResponse],
     ["inboxes.threads.search", () => client.inboxes.threads.search(inbox.inboxId, { q: "scan" }), S.SearchThreadsResponse],
@@ -239,7 +223,7 @@ const suite = Effect.gen(function*() {
     ["drafts.getAttachment", () => client.drafts.getAttachment(draft.draftId, draftAttachmentId), S.AttachmentResponse],
     ["pods.drafts.list", () => client.pods.drafts.list(pod.podId), S.ListDraftsResponse],
     ["pods.drafts.get", () => client.pods.drafts.get(pod.podId, podDraft.draftId), S.Draft],
-    ["pods.drafts.getAttachment", () => client.pods.drafts.getAttachment(pod.podId, draft.draftId, draftAttachmentId), S.AttachmentResponse],
+    ["pods.drafts.getAttachment", () => client.pods.drafts.getAttachment(pod.podId, podDraft.draftId, draftAttachmentId), S.AttachmentResponse],
     ["inboxes.drafts.list", () => client.inboxes.drafts.list(inbox.inboxId), S.ListDraftsResponse],
     ["inboxes.drafts.get", () => client.inboxes.drafts.get(inbox.inboxId, draft.draftId), S.Draft],
     ["inboxes.drafts.getAttachment", () => client.inboxes.drafts.getAttachment(inbox.inboxId, draft.draftId, draftAttachmentId), S.AttachmentResponse],

@@ -166,6 +166,14 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
     Effect.map(created(w.a.key, `/v0/pods/${w.a.podId}/inboxes`, {}, "inbox_id"), (id) => ({ params: { inbox_id: id } })),
   "apiKeys.create": fixed({ input: { name: "made by the walk" } }),
   "apiKeys.list": fixed({}),
+  "apiKeys.createIn": (w) => Effect.succeed({ params: { pod_id: w.a.podId }, input: { name: "made by the walk in P" } }),
+  "apiKeys.get": (w) =>
+    Effect.map(created(w.a.key, "/v0/api-keys", { name: "read", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
+  "apiKeys.update": (w) =>
+    Effect.map(created(w.a.key, "/v0/api-keys", { name: "renamed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id }, input: { name: "walked" } })),
+  "identity.me": fixed({}),
+  "organizations.get": fixed({}),
+  "inboxes.search": fixed({ input: { q: "inbox" } }),
   "apiKeys.revoke": (w) =>
     Effect.map(created(w.a.key, "/v0/api-keys", { name: "doomed", pod_id: w.a.podId }, "api_key_id"), (id) => ({ params: { api_key_id: id } })),
   "plans.list": fixed({}),
@@ -216,6 +224,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "messages.attachmentDownload": (w) =>
     Effect.flatMap(delivered(w), (d) =>
       Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id, attachment_id: id } }))),
+  "threads.attachment": (w) =>
+    Effect.flatMap(delivered(w), (d) => Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { thread_id: d.thread_id, attachment_id: id } }))),
   "threads.list": fixed({}),
   "threads.get": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id } })),
   "threads.update": (w) => Effect.map(delivered(w), (d) => ({ params: { thread_id: d.thread_id }, input: { add_labels: ["walked"] } })),

@@ -262,6 +262,10 @@ for (const storage of storages()) {
         const full = yield* call("get_message", { inbox_id: agent.inbox_id, message_id: received?.message_id })
         const attachment = (full["attachments"] as ReadonlyArray<{ attachment_id: string }>)[0]
         yield* call("get_attachment", { inbox_id: agent.inbox_id, message_id: received?.message_id, attachment_id: attachment?.attachment_id })
+        yield* call("get_thread_attachment", { thread_id: received?.thread_id, attachment_id: attachment?.attachment_id })
+        yield* call("auth_me")
+        yield* call("get_organization")
+        yield* call("search_inboxes", { q: "out" })
         yield* call("get_raw_message", { inbox_id: agent.inbox_id, message_id: received?.message_id })
         yield* call("update_message", { inbox_id: agent.inbox_id, message_id: received?.message_id, add_labels: ["seen-by-schema"] })
         yield* call("batch_get_messages", { inbox_id: agent.inbox_id, message_ids: [sent["message_id"], received?.message_id] })

@@ -29,9 +29,10 @@ export interface Principal {
 /**
  * Whether the principal holds `permission`. billing_read and billing_manage cannot be
  * granted in a list: only an organization-level principal without a list holds them.
+ * `any` is held by every member: what asks for it tells a caller only about itself.
  */
-export const holds = (principal: Principal, permission: Permission | "billing_read" | "billing_manage"): boolean =>
-  permission === "billing_read" || permission === "billing_manage"
+export const holds = (principal: Principal, permission: Permission | "billing_read" | "billing_manage" | "any"): boolean =>
+  permission === "any" ? true : permission === "billing_read" || permission === "billing_manage"
     ? principal.permissions === undefined && principal.scope.type === "organization"
     : principal.permissions === undefined || principal.permissions.has(permission)
 

@@ -108,7 +108,27 @@ export const CreateApiKeyInput = Schema.Struct({
 })
 export type CreateApiKeyInput = typeof CreateApiKeyInput.Type
 
+/** Under a pod's or an inbox's path, which gives the scope. */
+export const CreateScopedApiKeyInput = Schema.Struct({ name: Name, permissions: Schema.optionalKey(PermissionsInput) })
+
 export const ListApiKeysQuery = Schema.Struct(PageQueryFields)
+
+/** A key's name and permissions, changed; permissions outside the changer's own are dropped, as on creation. */
+export const UpdateApiKeyInput = Schema.Struct({
+  name: Schema.optionalKey(Name),
+  permissions: Schema.optionalKey(PermissionsInput)
+})
+export type UpdateApiKeyInput = typeof UpdateApiKeyInput.Type
+
+/**
+ * The keys of one pod or inbox (`/v0/pods/:pod_id/api-keys`, `/v0/inboxes/:inbox_id/api-keys`,
+ * the agentmail SDK's paths): a pod's are the keys scoped to it or to one of its inboxes.
+ * Neither: every key the caller sees.
+ */
+export interface KeyPlace {
+  readonly podId?: string | undefined
+  readonly inboxId?: string | undefined
+}
 
 export interface IssueKey {
   readonly name: string
@@ -138,9 +158,11 @@ const narrower = (message: string) =>
 export class ApiKeys extends Context.Service<ApiKeys, {
   /** Resolves a secret to its principal, or 401 unauthorized. */
   authenticate(secret: string): Effect.Effect<Principal, Unauthorized>
-  create(principal: Principal, input: CreateApiKeyInput): Effect.Effect<CreatedApiKey, MissingPermission | NotFound | ValidationError | EmailUnverified>
-  list(principal: Principal, query: typeof ListApiKeysQuery.Type): Effect.Effect<Page<ApiKey>, MissingPermission | ValidationError>
-  revoke(principal: Principal, keyId: string): Effect.Effect<void, MissingPermission | NotFound>
+  create(principal: Principal, input: CreateApiKeyInput | typeof CreateScopedApiKeyInput.Type, place?: KeyPlace): Effect.Effect<CreatedApiKey, MissingPermission | NotFound | ValidationError | EmailUnverified>
+  list(principal: Principal, query: typeof ListApiKeysQuery.Type, place?: KeyPlace): Effect.Effect<Page<ApiKey>, MissingPermission | NotFound | ValidationError>
+  get(principal: Principal, keyId: string, place?: KeyPlace): Effect.Effect<ApiKey, NotFound>
+  update(principal: Principal, keyId: string, input: UpdateApiKeyInput, place?: KeyPlace): Effect.Effect<ApiKey, NotFound | ValidationError>
+  revoke(principal: Principal, keyId: string, place?: KeyPlace): Effect.Effect<void, MissingPermission | NotFound>
   /** Creates a key with no principal checks (operator CLI, agent sign-up). */
   issue(organizationId: string, key: IssueKey): Effect.Effect<CreatedApiKey>
 }>()("inbox/ApiKeys") {
@@ -190,6 +212,30 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     // An inbox-scoped key's row carries its inbox's pod too, so a pod sees its inboxes' keys.
     const visibleKeys = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
 
+    /** The condition of a place's keys; a pod or inbox the caller cannot see is 404. */
+    const inPlace = (principal: Principal, place: KeyPlace | undefined) =>
+      place?.inboxId !== undefined
+        ? Effect.map(inboxes.find(principal, place.inboxId), (inbox) => sql`AND inbox_id = ${inbox.id}`)
+        : place?.podId !== undefined
+        ? Effect.map(pods.find(principal, place.podId), (pod) => sql`AND pod_id = ${pod.id}`)
+        : Effect.succeed(sql``)
+
+    const COLUMNS = sql`id, organization_id, name, prefix, pod_id, inbox_id, permissions, created_at, updated_at`
+
+    const findKey = Effect.fn("ApiKeys.find")(function*(principal: Principal, keyId: string, place: KeyPlace | undefined) {
+      const where = yield* inPlace(principal, place)
+      const rows = yield* sql`SELECT ${COLUMNS} FROM api_keys
+        WHERE id = ${keyId} AND revoked_at IS NULL AND ${visibleKeys(principal)} ${where}`.pipe(decodeRows(ApiKeyRow))
+      if (rows[0] === undefined) return yield* notFound("API key", keyId)
+      return rows[0]
+    })
+
+    /** The requested permissions, narrowed to the caller's own (silently, the spec's rule on creation). */
+    const narrowed = (principal: Principal, requested: ReadonlyArray<Permission> | undefined) => {
+      const creator = principal.permissions
+      return creator === undefined ? requested : (requested ?? [...creator]).filter((p) => creator.has(p)).sort()
+    }
+
     return ApiKeys.of({
       issue,
       authenticate: Effect.fnUntraced(function*(secret: string) {
@@ -217,18 +263,19 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         yield* cache.remember(hash, principal, mark)
         return principal
       }, traced("ApiKeys.authenticate")),
-      create: Effect.fn("ApiKeys.create")(function*(principal, input) {
-        if (input.pod_id !== undefined && input.inbox_id !== undefined) {
+      create: Effect.fn("ApiKeys.create")(function*(principal, body: CreateApiKeyInput, place) {
+        if (body.pod_id !== undefined && body.inbox_id !== undefined) {
           return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])
+        }
+        const input: CreateApiKeyInput = {
+          ...body,
+          ...(place?.inboxId !== undefined ? { inbox_id: place.inboxId } : place?.podId !== undefined ? { pod_id: place.podId } : {})
         }
         const requested = input.permissions === undefined ? undefined : yield* parsePermissions(input.permissions)
         yield* organizations.requireVerifiedEmail(principal.organizationId).pipe(
           Effect.catchTag("NotFound", Effect.die)
         )
-        const creator = principal.permissions
-        const permissions = creator === undefined
-          ? requested
-          : (requested ?? [...creator]).filter((p) => creator.has(p)).sort()
+        const permissions = narrowed(principal, requested)
         const scope = yield* resolveScope(principal, input)
         return yield* issue(principal.organizationId, {
           name: input.name,
@@ -236,17 +283,35 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           ...(permissions === undefined ? {} : { permissions })
         })
       }),
-      list: Effect.fn("ApiKeys.list")(function*(principal, query) {
+      list: Effect.fn("ApiKeys.list")(function*(principal, query, place) {
+        const where = yield* inPlace(principal, place)
         const page = yield* newestFirst(sql, query)
-        const rows = yield* sql`SELECT id, organization_id, name, prefix, pod_id, inbox_id, permissions, created_at FROM api_keys
-          WHERE revoked_at IS NULL AND ${visibleKeys(principal)} ${page.after}
+        const rows = yield* sql`SELECT ${COLUMNS} FROM api_keys
+          WHERE revoked_at IS NULL AND ${visibleKeys(principal)} ${where} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(ApiKeyRow))
         return toPage(rows, page.limit, toApiKey)
       }),
-      revoke: Effect.fn("ApiKeys.revoke")(function*(principal, keyId) {
+      get: Effect.fn("ApiKeys.get")(function*(principal, keyId, place) {
+        return toApiKey(yield* findKey(principal, keyId, place))
+      }),
+      update: Effect.fn("ApiKeys.update")(function*(principal, keyId, input, place) {
+        const requested = input.permissions === undefined ? undefined : yield* parsePermissions(input.permissions)
+        const row = yield* findKey(principal, keyId, place)
+        const permissions = requested === undefined ? undefined : narrowed(principal, requested)
+        const rows = yield* sql`UPDATE api_keys SET updated_at = ${yield* now}
+            ${input.name === undefined ? sql`` : sql`, name = ${input.name}`}
+            ${permissions === undefined ? sql`` : sql`, permissions = ${JSON.stringify(permissions)}::jsonb`}
+          WHERE id = ${row.id} AND revoked_at IS NULL RETURNING ${COLUMNS}`.pipe(decodeRows(ApiKeyRow))
+        if (rows[0] === undefined) return yield* notFound("API key", keyId)
+        // Its permissions may have changed: this process reads the key again on its next request.
+        yield* cache.forgetKey(keyId)
+        return toApiKey(rows[0])
+      }),
+      revoke: Effect.fn("ApiKeys.revoke")(function*(principal, keyId, place) {
         const at = yield* now
+        const where = yield* inPlace(principal, place).pipe(Effect.catchTag("NotFound", () => Effect.succeed(sql`AND false`)))
         const rows = yield* sql`UPDATE api_keys SET revoked_at = ${at}
-          WHERE id = ${keyId} AND revoked_at IS NULL AND ${visibleKeys(principal)}
+          WHERE id = ${keyId} AND revoked_at IS NULL AND ${visibleKeys(principal)} ${where}
           RETURNING id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound("API key", keyId)
         // Committed (a single statement): this process refuses the key from its next request.

@@ -65,7 +65,8 @@ export type ParamsOf<R extends Route> = {
 }
 
 /** Permissions an operation can require: the 43 grantable ones, and billing's two implicit ones. */
-export type RequiredPermission = Permission | "billing_read" | "billing_manage"
+/** `any`: every member may (the caller's own identity), whatever its permission list. */
+export type RequiredPermission = Permission | "billing_read" | "billing_manage" | "any"
 
 /**
  * The operator's shared secrets that admit a caller to an operator route. A payment

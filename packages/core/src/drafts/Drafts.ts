@@ -34,6 +34,7 @@ import { AttachmentInput, SendInput } from "../mail/compose.ts"
 import { preview } from "../mail/parse-core.ts"
 import { Messages, TimeParam } from "../messages/Messages.ts"
 import { Ids } from "../platform/Ids.ts"
+import { Pods } from "../pods/Pods.ts"
 import { IDEMPOTENCY_LEASE, type SendAnswer } from "../sending/Idempotency.ts"
 import { Sending } from "../sending/Sending.ts"
 import { compact, Id } from "../shared/fields.ts"
@@ -187,8 +188,9 @@ type Claimed = { readonly _tag: "Claimed"; readonly row: DraftRow; readonly clai
 
 export class Drafts extends Context.Service<Drafts, {
   create(principal: Principal, inboxId: string, input: CreateDraftInput): Effect.Effect<Draft, NotFound | ValidationError>
-  list(principal: Principal, inboxId: string | undefined, query: typeof ListDraftsQuery.Type): Effect.Effect<Page<Draft>, NotFound | ValidationError>
-  get(principal: Principal, inboxId: string | undefined, draftId: string): Effect.Effect<Draft, NotFound>
+  /** In the organization, one pod (`podId`) or one inbox. */
+  list(principal: Principal, inboxId: string | undefined, query: typeof ListDraftsQuery.Type, podId?: string): Effect.Effect<Page<Draft>, NotFound | ValidationError>
+  get(principal: Principal, inboxId: string | undefined, draftId: string, podId?: string): Effect.Effect<Draft, NotFound>
   update(principal: Principal, inboxId: string, draftId: string, input: UpdateDraftInput): Effect.Effect<Draft, NotFound | ValidationError | DraftSending>
   delete(principal: Principal, inboxId: string, draftId: string): Effect.Effect<void, NotFound | DraftSending>
   send(principal: Principal, inboxId: string, draftId: string): Effect.Effect<SendAnswer, ApiError>
@@ -197,15 +199,21 @@ export class Drafts extends Context.Service<Drafts, {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const inboxes = yield* Inboxes
+    const pods = yield* Pods
     const messages = yield* Messages
     const sending = yield* Sending
     const jobs = yield* Jobs
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
 
-    const find = Effect.fn("Drafts.find")(function*(principal: Principal, inboxId: string | undefined, draftId: string, lock = false) {
+    /** The condition of a pod's drafts (a pod the caller cannot see is 404), or none. */
+    const inPod = (principal: Principal, podId: string | undefined) =>
+      podId === undefined ? Effect.succeed(sql``) : Effect.map(pods.find(principal, podId), (pod) => sql`AND pod_id = ${pod.id}`)
+
+    const find = Effect.fn("Drafts.find")(function*(principal: Principal, inboxId: string | undefined, draftId: string, lock = false, podId?: string) {
       const inbox = inboxId === undefined ? undefined : yield* inboxes.find(principal, inboxId)
-      const rows = yield* sql`SELECT * FROM drafts WHERE id = ${draftId} AND ${visible(principal)}
+      const pod = yield* inPod(principal, podId)
+      const rows = yield* sql`SELECT * FROM drafts WHERE id = ${draftId} AND ${visible(principal)} ${pod}
         ${inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox.id}`} ${lock ? sql`FOR UPDATE` : sql``}`.pipe(decodeRows(DraftRow))
       if (rows[0] === undefined) return yield* notFound("Draft", draftId)
       return rows[0]
@@ -420,15 +428,16 @@ export class Drafts extends Context.Service<Drafts, {
 
     return Drafts.of({
       create,
-      list: Effect.fn("Drafts.list")(function*(principal, inboxId, query) {
+      list: Effect.fn("Drafts.list")(function*(principal, inboxId, query, podId) {
         const inbox = inboxId === undefined ? undefined : yield* inboxes.find(principal, inboxId)
+        const pod = yield* inPod(principal, podId)
         const page = yield* newestFirst(sql, query)
-        const rows = yield* sql`SELECT * FROM drafts WHERE ${visible(principal)}
+        const rows = yield* sql`SELECT * FROM drafts WHERE ${visible(principal)} ${pod}
           ${inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox.id}`} ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(DraftRow))
         return toPage(rows, page.limit, toDraft)
       }),
-      get: Effect.fn("Drafts.get")(function*(principal, inboxId, draftId) {
-        return toDraft(yield* find(principal, inboxId, draftId))
+      get: Effect.fn("Drafts.get")(function*(principal, inboxId, draftId, podId) {
+        return toDraft(yield* find(principal, inboxId, draftId, false, podId))
       }),
       update,
       delete: remove,
@@ -436,6 +445,6 @@ export class Drafts extends Context.Service<Drafts, {
     })
   }))
 
-  /** With the services it uses (Inboxes, Jobs, Messages, Sending); the ports are the caller's. */
-  static readonly layer = Drafts.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Jobs.layer, Messages.layer, Sending.layer)))
+  /** With the services it uses (Inboxes, Jobs, Messages, Pods, Sending); the ports are the caller's. */
+  static readonly layer = Drafts.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Jobs.layer, Messages.layer, Pods.layer, Sending.layer)))
 }

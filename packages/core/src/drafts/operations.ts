@@ -28,8 +28,8 @@ export const createDraft = operation({
 
 export const listDrafts = operation({
   name: "drafts.list",
-  summary: "List drafts, newest first, in the organization or one inbox; each has its inbox_id.",
-  routes: [route.get("/v0/drafts"), route.get(BASE)],
+  summary: "List drafts, newest first, in the organization, one pod or one inbox; each has its inbox_id.",
+  routes: [route.get("/v0/drafts"), route.get("/v0/pods/:pod_id/drafts"), route.get(BASE)],
   access: { kind: "member", permission: "draft_read" },
   query: ListDraftsQuery,
   output: Output.list("drafts", Draft),
@@ -37,19 +37,19 @@ export const listDrafts = operation({
   mcp: { tool: "list_drafts" },
   cli: { command: "drafts list", columns: COLUMNS },
   run: ({ principal, params, input }) =>
-    Drafts.use((d) => Effect.map(d.list(principal, params.inbox_id, input), (page) => listBody("drafts", page)))
+    Drafts.use((d) => Effect.map(d.list(principal, params.inbox_id, input, params.pod_id), (page) => listBody("drafts", page)))
 })
 
 export const getDraft = operation({
   name: "drafts.get",
   summary: "Get a draft.",
-  routes: [route.get("/v0/drafts/:draft_id"), route.get(`${BASE}/:draft_id`)],
+  routes: [route.get("/v0/drafts/:draft_id"), route.get("/v0/pods/:pod_id/drafts/:draft_id"), route.get(`${BASE}/:draft_id`)],
   access: { kind: "member", permission: "draft_read" },
   output: Output.json(Draft),
   mutates: false,
   mcp: { tool: "get_draft" },
   cli: { command: "drafts get" },
-  run: ({ principal, params }) => Drafts.use((d) => d.get(principal, params.inbox_id, params.draft_id))
+  run: ({ principal, params }) => Drafts.use((d) => d.get(principal, params.inbox_id, params.draft_id, params.pod_id))
 })
 
 export const updateDraft = operation({

@@ -13,6 +13,7 @@ import { operatorOperations } from "../operating/operations.ts"
 import { inboundOperations } from "../inbound/operations.ts"
 import { blobOperations } from "../blobs/operations.ts"
 import { inboxOperations } from "../inboxes/operations.ts"
+import { organizationOperations } from "../organizations/operations.ts"
 import { messageOperations } from "../messages/operations.ts"
 import { sendingOperations } from "../sending/operations.ts"
 import { threadOperations } from "../threads/operations.ts"
@@ -51,6 +52,7 @@ const all = [
   ...agentOperations,
   ...podOperations,
   ...inboxOperations,
+  ...organizationOperations,
   ...apiKeyOperations,
   ...planOperations,
   ...sendingOperations,

@@ -101,11 +101,21 @@ export type UpdateInboxInput = typeof UpdateInboxInput.Type
 
 export const ListInboxesQuery = Schema.Struct(PageQueryFields)
 
+/** `q`: words that must each occur in the address, display name, id or client_id (case-insensitive). */
+export const SearchInboxesQuery = Schema.Struct({
+  q: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  ...PageQueryFields
+})
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
 type Refusal = ValidationError | ReservedUsername | DomainNotVerified
 
 export class Inboxes extends Context.Service<Inboxes, {
   create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, Refusal | SubdomainsNotEnabled | NotFound | AlreadyExists | PlanLimitExceeded>
   list(principal: Principal, query: typeof ListInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
+  /** The inboxes matching every word of `q`, newest first (the agentmail SDK's inbox search). */
+  search(principal: Principal, query: typeof SearchInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
   get(principal: Principal, idOrEmail: string): Effect.Effect<Inbox, NotFound>
   update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, NotFound>
   delete(principal: Principal, idOrEmail: string, podId?: string): Effect.Effect<void, NotFound>
@@ -221,6 +231,18 @@ export class Inboxes extends Context.Service<Inboxes, {
         const page = yield* newestFirst(sql, query)
         const pod = podId === undefined ? sql`` : sql`AND pod_id = ${podId}`
         const rows = yield* sql`SELECT * FROM inboxes WHERE ${visible(principal)} ${pod} ${page.after}
+          ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
+        return toPage(rows, page.limit, toInbox)
+      }),
+      search: Effect.fn("Inboxes.search")(function*(principal, query, podId) {
+        if (podId !== undefined) yield* pods.find(principal, podId)
+        const page = yield* newestFirst(sql, query)
+        const pod = podId === undefined ? sql`` : sql`AND pod_id = ${podId}`
+        const words = query.q.trim().split(/\s+/).filter((w) => w !== "").map((w) => `%${escapeLike(w)}%`)
+        const matches = words.map((w) =>
+          sql`AND (email ILIKE ${w} OR COALESCE(display_name, '') ILIKE ${w} OR id ILIKE ${w} OR COALESCE(client_id, '') ILIKE ${w})`)
+        const rows = yield* sql`SELECT * FROM inboxes WHERE ${visible(principal)} ${pod}
+          ${matches.reduce((all, m) => sql`${all} ${m}`, sql``)} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
         return toPage(rows, page.limit, toInbox)
       }),

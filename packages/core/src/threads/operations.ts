@@ -1,7 +1,8 @@
 /** The thread operations of the catalogue (spec: Threads), at organization, pod and inbox level. */
 import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { hiddenLabelPermissions, UpdateLabelsInput } from "../messages/Messages.ts"
+import { notFound } from "../access/Principal.ts"
+import { AttachmentInfo, hiddenLabelPermissions, Messages, UpdateLabelsInput } from "../messages/Messages.ts"
 import { labelsOf, Thread, ThreadSummary } from "../messages/model.ts"
 import { listBody } from "../shared/pagination.ts"
 import { ListThreadsQuery, Threads } from "./Threads.ts"
@@ -27,13 +28,13 @@ export const listThreads = operation({
 export const getThread = operation({
   name: "threads.get",
   summary: "Get a thread with every message (full form, oldest first) and its attachments.",
-  routes: [route.get("/v0/threads/:thread_id"), route.get("/v0/inboxes/:inbox_id/threads/:thread_id")],
+  routes: [route.get("/v0/threads/:thread_id"), route.get("/v0/pods/:pod_id/threads/:thread_id"), route.get("/v0/inboxes/:inbox_id/threads/:thread_id")],
   access: { kind: "member", permission: "thread_read" },
   output: Output.json(Thread),
   mutates: false,
   mcp: { tool: "get_thread" },
   cli: { command: "threads get" },
-  run: ({ principal, params }) => Threads.use((t) => t.get(principal, { inboxId: params.inbox_id }, params.thread_id))
+  run: ({ principal, params }) => Threads.use((t) => t.get(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id))
 })
 
 export const updateThread = operation({
@@ -71,4 +72,26 @@ export const deleteThread = operation({
     Threads.use((t) => t.delete(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id))
 })
 
-export const threadOperations = [listThreads, getThread, updateThread, deleteThread]
+export const getThreadAttachment = operation({
+  name: "threads.attachment",
+  summary: "An attachment of any message of a thread, by its id: metadata with a short-lived download URL.",
+  routes: [
+    route.get("/v0/threads/:thread_id/attachments/:attachment_id"),
+    route.get("/v0/pods/:pod_id/threads/:thread_id/attachments/:attachment_id"),
+    route.get("/v0/inboxes/:inbox_id/threads/:thread_id/attachments/:attachment_id")
+  ],
+  access: { kind: "member", permission: "message_read" },
+  output: Output.json(AttachmentInfo),
+  mutates: false,
+  mcp: { tool: "get_thread_attachment" },
+  cli: { command: "threads attachment" },
+  run: ({ principal, params }) =>
+    Effect.gen(function*() {
+      const thread = yield* Threads.use((t) => t.get(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id))
+      const message = thread.messages.find((m) => (m.attachments ?? []).some((a) => a.attachment_id === params.attachment_id))
+      if (message === undefined) return yield* notFound("Attachment", params.attachment_id)
+      return yield* Messages.use((m) => m.attachment(principal, message.inbox_id, message.message_id, params.attachment_id))
+    })
+})
+
+export const threadOperations = [listThreads, getThread, updateThread, deleteThread, getThreadAttachment]
