@@ -6,4 +6,5 @@
  */
 export * from "./protocol.ts"
 export * from "./stdio.ts"
+export * from "./toolkit.ts"
 export * from "./tools.ts"

@@ -20,7 +20,7 @@ import {
   validationError
 } from "@inbox/core"
 import { Effect } from "effect"
-import { findTool, listTools, splitArguments, type ToolEntry } from "./tools.ts"
+import { findTool, listTools, resolveCall, splitArguments, type ToolEntry } from "./tools.ts"
 
 export const SERVER_NAME = "inbox-engine"
 export const SERVER_VERSION = "0.1.0"
@@ -107,10 +107,15 @@ const callTool = (id: JsonRpcId, params: Json, session: Session) =>
     const name = params["name"]
     const args = params["arguments"] ?? {}
     if (typeof name !== "string") return rpcError(id, ErrorCode.InvalidParams, "tools/call needs a tool name")
-    const entry = findTool(name, session.readOnly)
-    if (entry === undefined) return rpcError(id, ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    const found = findTool(name, session.readOnly)
+    if (found === undefined) return rpcError(id, ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     if (!isRecord(args)) return rpcError(id, ErrorCode.InvalidParams, "tools/call arguments must be an object")
-    const { params: routeParams, headers, input } = splitArguments(entry, args)
+    const resolved = resolveCall(found, args)
+    if ("error" in resolved) return rpcResult(id, toolFailure(errorBody(resolved.error)))
+    const entry = resolved.entry
+    // A read-only session never reaches a changing form through a merged tool.
+    if (session.readOnly && entry.operation.mutates) return rpcError(id, ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    const { params: routeParams, headers, input } = splitArguments(entry, resolved.args)
     const issues = [...textIssues(routeParams), ...textIssues(headers)]
     if (issues.length > 0) return rpcResult(id, toolFailure(errorBody(validationError(issues))))
     const result = yield* (yield* Engine).run(entry.operation, {

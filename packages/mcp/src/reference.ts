@@ -6,6 +6,7 @@
  * fails when it is stale.
  */
 import type { JsonSchema } from "@inbox/core"
+import { TOOLKIT, toolkitNamesOf } from "./toolkit.ts"
 import { toolCatalogue, type ToolEntry } from "./tools.ts"
 
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ")
@@ -51,14 +52,24 @@ const section = (entry: ToolEntry): ReadonlyArray<string> => {
   ]
 }
 
+/** The toolkit tool a tool serves: its name, or `-` when the toolkit has none. */
+const toolkitCell = (entry: ToolEntry): string => {
+  const names = toolkitNamesOf(entry.tool.name)
+  if (TOOLKIT.some((t) => t.name === entry.tool.name && t.ours !== entry.tool.name)) return `\`${entry.tool.name}\` (alias)`
+  return names.length === 0 ? "-" : names.map((n) => `\`${n}\``).join(", ")
+}
+
 /** The generated block of docs/mcp.md: a table of every tool, then each tool's arguments. */
 export const toolReference = (entries: ReadonlyArray<ToolEntry> = toolCatalogue): string =>
   [
-    `${entries.length} tools, in the catalogue's order.`,
+    `${entries.length} tools, in the catalogue's order, then the names of AgentMail's toolkit served as one of them. ` +
+    `The toolkit column names the toolkit tool each serves; ${TOOLKIT.filter((t) => t.outOfScope !== undefined).length} toolkit tools are out of scope: ` +
+    TOOLKIT.filter((t) => t.outOfScope !== undefined).map((t) => `\`${t.name}\``).join(", ") +
+    ` (${TOOLKIT.find((t) => t.outOfScope !== undefined)?.outOfScope}).`,
     "",
-    "| tool | permission | changes data |",
-    "|---|---|---|",
-    ...entries.map((e) => `| [\`${e.tool.name}\`](#${e.tool.name}) | ${access(e)} | ${e.tool.annotations.readOnlyHint ? "no" : "yes"} |`),
+    "| tool | toolkit | permission | changes data |",
+    "|---|---|---|---|",
+    ...entries.map((e) => `| [\`${e.tool.name}\`](#${e.tool.name}) | ${toolkitCell(e)} | ${access(e)} | ${e.tool.annotations.readOnlyHint ? "no" : "yes"} |`),
     "",
     ...entries.flatMap(section)
   ].join("\n").trimEnd()

@@ -9,7 +9,9 @@
  * names to the operation as route parameters and the rest as its input, exactly as a REST
  * request would carry them in the path and the body or query.
  */
-import { inputJsonSchema, type JsonSchema, type ObjectJsonSchema, type Operation, operations, outputJsonSchema } from "@inbox/core"
+import { inputJsonSchema, type JsonSchema, type ObjectJsonSchema, type Operation, operations, outputJsonSchema, type validationError } from "@inbox/core"
+import { camelSchema, toOperationNames } from "./naming.ts"
+import { ALIASES, renamesOf } from "./toolkit.ts"
 
 export type { JsonSchema }
 
@@ -24,7 +26,10 @@ export interface Tool {
 }
 
 export interface ToolEntry {
+  /** As tools/list advertises it: camelCase argument names (naming.ts). */
   readonly tool: Tool
+  /** The arguments as the operation names them (snake_case), which calls are renamed to. */
+  readonly operationSchema: ToolInputSchema
   readonly operation: Operation
   /** Argument names that are path parameters of the operation's routes. */
   readonly pathParams: ReadonlyArray<string>
@@ -55,28 +60,112 @@ const toolOf = (op: Operation, name: string): ToolEntry => {
   const headerProperties = Object.fromEntries(Object.keys(headerArgs).map((a) => [a, { type: "string", description: `Sent as the ${headerArgs[a]} header on REST.` }]))
   const required = [...params.filter((p) => p.required).map((p) => p.name), ...(input.required ?? [])]
   const output = objectOutput(op)
+  const operationSchema: ToolInputSchema = {
+    ...input,
+    properties: { ...paramProperties, ...headerProperties, ...input.properties },
+    ...(required.length > 0 ? { required } : {})
+  }
   return {
     operation: op,
+    operationSchema,
     pathParams: params.map((p) => p.name),
     headerArgs,
     tool: {
       name,
       description: `${op.summary}${permissionNote(op)}`,
-      inputSchema: {
-        ...input,
-        properties: { ...paramProperties, ...headerProperties, ...input.properties },
-        ...(required.length > 0 ? { required } : {})
-      },
+      inputSchema: camelSchema(operationSchema),
       ...(output === undefined ? {} : { outputSchema: output }),
       annotations: { readOnlyHint: !op.mutates }
     }
   }
 }
 
-/** Every tool, in catalogue order. */
-export const toolCatalogue: ReadonlyArray<ToolEntry> = operations.flatMap((op) =>
+/** Every tool of the catalogue, before the toolkit's merges. */
+const catalogueTools: ReadonlyArray<ToolEntry> = operations.flatMap((op) =>
   "tool" in op.mcp ? [toolOf(op, op.mcp.tool)] : []
 )
+
+const byName = (name: string) => {
+  const found = catalogueTools.find((t) => t.tool.name === name)
+  if (found === undefined) throw new Error(`mcp: no tool ${name}`)
+  return found
+}
+
+/**
+ * Tools that take a second form under one name, as AgentMail's toolkit has it: the form is
+ * chosen by an argument (`thread_id` without `message_id` for an attachment by thread;
+ * `reply_all: true` for a reply to everyone). The advertised schema offers both.
+ */
+interface Merge {
+  readonly tool: string
+  readonly other: string
+  /** Whether a call (snake_case arguments) is the other form; the arguments it then takes. */
+  readonly pick: (args: Record<string, unknown>) => Record<string, unknown> | undefined
+  /** The merged schema's extra properties and its required names. */
+  readonly extra: Readonly<Record<string, JsonSchema>>
+  readonly required: ReadonlyArray<string>
+}
+
+const MERGES: ReadonlyArray<Merge> = [
+  {
+    tool: "get_attachment",
+    other: "get_thread_attachment",
+    pick: (args) => (args["thread_id"] !== undefined && args["message_id"] === undefined ? args : undefined),
+    extra: { thread_id: { type: "string", description: "Id of the thread: the attachment of any of its messages (give message_id or thread_id)." } },
+    required: ["attachment_id"]
+  },
+  {
+    tool: "reply_to_message",
+    other: "reply_all_to_message",
+    pick: (args) => {
+      if (args["reply_all"] !== true) return undefined
+      const { reply_all: _, ...rest } = args
+      return rest
+    },
+    extra: { reply_all: { type: "boolean", description: "Reply to everyone on the message (as reply_all_to_message)." } },
+    required: ["inbox_id", "message_id"]
+  }
+]
+
+const merged = (entry: ToolEntry): ToolEntry => {
+  const merge = MERGES.find((m) => m.tool === entry.tool.name)
+  if (merge === undefined) return entry
+  const other = byName(merge.other)
+  const operationSchema: ToolInputSchema = {
+    ...entry.operationSchema,
+    properties: { ...other.operationSchema.properties, ...entry.operationSchema.properties, ...merge.extra },
+    required: [...merge.required]
+  }
+  return { ...entry, operationSchema, tool: { ...entry.tool, inputSchema: camelSchema(operationSchema) } }
+}
+
+/** The toolkit's names served as another of our tools (agent_verify as verify_human). */
+const aliasOf = (alias: string, ours: ToolEntry): ToolEntry => ({
+  ...ours,
+  tool: { ...ours.tool, name: alias, description: `AgentMail's toolkit name for ${ours.tool.name}. ${ours.tool.description}` }
+})
+
+/** Every tool, in catalogue order, then the toolkit's alias names. */
+export const toolCatalogue: ReadonlyArray<ToolEntry> = [
+  ...catalogueTools.map(merged),
+  ...Object.entries(ALIASES).map(([alias, ours]) => aliasOf(alias, merged(byName(ours))))
+]
+
+/**
+ * The entry a call runs and its arguments as the operation names them: camelCase and the
+ * toolkit's other names renamed (naming.ts), and a merged tool's second form chosen.
+ */
+export const resolveCall = (
+  entry: ToolEntry,
+  args: { readonly [key: string]: unknown }
+): { readonly entry: ToolEntry; readonly args: { readonly [key: string]: unknown } } | { readonly error: ReturnType<typeof validationError> } => {
+  const named = toOperationNames(entry.operationSchema, args, renamesOf(entry.tool.name))
+  if ("error" in named) return named
+  const merge = MERGES.find((m) => m.tool === entry.tool.name || ALIASES[entry.tool.name] === m.tool)
+  const picked = merge?.pick({ ...named.args })
+  if (merge !== undefined && picked !== undefined) return { entry: byName(merge.other), args: picked }
+  return { entry, args: named.args }
+}
 
 /** The tools a session may see: read-only sessions see only operations that change nothing. */
 export const visibleTools = (readOnly: boolean): ReadonlyArray<ToolEntry> =>
