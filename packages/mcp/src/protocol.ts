@@ -85,9 +85,12 @@ const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null 
 
 const isId = (u: unknown): u is JsonRpcId => typeof u === "string" || (typeof u === "number" && Number.isFinite(u))
 
-/** structuredContent must be an object; empty-body successes (204 on REST) answer `{ ok: true }`. */
+/**
+ * structuredContent must be an object; empty-body successes (204 on REST) answer
+ * `{ ok: true, success: true }`: `success` is what AgentMail's toolkit answers for them.
+ */
 const structured = (result: unknown): Json =>
-  result === undefined ? { ok: true } : isRecord(result) ? result : { result }
+  result === undefined ? { ok: true, success: true } : isRecord(result) ? result : { result }
 
 const toolSuccess = (result: unknown) => {
   const content = structured(result)

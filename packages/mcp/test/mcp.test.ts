@@ -222,7 +222,7 @@ for (const storage of storages()) {
             if (schema !== undefined) {
               assert.deepStrictEqual(undeclared(content, schema, (schema["$defs"] ?? {}) as Record<string, JsonSchema>), [], name)
             } else {
-              assert.deepStrictEqual(content, { ok: true }, `${name} has no outputSchema, so it must be an empty success`)
+              assert.deepStrictEqual(content, { ok: true, success: true }, `${name} has no outputSchema, so it must be an empty success`)
             }
             return content
           })
@@ -338,7 +338,7 @@ for (const storage of storages()) {
         const client = yield* connect(principal)
         const pod = yield* Effect.promise(() => client.callTool({ name: "create_pod", arguments: { name: "temp" } }))
         const deleted = yield* Effect.promise(() => client.callTool({ name: "delete_pod", arguments: { pod_id: structured(pod)["pod_id"] } }))
-        assert.deepStrictEqual(structured(deleted), { ok: true })
+        assert.deepStrictEqual(structured(deleted), { ok: true, success: true })
       }).pipe(Effect.scoped))
   })
 }
