@@ -111,6 +111,23 @@ for (const storage of storages()) {
           assert.strictEqual((yield* app.request("GET", "/v0/pods/pod_0000000000000000000000ff/drafts", { key: org.key })).status, 404)
         }))
 
+      it.effect("a draft's client_id: a create repeated with it answers the same draft, in that inbox only", () =>
+        Effect.gen(function*() {
+          const { app, org, inbox, elsewhere } = yield* setUp
+          const path = `/v0/inboxes/${inbox.inbox_id}/drafts`
+          const first = yield* app.request("POST", path, { key: org.key, json: { client_id: "draft-1", to: ["x@example.net"], text: "one" } })
+          assert.strictEqual(first.status, 200, first.text)
+          assert.strictEqual(first.body.client_id, "draft-1")
+          const again = yield* app.request("POST", path, { key: org.key, json: { client_id: "draft-1", text: "retried" } })
+          assert.strictEqual(again.body.draft_id, first.body.draft_id)
+          assert.strictEqual(again.body.text, "one")
+          const other = yield* app.request("POST", `/v0/inboxes/${elsewhere.inbox_id}/drafts`, { key: org.key, json: { client_id: "draft-1" } })
+          assert.notStrictEqual(other.body.draft_id, first.body.draft_id)
+          assert.strictEqual((yield* app.request("GET", path, { key: org.key })).body.count, 1)
+          const unnamed = yield* app.request("POST", path, { key: org.key, json: { text: "no client id" } })
+          assert.notProperty(unnamed.body, "client_id")
+        }))
+
       it.effect("an attachment by its thread: metadata and a download URL from any message of the thread; another thread's is 404", () =>
         Effect.gen(function*() {
           const { app, org, pod, inbox } = yield* setUp

@@ -80,7 +80,6 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "inboxes.webhooks.get": SECRET,
   "inboxes.webhooks.list": SECRET,
   "inboxes.webhooks.update": SECRET,
-  "inboxes.drafts.create": "shape: client_id on a draft refused",
   "domains.getSetupLink": "left out: a link into a hosted DNS provider's setup flow; publish the domain's records or zone file",
   "drafts.getAttachment": NOT_BUILT,
   "inboxes.drafts.getAttachment": NOT_BUILT,

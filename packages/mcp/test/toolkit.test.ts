@@ -116,7 +116,8 @@ for (const storage of storages()) {
         yield* call("get_draft", { inboxId: b["inbox_id"], draftId: draft["draft_id"] })
         yield* call("update_draft", { inboxId: b["inbox_id"], draftId: draft["draft_id"], subject: "Sooner", sendAt: "2100-01-01T00:00:00.000Z" })
         yield* call("send_draft", { inboxId: b["inbox_id"], draftId: draft["draft_id"] })
-        const doomed = yield* call("create_draft", { inboxId: b["inbox_id"], text: "bin" })
+        const doomed = yield* call("create_draft", { inboxId: b["inbox_id"], text: "bin", clientId: `bin-${tag}` })
+        assert.strictEqual((yield* call("create_draft", { inboxId: b["inbox_id"], clientId: `bin-${tag}` }))["draft_id"], doomed["draft_id"])
         yield* call("delete_draft", { inboxId: b["inbox_id"], draftId: doomed["draft_id"] })
 
         const list = { inboxId: b["inbox_id"], direction: "receive", listType: "block" }

@@ -37,7 +37,7 @@ import { Ids } from "../platform/Ids.ts"
 import { Pods } from "../pods/Pods.ts"
 import { IDEMPOTENCY_LEASE, type SendAnswer } from "../sending/Idempotency.ts"
 import { Sending } from "../sending/Sending.ts"
-import { compact, Id } from "../shared/fields.ts"
+import { ClientId, compact, Id } from "../shared/fields.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
@@ -52,6 +52,8 @@ const Recipients = Schema.Array(Schema.String)
 
 export const CreateDraftInput = Schema.Struct({
   ...sendFields,
+  /** The caller's id for the draft: a create repeated with it answers the same draft (migration 0041). */
+  client_id: Schema.optionalKey(ClientId),
   send_at: Schema.optionalKey(TimeParam),
   reply_to_message_id: Schema.optionalKey(Id),
   reply_all: Schema.optionalKey(Schema.Boolean)
@@ -107,6 +109,7 @@ export const draftAttachments = (draftId: string, content: Content): ReadonlyArr
 export const Draft = Schema.Struct({
   inbox_id: Schema.String,
   draft_id: Schema.String,
+  client_id: Schema.optionalKey(Schema.String),
   labels: Schema.Array(Schema.String),
   ...Content.fields,
   attachments: Schema.optionalKey(Schema.Array(DraftAttachment)),
@@ -127,6 +130,7 @@ const DraftRow = Schema.Struct({
   pod_id: Schema.String,
   inbox_id: Schema.String,
   content: Json(Content),
+  client_id: Schema.NullOr(Schema.String),
   reply_to_message_id: Schema.NullOr(Schema.String),
   reply_all: Schema.Boolean,
   send_at: Schema.NullOr(Schema.Date),
@@ -168,6 +172,7 @@ export const toDraft = (row: DraftRow): Draft =>
   compact({
     inbox_id: row.inbox_id,
     draft_id: row.id,
+    client_id: row.client_id,
     labels: row.send_status === "scheduled" ? ["draft", "scheduled"] : ["draft"],
     ...row.content,
     attachments: row.content.attachments === undefined ? undefined : draftAttachments(row.id, row.content),
@@ -242,12 +247,14 @@ export class Drafts extends Context.Service<Drafts, {
       const token = sendAt === null ? null : yield* ids.make("req")
       const content = mergeContent({}, input)
       return yield* sql.withTransaction(Effect.gen(function*() {
+        const clientId = input.client_id ?? null
         const rows = yield* sql`INSERT INTO drafts ${
           sql.insert({
             id,
             organization_id: inbox.organization_id,
             pod_id: inbox.pod_id,
             inbox_id: inbox.id,
+            client_id: clientId,
             content: JSON.stringify(content),
             reply_to_message_id: input.reply_to_message_id ?? null,
             reply_all: input.reply_all === true,
@@ -257,9 +264,15 @@ export class Drafts extends Context.Service<Drafts, {
             created_at: at,
             updated_at: at
           })
-        } RETURNING *`.pipe(decodeRows(DraftRow))
+        } ${clientId === null ? sql`` : sql`ON CONFLICT (inbox_id, client_id) WHERE client_id IS NOT NULL DO NOTHING`}
+        RETURNING *`.pipe(decodeRows(DraftRow))
+        if (rows[0] === undefined) {
+          // This client_id made a draft in this inbox already: that one is the answer.
+          const existing = yield* sql`SELECT * FROM drafts WHERE inbox_id = ${inbox.id} AND client_id = ${clientId}`.pipe(decodeRows(DraftRow))
+          return toDraft(existing[0]!)
+        }
         if (sendAt !== null && token !== null) yield* scheduleJob(id, token, sendAt)
-        return toDraft(rows[0]!)
+        return toDraft(rows[0])
       })).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
