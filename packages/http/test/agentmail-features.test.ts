@@ -111,6 +111,29 @@ for (const storage of storages()) {
           assert.strictEqual((yield* app.request("GET", "/v0/pods/pod_0000000000000000000000ff/drafts", { key: org.key })).status, 404)
         }))
 
+      it.effect("event metrics of a pod or an inbox: each event type's count per bucket, in the SDK's shape", () =>
+        Effect.gen(function*() {
+          const { app, org, pod, inbox, elsewhere } = yield* setUp
+          yield* deliverMail(inbox.email, { subject: "one" })
+          yield* deliverMail(inbox.email, { subject: "two" })
+          yield* deliverMail(elsewhere.email, { subject: "elsewhere" })
+          const query = "event_types=message.received&period=3600&limit=2"
+          const counted = (path: string) =>
+            Effect.map(app.request("GET", `${path}?${query}`, { key: org.key }), (res) => {
+              assert.strictEqual(res.status, 200, res.text)
+              assert.deepStrictEqual(Object.keys(res.body), ["message.received"])
+              assert.strictEqual(res.body["message.received"].length, 2)
+              for (const b of res.body["message.received"]) assert.match(b.timestamp, /^\d{4}-\d{2}-\d{2}T/)
+              return res.body["message.received"].reduce((n: number, b: { count: number }) => n + b.count, 0)
+            })
+          assert.strictEqual(yield* counted(`/v0/inboxes/${inbox.inbox_id}/metrics/events`), 2)
+          assert.strictEqual(yield* counted(`/v0/pods/${pod.pod_id}/metrics/events`), 2)
+          assert.strictEqual(yield* counted(`/v0/inboxes/${elsewhere.inbox_id}/metrics/events`), 1)
+          // The organization's stays the spec's { total, counts }.
+          const org_ = yield* app.request("GET", "/v0/metrics/events?event_types=message.received", { key: org.key })
+          assert.strictEqual(org_.body.total, 3)
+        }))
+
       it.effect("a draft's client_id: a create repeated with it answers the same draft, in that inbox only", () =>
         Effect.gen(function*() {
           const { app, org, inbox, elsewhere } = yield* setUp

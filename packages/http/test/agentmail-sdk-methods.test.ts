@@ -84,8 +84,6 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "drafts.getAttachment": NOT_BUILT,
   "inboxes.drafts.getAttachment": NOT_BUILT,
   "pods.drafts.getAttachment": NOT_BUILT,
-  "pods.metrics.queryEvents": NOT_BUILT,
-  "inboxes.metrics.queryEvents": NOT_BUILT,
 }
 
 interface Exchange {

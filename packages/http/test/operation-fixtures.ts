@@ -276,6 +276,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "domains.zone_file": domain,
   "metrics.usage": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "metrics.events": fixed({}),
+  "metrics.eventSeries": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "metrics.rates": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "billing.get": fixed({}),
   "billing.usage": fixed({}),

@@ -236,6 +236,7 @@ for (const storage of storages()) {
         yield* call("list_plans")
         yield* call("get_usage_metrics", { inbox_id: inbox["inbox_id"], usage_types: ["message_count"] })
         yield* call("get_event_metrics", { event_types: ["message.sent"] })
+        yield* call("get_event_series", { inbox_id: inbox["inbox_id"], event_types: ["message.sent"], period: 3600, limit: 3 })
         yield* call("get_rate_metrics", { period: 86400, limit: 7 })
         yield* call("get_billing")
         yield* call("get_billing_usage")

@@ -74,6 +74,15 @@ export const EventsQuery = Schema.Struct({
 })
 export type EventsQuery = typeof EventsQuery.Type
 
+/**
+ * A pod's or an inbox's event counts per bucket, in the agentmail SDK's shape (each event
+ * type to its buckets' `{ timestamp, count }`): the spec has event counts at organization
+ * level only, as `{ total, counts }`, and is silent here (docs/client-compatibility.md).
+ */
+export const EventSeries = Schema.Record(Schema.String, Schema.Array(Schema.Struct({ timestamp: Timestamp, count: Schema.Number })))
+  .check(Schema.isMinProperties(1))
+export type EventSeries = typeof EventSeries.Type
+
 // Never empty: every query answers at least one series (all of them when none is named).
 export const UsageSeries = Schema.Record(Schema.String, Schema.Array(Schema.Struct({ timestamp: Timestamp, value: Schema.Number })))
   .check(Schema.isMinProperties(1))
@@ -152,6 +161,8 @@ const timestamps = (w: Window) => Array.from({ length: w.buckets }, (_, i) => w.
 export class Metrics extends Context.Service<Metrics, {
   usage(principal: Principal, place: MetricsPlace, query: UsageQuery): Effect.Effect<UsageSeries, ValidationError | NotFound>
   events(principal: Principal, query: EventsQuery): Effect.Effect<EventCounts, ValidationError>
+  /** Per bucket of `period` over the last `limit` buckets, or from `start` to `end`. */
+  eventSeries(principal: Principal, place: MetricsPlace, query: EventsQuery): Effect.Effect<EventSeries, ValidationError | NotFound>
   rates(principal: Principal, place: MetricsPlace, query: RatesQuery): Effect.Effect<RatesSeries, ValidationError | NotFound | RangeTooLarge>
 }>()("inbox/Metrics") {
   static readonly layerNoDeps = Layer.effect(Metrics, Effect.gen(function*() {
@@ -238,6 +249,32 @@ export class Metrics extends Context.Service<Metrics, {
         const counts: Record<string, number> = Object.fromEntries(types.map((t) => [t, 0]))
         for (const row of rows) counts[row.metric] = (counts[row.metric] ?? 0) + Number(row.value)
         return { total: Object.values(counts).reduce((a, b) => a + b, 0), counts }
+      }),
+
+      eventSeries: Effect.fn("Metrics.eventSeries")(function*(principal, place, query) {
+        const types = yield* typesOf("event_types", query.event_types, EVENT_TYPES)
+        const nowMs = yield* Clock.currentTimeMillis
+        const periodMs = (query.period ?? DEFAULT_PERIOD) * 1000
+        if (periodMs % MINUTE_MS !== 0) return yield* validationError([{ path: ["period"], message: "The period must be a whole number of minutes (a multiple of 60)" }])
+        let w: Window
+        if (query.start === undefined && query.end === undefined) {
+          w = yield* seriesWindow(query, nowMs)
+        } else {
+          const end = query.end === undefined ? nowMs : Date.parse(query.end)
+          const start = Math.floor((query.start === undefined ? end - periodMs * (query.limit ?? DEFAULT_BUCKETS) : Date.parse(query.start)) / MINUTE_MS) * MINUTE_MS
+          if (end < start) return yield* validationError([{ path: ["end"], message: "end is before start" }])
+          const buckets = Math.max(1, Math.ceil((end - start) / periodMs))
+          yield* checkWindow(start, buckets, nowMs)
+          w = { start, periodMs, buckets }
+        }
+        const scopeId = yield* scopeOf(principal, place)
+        const counts = yield* perBucket(scopeId, types, w)
+        const result: Record<string, Array<{ timestamp: string; count: number }>> = {}
+        for (const type of types) {
+          const values = counts.get(type) ?? []
+          result[type] = timestamps(w).map((at, i) => ({ timestamp: iso(new Date(at)), count: Number(values[i] ?? 0) }))
+        }
+        return result
       }),
 
       rates: Effect.fn("Metrics.rates")(function*(principal, place, query) {

@@ -1,6 +1,6 @@
 /** The metrics operations of the catalogue (spec: Metrics), all under `metrics_read`. */
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { EventCounts, EventsQuery, Metrics, RatesQuery, RatesSeries, UsageQuery, UsageSeries } from "./Metrics.ts"
+import { EventCounts, EventSeries, EventsQuery, Metrics, RatesQuery, RatesSeries, UsageQuery, UsageSeries } from "./Metrics.ts"
 
 export const usageMetrics = operation({
   name: "metrics.usage",
@@ -33,6 +33,20 @@ export const eventMetrics = operation({
   run: ({ principal, input }) => Metrics.use((m) => m.events(principal, input))
 })
 
+export const eventSeriesMetrics = operation({
+  name: "metrics.eventSeries",
+  summary: "A pod's or an inbox's events of each type per bucket of period (the last limit buckets, or start to end), as { <event_type>: [{ timestamp, count }] }.",
+  routes: [route.get("/v0/pods/:pod_id/metrics/events"), route.get("/v0/inboxes/:inbox_id/metrics/events")],
+  access: { kind: "member", permission: "metrics_read" },
+  query: EventsQuery,
+  output: Output.json(EventSeries),
+  mutates: false,
+  mcp: { tool: "get_event_series" },
+  cli: { command: "metrics event-series" },
+  run: ({ principal, params, input }) =>
+    Metrics.use((m) => m.eventSeries(principal, { podId: params.pod_id, inboxId: params.inbox_id }, input))
+})
+
 export const rateMetrics = operation({
   name: "metrics.rates",
   summary: "Bounce, complaint and open rates per recipient sent, per bucket; rate is null when nothing was sent.",
@@ -51,4 +65,4 @@ export const rateMetrics = operation({
     Metrics.use((m) => m.rates(principal, { podId: params.pod_id, inboxId: params.inbox_id }, input))
 })
 
-export const metricsOperations = [usageMetrics, eventMetrics, rateMetrics]
+export const metricsOperations = [usageMetrics, eventMetrics, eventSeriesMetrics, rateMetrics]
