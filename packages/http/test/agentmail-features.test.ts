@@ -134,6 +134,31 @@ for (const storage of storages()) {
           assert.strictEqual(org_.body.total, 3)
         }))
 
+      it.effect("include_spam (and include_trash, ...) lists hidden messages and threads beside the others, with the label's read permission", () =>
+        Effect.gen(function*() {
+          const { app, org, inbox, key } = yield* setUp
+          const plain = (yield* deliverMail(inbox.email, { subject: "plain" })).body.delivered[0]
+          const junk = (yield* deliverMail(inbox.email, { subject: "junk" })).body.delivered[0]
+          const marked = yield* app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}/messages/${junk.message_id}`, { key: org.key, json: { add_labels: ["spam"] } })
+          assert.strictEqual(marked.status, 200, marked.text)
+          const ids = (path: string, k = org.key) => Effect.map(app.request("GET", path, { key: k }), (res) => {
+            assert.strictEqual(res.status, 200, res.text)
+            return (res.body.messages ?? res.body.threads).map((m: { message_id?: string; thread_id: string }) => m.message_id ?? m.thread_id)
+          })
+          const messages = `/v0/inboxes/${inbox.inbox_id}/messages`
+          assert.deepStrictEqual(yield* ids(messages), [plain.message_id])
+          assert.sameMembers(yield* ids(`${messages}?include_spam=true`), [plain.message_id, junk.message_id])
+          assert.deepStrictEqual(yield* ids(`${messages}?labels=spam`), [junk.message_id])
+          assert.deepStrictEqual(yield* ids(`${messages}?include_trash=true`), [plain.message_id])
+          const threads = `/v0/inboxes/${inbox.inbox_id}/threads`
+          assert.deepStrictEqual(yield* ids(threads), [plain.thread_id])
+          assert.sameMembers(yield* ids(`${threads}?include_spam=true`), [plain.thread_id, junk.thread_id])
+          const noSpam = (yield* key({ name: "no spam", permissions: ["message_read", "thread_read"] })).api_key
+          const refused = yield* app.request("GET", `${messages}?include_spam=true`, { key: noSpam })
+          assert.strictEqual(refused.status, 403)
+          assert.include(refused.body.message, "label_spam_read")
+        }))
+
       it.effect("a draft's client_id: a create repeated with it answers the same draft, in that inbox only", () =>
         Effect.gen(function*() {
           const { app, org, inbox, elsewhere } = yield* setUp

@@ -318,7 +318,6 @@ for (const storage of storages()) {
           const { client } = yield* sdkClient
           const inbox = yield* call(() => client.inboxes.create({ username: `extra${unique()}` }))
           const cases: ReadonlyArray<readonly [string, () => Promise<unknown>, string, string]> = [
-            ["include_spam", () => client.inboxes.messages.list(inbox.inboxId, { includeSpam: true }), "bad_request", "include_spam"],
             ["thread senders", () => client.inboxes.threads.list(inbox.inboxId, { senders: ["a@example.org"] }), "bad_request", "senders"],
             ["inbox list order", () => client.inboxes.list({ ascending: true }), "bad_request", "ascending"],
             ["labels on send", () => client.inboxes.messages.send(inbox.inboxId, { to: "a@example.net", text: "x", labels: ["vip"] }), "bad_request", "labels"],

@@ -57,8 +57,29 @@ export const BooleanParam = Schema.Union([Schema.Boolean, Schema.Literals(["true
 
 export const MAX_BATCH = 100
 
+/**
+ * `include_spam`, `include_blocked`, `include_unauthenticated`, `include_trash` (the agentmail
+ * SDK's list parameters): list the messages with that hidden label too, beside the others,
+ * where asking for the label lists only those (docs/client-compatibility.md). Each needs the
+ * label's read permission, as asking for the label does.
+ */
+export const IncludeHiddenFields = {
+  include_spam: Schema.optionalKey(BooleanParam),
+  include_blocked: Schema.optionalKey(BooleanParam),
+  include_unauthenticated: Schema.optionalKey(BooleanParam),
+  include_trash: Schema.optionalKey(BooleanParam)
+}
+
+/** The hidden labels a query's include_* parameters let through. */
+export const includedHidden = (query: { readonly [K in keyof typeof IncludeHiddenFields]?: boolean | "true" | "false" | undefined }): ReadonlyArray<HiddenLabel> =>
+  HIDDEN_LABELS.filter((label) => {
+    const value = query[`include_${label}`]
+    return value === true || value === "true"
+  })
+
 export const ListMessagesQuery = Schema.Struct({
   ...PageQueryFields,
+  ...IncludeHiddenFields,
   labels: Schema.optionalKey(LabelsFilter),
   from: Schema.optionalKey(Line(320)),
   to: Schema.optionalKey(Line(320)),
@@ -199,7 +220,7 @@ export class Messages extends Context.Service<Messages, {
         const inbox = yield* inboxes.find(principal, inboxId)
         const labels = labelsOf(query.labels)
         // Their permissions were checked when the operation admitted the query (permissionsFor).
-        const requested = hiddenAmong(labels)
+        const requested = [...new Set([...hiddenAmong(labels), ...includedHidden(query)])]
         const ascending = query.ascending === true || query.ascending === "true"
         const page = yield* keyset(sql, query, { column: "timestamp", ascending })
         // from, to and subject each take one value or a JSON array of values, all of which must match.

@@ -16,7 +16,7 @@ import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import type { MissingPermission, NotFound, ValidationError } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
-import { checkLabelChanges, hiddenAmong, type UpdateLabelsInput } from "../messages/Messages.ts"
+import { checkLabelChanges, hiddenAmong, IncludeHiddenFields, includedHidden, type UpdateLabelsInput } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import {
   FullMessageRow,
@@ -35,6 +35,7 @@ import { decodeRows } from "../shared/sql.ts"
 
 export const ListThreadsQuery = Schema.Struct({
   ...PageQueryFields,
+  ...IncludeHiddenFields,
   labels: Schema.optionalKey(LabelsFilter),
   // Threads with any of these labels are left out: the dashboard's Inbox is the threads not
   // labelled `archived` (an extension of the spec's list, which only narrows by labels).
@@ -89,7 +90,7 @@ export class Threads extends Context.Service<Threads, {
         const labels = labelsOf(query.labels)
         const excluded = labelsOf(query.exclude_labels)
         // Their permissions were checked when the operation admitted the query (permissionsFor).
-        const requested = hiddenAmong(labels)
+        const requested = [...new Set([...hiddenAmong(labels), ...includedHidden(query)])]
         const page = yield* keyset(sql, query, { column: "last_at" })
         // A thread is listed unless all of its messages are hidden, or it is asked for by a hidden label it has.
         const hidden = requested.length === 0 ? sql`AND NOT hidden` : sql`AND (NOT hidden OR labels && ${requested}::text[])`

@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { notFound } from "../access/Principal.ts"
-import { AttachmentInfo, hiddenLabelPermissions, Messages, UpdateLabelsInput } from "../messages/Messages.ts"
+import { AttachmentInfo, hiddenLabelPermissions, includedHidden, Messages, UpdateLabelsInput } from "../messages/Messages.ts"
 import { labelsOf, Thread, ThreadSummary } from "../messages/model.ts"
 import { listBody } from "../shared/pagination.ts"
 import { ListThreadsQuery, Threads } from "./Threads.ts"
@@ -15,7 +15,7 @@ export const listThreads = operation({
   routes: [route.get("/v0/threads"), route.get("/v0/pods/:pod_id/threads"), route.get("/v0/inboxes/:inbox_id/threads")],
   access: { kind: "member", permission: "thread_read" },
   query: ListThreadsQuery,
-  permissionsFor: (input) => hiddenLabelPermissions(labelsOf(input.labels)),
+  permissionsFor: (input) => hiddenLabelPermissions([...labelsOf(input.labels), ...includedHidden(input)]),
   output: Output.list("threads", ThreadSummary),
   mutates: false,
   mcp: { tool: "list_threads" },
