@@ -88,8 +88,8 @@ const Content = Schema.Struct({ ...SendInput.fields, to: Schema.optionalKey(Reci
 type Content = typeof Content.Type
 
 /**
- * A draft's attachment as shown: as given, with `attachment_id` (derived from the draft and
- * the attachment, so it stays while the attachment does) and `size` (of inline content),
+ * A draft's attachment as shown: as given, with `attachment_id` (derived from the draft, the
+ * attachment and its place, so it stays while the draft's attachments are unchanged) and `size` (of inline content),
  * the fields the agentmail SDK reads on every attachment (docs/client-compatibility.md).
  */
 export const DraftAttachment = Schema.Struct({
