@@ -10,6 +10,8 @@ NODE_PIN=24.21.0
 PNPM_PIN=10.34.8
 # Where Debian's chromium package puts the browser (the default of testkit's requirements.ts).
 DEBIAN_CHROMIUM=/usr/bin/chromium
+# Where Debian's isync package puts mbsync (testkit's requirements.ts, MBSYNC).
+DEBIAN_MBSYNC=/usr/bin/mbsync
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 
@@ -75,7 +77,7 @@ install_deps() {
   return "$status"
 }
 
-# bring_debian PACKAGE BINARY WHY: a Debian package the tests drive (packages/testkit/src/
+# bring_debian PACKAGE BINARY WHY [OTHERWISE]: a Debian package the tests drive (packages/testkit/src/
 # requirements.ts). When BINARY is missing and this runs as root with apt-get, the package is
 # installed, saying so in one line; otherwise, or when that fails, the tests go on without
 # it and scripts/test.sh names the files it skips.
@@ -88,7 +90,7 @@ bring_debian() {
   if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1") </dev/null >"$log" 2>&1; then
     echo "setup: apt-get said:" >&2
     tail -n 5 "$log" | sed 's/^/  | /' >&2
-    setup_failed "installing $1 (apt-get install $1)" "check apt's sources and the network; until then $3 are skipped."
+    setup_failed "installing $1 (apt-get install $1)" "check apt's sources and the network${4:+, or $4}; until then $3 are skipped."
   fi
   rm -f "$log"
 }
@@ -97,10 +99,10 @@ bring_debian() {
 # INBOX_TEST_CHROMIUM is used as it is.
 bring_chromium() {
   if [ -n "${INBOX_TEST_CHROMIUM:-}" ]; then return 0; fi
-  bring_debian chromium "$DEBIAN_CHROMIUM" "the dashboard's browser tests"
+  bring_debian chromium "$DEBIAN_CHROMIUM" "the dashboard's browser tests" "set INBOX_TEST_CHROMIUM to a Chromium binary"
 }
 
 # bring_mbsync: the IMAP server's test with a real mail client drives Debian's mbsync (isync).
 bring_mbsync() {
-  bring_debian isync /usr/bin/mbsync "the IMAP test with mbsync"
+  bring_debian isync "$DEBIAN_MBSYNC" "the IMAP test with mbsync"
 }

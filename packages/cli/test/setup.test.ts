@@ -125,11 +125,11 @@ const writeReport = (results: ReadonlyArray<{ file: string; statuses: ReadonlyAr
 }
 
 describe("scripts/test.sh", () => {
-  const chromiumRun = (uid: string, apt: string) => {
+  const chromiumRun = (uid: string, apt: string, bring = "DEBIAN_CHROMIUM=/nonexistent/chromium && bring_chromium") => {
     const record = join(mkdtempSync(join(tmpdir(), "setup-")), "calls")
     writeFileSync(record, "")
     const bin = fakeBin({ id: `echo ${uid}`, "apt-get": `echo "apt-get $*" >> "${record}"\n${apt}` })
-    const run = spawnSync("bash", ["-c", `source scripts/env.sh && DEBIAN_CHROMIUM=/nonexistent/chromium && PATH="${bin}:$PATH" && bring_chromium; echo "status=$?"`], {
+    const run = spawnSync("bash", ["-c", `source scripts/env.sh && PATH="${bin}:$PATH" && ${bring}; echo "status=$?"`], {
       cwd: ROOT,
       env: bare(),
       encoding: "utf8"
@@ -143,6 +143,15 @@ describe("scripts/test.sh", () => {
     assert.include(run.stdout, "status=0")
     assert.strictEqual(run.calls, "apt-get update -qq\napt-get install -y -qq chromium\n")
     assert.strictEqual(run.stderr, "setup: installing Debian's chromium (apt-get) for the dashboard's browser tests\n")
+  })
+
+  it("installs Debian's isync (mbsync, the IMAP test's mail client) the same way when it is missing", () => {
+    const run = chromiumRun("0", "exit 0", "DEBIAN_MBSYNC=/nonexistent/mbsync && bring_mbsync")
+    assert.include(run.stdout, "status=0")
+    assert.strictEqual(run.calls, "apt-get update -qq\napt-get install -y -qq isync\n")
+    assert.strictEqual(run.stderr, "setup: installing Debian's isync (apt-get) for the IMAP test with mbsync\n")
+    const present = chromiumRun("0", "exit 0", `DEBIAN_MBSYNC=${process.execPath} && bring_mbsync`)
+    assert.strictEqual(present.calls, "", "a binary that is there is not installed again")
   })
 
   it("goes on without a browser when not root, and when apt-get fails says so with a fix", () => {
