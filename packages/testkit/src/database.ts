@@ -46,7 +46,7 @@ export const storages = (): ReadonlyArray<{ readonly name: string; readonly laye
 
 /** Builds the template data dir: a migrated PGlite, dumped as a tarball. */
 export const buildPgliteTemplate = async (): Promise<Blob> => {
-  const db = await PGlite.create({ dataDir: "memory://", extensions: Database.PGLITE_EXTENSIONS })
+  const db = await PGlite.create({ dataDir: "memory://", ...Database.pgliteOptions() })
   await Effect.runPromise(Layer.build(Database.layerPgliteInstance(db)).pipe(Effect.scoped))
   const dump = await db.dumpDataDir("none")
   await db.close()

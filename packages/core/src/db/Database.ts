@@ -96,6 +96,26 @@ const notePoolMax = (n: number) => Layer.effectDiscard(Metric.update(poolMaxConn
 /** Extensions the migrations create (search folds accents with unaccent). */
 export const PGLITE_EXTENSIONS = { unaccent }
 
+/**
+ * The server settings the embedded database starts with, on top of PGlite's own. Its
+ * shared buffers (128 MB by the data folder's postgresql.conf) are zeroed when it starts,
+ * so all of them are resident from the first second: most of an idle embedded server's
+ * memory (BENCHMARKS.md, "Memory"). 32 MB holds the hot pages of a mailbox; a page beyond
+ * them is read again from the data folder through the system's file cache. wal_buffers
+ * keeps the 4 MB it derived from the old size, so a large transaction writes its WAL as
+ * before. Given as start parameters, so the data folder's own configuration is untouched.
+ */
+export const PGLITE_START_PARAMS: ReadonlyArray<string> = [
+  ...PGlite.defaultStartParams,
+  "-c",
+  "shared_buffers=32MB",
+  "-c",
+  "wal_buffers=4MB"
+]
+
+/** How every embedded database is opened: the server, the embedding API, backup and restore. */
+export const pgliteOptions = () => ({ extensions: PGLITE_EXTENSIONS, startParams: [...PGLITE_START_PARAMS] })
+
 export type PgliteSource = { readonly dataDir: string } | { readonly loadDataDir: Blob }
 
 /** Opens (or creates) a PGlite database; `memory://` for a throwaway one. A folder is locked first. */
@@ -104,7 +124,7 @@ export const openPglite = (source: PgliteSource) =>
     "dataDir" in source && !/^[a-z]+:\/\//i.test(source.dataDir) ? lockDataFolder(source.dataDir) : Effect.void,
     Effect.acquireRelease(
     Effect.promise(() =>
-      "dataDir" in source ? PGlite.create({ dataDir: source.dataDir, extensions: PGLITE_EXTENSIONS }) : PGlite.create({ loadDataDir: source.loadDataDir, extensions: PGLITE_EXTENSIONS })
+      "dataDir" in source ? PGlite.create({ dataDir: source.dataDir, ...pgliteOptions() }) : PGlite.create({ loadDataDir: source.loadDataDir, ...pgliteOptions() })
     ),
     (db) => Effect.promise(() => db.close())
   ))

@@ -24,7 +24,7 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, writeSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
-import { loadMigrations, PGLITE_EXTENSIONS } from "../db/Database.ts"
+import { loadMigrations, pgliteOptions } from "../db/Database.ts"
 import { now } from "../shared/time.ts"
 import { LOCK_FILE, lockDataFolder } from "../db/lock.ts"
 import { createTar, readTar } from "./tar.ts"
@@ -138,7 +138,7 @@ export const backup = Effect.fn("Operating.backup")(function*(options: BackupOpt
   yield* lockDataFolder(dataDir)
   // Opened once so a database left by a crash is recovered, then closed: its files are
   // then a clean cold copy.
-  const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
+  const db = yield* Effect.promise(() => PGlite.create(dataDir, pgliteOptions()))
   const migrations = yield* appliedMigrations(onPglite(db))
   const tables = yield* countRows(onPglite(db))
   yield* Effect.promise(() => db.exec("CHECKPOINT"))
@@ -292,7 +292,7 @@ export const restore = Effect.fn("Operating.restore")(function*(options: {
     return yield* new OperatingError({ code: "backup_corrupt", message: `the backup is damaged: ${problems.slice(0, 5).join("; ")}` })
   }
   yield* progress(`restore: ${Object.keys(manifest.files).length} database files, ${blobs} blobs written; checking the database`)
-  const db = yield* Effect.promise(() => PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS }))
+  const db = yield* Effect.promise(() => PGlite.create(dataDir, pgliteOptions()))
   const tables = yield* countRows(onPglite(db))
   yield* Effect.promise(() => db.close())
   const differ = Object.entries(manifest.tables).filter(([name, n]) => tables[name] !== n)
