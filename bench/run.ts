@@ -11,6 +11,7 @@ import { benchDrafts, draftsSection } from "./drafts.ts"
 import { benchHttp, httpSection } from "./http.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
+import { benchMemory, memorySection } from "./memory.ts"
 import { benchMetrics, metricsSection } from "./metrics.ts"
 import { writeSection } from "./report.ts"
 import { loadavg } from "node:os"
@@ -58,7 +59,8 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
   }],
   ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())],
   ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
-  ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())]
+  ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())],
+  ["memory", "Memory", async () => memorySection(await benchMemory())]
 ]
 
 const main = async () => {
