@@ -218,7 +218,7 @@ export const benchMemory = async (): Promise<ReadonlyArray<Pair>> => {
         "embedded (PGlite)",
         () => ours({ INBOX_DATA_DIR: dir }),
         () => referencePglite(dir, null),
-        () => referencePglite(dir, Database.PGLITE_START_PARAMS)
+        () => referencePglite(dir, Database.pgliteStartParams())
       ))
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -245,7 +245,7 @@ export const memorySection = (pairs: ReadonlyArray<Pair>) => {
   })
   const loads = pairs.flatMap((p) => p.loads)
   return [
-    `Resident memory of \`inboxctl serve\` (the compiled bundle) idle ${SETTLE_MS / 1000} s after \`/health\` first answers, and its peak (VmHWM) from start to then, against a bare process on the same storage: on PostgreSQL the HTTP benchmark's bare server (node:http + \`pg\`, bench/reference.ts as plain JavaScript, after its first query); on the embedded default a bare node process that opens the same PGlite folder with the extensions the migrations need and answers one query, once with PGlite's default settings (the reference of the goal) and once with the start parameters the engine gives PGlite (db/Database.ts PGLITE_START_PARAMS: smaller shared buffers), which shows what the engine itself adds. ${ROUNDS} rounds, each process alone in turn; median (range), MiB; ratios of medians, ours to the first bare row. Goals (issue 29): on PostgreSQL idle at most 2× the bare server; embedded at most 1.1× the bare PGlite process, idle and peak.`,
+    `Resident memory of \`inboxctl serve\` (the compiled bundle) idle ${SETTLE_MS / 1000} s after \`/health\` first answers, and its peak (VmHWM) from start to then, against a bare process on the same storage: on PostgreSQL the HTTP benchmark's bare server (node:http + \`pg\`, bench/reference.ts as plain JavaScript, after its first query); on the embedded default a bare node process that opens the same PGlite folder with the extensions the migrations need and answers one query, once with PGlite's default settings (the reference of the goal) and once with the start parameters the engine gives PGlite (db/Database.ts \`pgliteStartParams\`: shared buffers of \`INBOX_EMBEDDED_SHARED_BUFFERS\`, 32 MB), which shows what the engine itself adds. ${ROUNDS} rounds, each process alone in turn; median (range), MiB; ratios of medians, ours to the first bare row. Goals (issue 29): on PostgreSQL idle at most 2× the bare server; embedded at most 1.1× the bare PGlite process, idle and peak.`,
     "",
     "| process | idle MiB | peak MiB | idle ratio | peak ratio |",
     "|---|---:|---:|---:|---:|",

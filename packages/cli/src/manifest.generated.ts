@@ -93,6 +93,7 @@ export const MANIFEST: ReadonlyArray<ManifestCommand> = [
 
 export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [
   {"env":"INBOX_DATA_DIR","flag":"--data-dir <dir>","scope":"storage","help":"embedded database folder (default ./.inbox)"},
+  {"env":"INBOX_EMBEDDED_SHARED_BUFFERS","flag":"--embedded-shared-buffers <size>","scope":"storage","help":"page cache of the embedded database, resident from its start (PostgreSQL sizes: 32MB, 128MB, 1GB) (default 32MB)"},
   {"env":"INBOX_DATABASE_URL","flag":"--database-url <url>","scope":"storage","help":"PostgreSQL server; replaces the embedded database"},
   {"env":"INBOX_BLOB_URL","flag":"--blob-url <url>","scope":"storage","help":"S3-compatible store for raw mail and attachments, s3://bucket?endpoint=...&region=..."},
   {"env":"INBOX_PORT","flag":"--port <port>","scope":"serve","help":"HTTP port (default 3000)"},

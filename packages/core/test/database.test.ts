@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Database, LOCK_FILE } from "@inbox/core/internal"
 import { storages } from "@inbox/testkit"
-import { Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -51,6 +51,29 @@ describe("embedded storage", () => {
         // pid 2^22 + 1 is above Linux's pid_max default, so no live process holds it.
         writeFileSync(join(dir, LOCK_FILE), "4194305\n")
         yield* Effect.scoped(Layer.build(Database.layerPglite({ dataDir: dir })))
+      })), 120_000)
+
+  const sharedBuffers = (env: Record<string, string>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return (yield* sql<{ shared_buffers: string }>`SHOW shared_buffers`)[0]?.shared_buffers
+    }).pipe(Effect.provide(Database.layerConfig.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))))))
+
+  it.live("starts with 32MB of shared buffers, or INBOX_EMBEDDED_SHARED_BUFFERS, leaving the folder's postgresql.conf as it was", () =>
+    withFolder((dir) =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* sharedBuffers({ INBOX_DATA_DIR: dir }), "32MB")
+        const conf = readFileSync(join(dir, "postgresql.conf"), "utf8")
+        assert.strictEqual(yield* sharedBuffers({ INBOX_DATA_DIR: dir, INBOX_EMBEDDED_SHARED_BUFFERS: "48MB" }), "48MB")
+        assert.strictEqual(readFileSync(join(dir, "postgresql.conf"), "utf8"), conf)
+      })), 120_000)
+
+  it.live("refuses to start with an INBOX_EMBEDDED_SHARED_BUFFERS that is not a size", () =>
+    withFolder((dir) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(sharedBuffers({ INBOX_DATA_DIR: dir, INBOX_EMBEDDED_SHARED_BUFFERS: "lots" }))
+        assert.isTrue(exit._tag === "Failure")
+        assert.include(String(exit), "INBOX_EMBEDDED_SHARED_BUFFERS must be a size")
       })), 120_000)
 })
 

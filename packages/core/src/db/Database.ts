@@ -100,23 +100,30 @@ export const PGLITE_EXTENSIONS = { unaccent }
  * The server settings the embedded database starts with, on top of PGlite's own. Its
  * shared buffers (128 MB by the data folder's postgresql.conf) are zeroed when it starts,
  * so all of them are resident from the first second: most of an idle embedded server's
- * memory (BENCHMARKS.md, "Memory"). 32 MB holds the hot pages of a mailbox; a page beyond
- * them is read again from the data folder through the system's file cache. wal_buffers
- * keeps the 4 MB it derived from the old size, so a large transaction writes its WAL as
- * before. Given as start parameters, so the data folder's own configuration is untouched.
+ * memory (BENCHMARKS.md, "Memory"). The default, 32 MB (INBOX_EMBEDDED_SHARED_BUFFERS),
+ * holds the hot pages of a mailbox; a page beyond them is read again from the data folder
+ * through the system's file cache. wal_buffers keeps the 4 MB it derived from the old size,
+ * so a large transaction writes its WAL as before. Given as start parameters, so the data
+ * folder's own configuration is untouched.
  */
-export const PGLITE_START_PARAMS: ReadonlyArray<string> = [
+export const pgliteStartParams = (sharedBuffers: string = settingDefault("INBOX_EMBEDDED_SHARED_BUFFERS")): Array<string> => [
   ...PGlite.defaultStartParams,
   "-c",
-  "shared_buffers=32MB",
+  `shared_buffers=${sharedBuffers}`,
   "-c",
   "wal_buffers=4MB"
 ]
 
 /** How every embedded database is opened: the server, the embedding API, backup and restore. */
-export const pgliteOptions = () => ({ extensions: PGLITE_EXTENSIONS, startParams: [...PGLITE_START_PARAMS] })
+export const pgliteOptions = (sharedBuffers?: string) => ({ extensions: PGLITE_EXTENSIONS, startParams: pgliteStartParams(sharedBuffers) })
 
-export type PgliteSource = { readonly dataDir: string } | { readonly loadDataDir: Blob }
+/** A size PostgreSQL reads for shared_buffers: a number of kB, MB or GB. */
+const SIZE = /^\d+(kB|MB|GB)$/
+
+export type PgliteSource = ({ readonly dataDir: string } | { readonly loadDataDir: Blob }) & {
+  /** shared_buffers (default INBOX_EMBEDDED_SHARED_BUFFERS's) */
+  readonly sharedBuffers?: string
+}
 
 /** Opens (or creates) a PGlite database; `memory://` for a throwaway one. A folder is locked first. */
 export const openPglite = (source: PgliteSource) =>
@@ -124,7 +131,9 @@ export const openPglite = (source: PgliteSource) =>
     "dataDir" in source && !/^[a-z]+:\/\//i.test(source.dataDir) ? lockDataFolder(source.dataDir) : Effect.void,
     Effect.acquireRelease(
     Effect.promise(() =>
-      "dataDir" in source ? PGlite.create({ dataDir: source.dataDir, ...pgliteOptions() }) : PGlite.create({ loadDataDir: source.loadDataDir, ...pgliteOptions() })
+      "dataDir" in source
+        ? PGlite.create({ dataDir: source.dataDir, ...pgliteOptions(source.sharedBuffers) })
+        : PGlite.create({ loadDataDir: source.loadDataDir, ...pgliteOptions(source.sharedBuffers) })
     ),
     (db) => Effect.promise(() => db.close())
   ))
@@ -155,5 +164,11 @@ export const layerConfig = Layer.unwrap(Effect.gen(function*() {
   const url = yield* Config.option(Config.String("INBOX_DATABASE_URL"))
   if (Option.isSome(url)) return layerPostgres({ url: url.value })
   const dataDir = yield* Config.String("INBOX_DATA_DIR").pipe(Config.withDefault(settingDefault("INBOX_DATA_DIR")))
-  return layerPglite({ dataDir })
+  const sharedBuffers = yield* Config.String("INBOX_EMBEDDED_SHARED_BUFFERS").pipe(
+    Config.withDefault(settingDefault("INBOX_EMBEDDED_SHARED_BUFFERS"))
+  )
+  if (!SIZE.test(sharedBuffers)) {
+    return yield* Effect.die(new Error(`INBOX_EMBEDDED_SHARED_BUFFERS must be a size such as 32MB or 1GB (kB, MB or GB), not ${JSON.stringify(sharedBuffers)}`))
+  }
+  return layerPglite({ dataDir, sharedBuffers })
 }).pipe(Effect.catchTag("ConfigError", Effect.die)))

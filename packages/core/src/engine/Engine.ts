@@ -262,6 +262,8 @@ export interface EmbeddedOptions {
   readonly smtpUrl?: string
   /** Any other setting, in code (SettingsShape). */
   readonly settings?: Partial<SettingsShape>
+  /** The embedded database's page cache, resident from its start, as INBOX_EMBEDDED_SHARED_BUFFERS (default 32MB). */
+  readonly sharedBuffers?: string
 }
 
 /** The engine as Promises, for an application that does not use Effect. */

@@ -172,6 +172,7 @@ export const layerEmbedded = (options: {
   readonly baseDomain?: string
   readonly smtpUrl?: string
   readonly settings?: Partial<SettingsShape>
+  readonly sharedBuffers?: string
 } = {}) =>
   layer.pipe(
     Layer.provideMerge(Egress.layer),
@@ -181,7 +182,10 @@ export const layerEmbedded = (options: {
       Layer.succeed(Settings, Settings.make({ ...options.settings, ...(options.baseDomain === undefined ? {} : { baseDomain: options.baseDomain }) })),
       options.dataDir === undefined || /^[a-z]+:\/\//i.test(options.dataDir) ? BlobStores.layerMemory : BlobStores.layerFiles(options.dataDir)
     )),
-    Layer.provideMerge(Database.layerPglite({ dataDir: options.dataDir ?? "memory://" }))
+    Layer.provideMerge(Database.layerPglite({
+      dataDir: options.dataDir ?? "memory://",
+      ...(options.sharedBuffers === undefined ? {} : { sharedBuffers: options.sharedBuffers })
+    }))
   )
 
 export interface CallRequest<Params, Input> {

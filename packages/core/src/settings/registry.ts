@@ -64,6 +64,16 @@ export const SETTINGS = [
     meaning: "embedded database folder (PGlite), and the blob files when neither `INBOX_DATABASE_URL` nor `INBOX_BLOB_URL` is set"
   },
   {
+    env: "INBOX_EMBEDDED_SHARED_BUFFERS",
+    flag: "--embedded-shared-buffers <size>",
+    scope: "storage",
+    group: "Storage",
+    default: "32MB",
+    help: "page cache of the embedded database, resident from its start (PostgreSQL sizes: 32MB, 128MB, 1GB)",
+    meaning:
+      "the embedded database's shared buffers (PostgreSQL's `shared_buffers`: `kB`, `MB` or `GB`), its cache of table and index pages, all of it resident from the start; a page beyond it is read again from the data folder through the system's file cache. Raise it for a large mailbox on a machine with memory to spare ([Memory](operating.md#memory))"
+  },
+  {
     env: "INBOX_DATABASE_URL",
     flag: "--database-url <url>",
     scope: "storage",
