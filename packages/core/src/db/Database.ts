@@ -21,6 +21,8 @@ import { SqlClient } from "effect/sql"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { settingDefault } from "../settings/registry.ts"
 import { lockDataFolder } from "./lock.ts"
 import { pgliteStream } from "./pglite-bridge.ts"
@@ -138,10 +140,38 @@ export const openPglite = (source: PgliteSource) =>
     (db) => Effect.promise(() => db.close())
   ))
 
+/**
+ * One full garbage collection, once a new embedded database is created and migrated.
+ * Creating one runs initdb in a WebAssembly instance of its own and copies the new folder
+ * through memory: a few hundred MB that nothing references afterwards but that V8 frees
+ * only at a full collection, which a server idle after its start runs only when V8's
+ * memory reducer decides to, seconds or minutes later (BENCHMARKS.md, "Memory"). Node
+ * offers no collection without `--expose-gc`: the flag is set for the
+ * moment it takes to fetch `gc` from a fresh context (as test runners that look for leaks
+ * do), unless the application was started with it.
+ */
+const collectGarbage = Effect.sync(() => {
+  const exposed = (globalThis as { gc?: () => void }).gc
+  if (exposed !== undefined) return exposed()
+  setFlagsFromString("--expose-gc")
+  try {
+    ;(runInNewContext("gc") as () => void)()
+  } finally {
+    setFlagsFromString("--no-expose-gc")
+  }
+})
+
+const collectAfterCreating = Layer.effectDiscard(Effect.gen(function*() {
+  if ((yield* Migrations).applied.length > 0) yield* collectGarbage
+}))
+
 export const layerPgliteInstance = (db: PGlite) =>
-  Signals.layerInProcess.pipe(Layer.provideMerge(withMigrations(
-    PgClient.layer({ stream: pgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
-  )), Layer.merge(notePoolMax(1)))
+  Signals.layerInProcess.pipe(
+    Layer.provideMerge(collectAfterCreating.pipe(Layer.provideMerge(withMigrations(
+      PgClient.layer({ stream: pgliteStream(db), username: "postgres", database: "postgres", maxConnections: 1 })
+    )))),
+    Layer.merge(notePoolMax(1))
+  )
 
 export const layerPglite = (source: PgliteSource) =>
   Layer.unwrap(Effect.map(openPglite(source), layerPgliteInstance))
