@@ -8,13 +8,17 @@
  *   JavaScript with its types stripped here beforehand: a loader (tsx, or Node's own type
  *   stripping, a WebAssembly compiler) would add tens of MB to the bare side;
  * - embedded (PGlite, the default): ours against a bare node process that opens the same
- *   data folder with the same PGlite options (the extensions the migrations need) and
- *   answers one query, then waits.
+ *   data folder with the extensions the migrations need and answers one query, then waits;
+ *   once with PGlite's default settings (the goal's reference) and once with the start
+ *   parameters the engine gives PGlite (its smaller shared buffers), which isolates what
+ *   the engine itself adds. Then the same on a new folder each time: the first start of
+ *   all, where PGlite runs initdb and ours the migrations too.
  *
- * Each process is started alone, `/proc/PID/status` is polled while it starts, and after
- * it is ready and has settled for BENCH_MEMORY_SETTLE_S seconds (default 10) its VmRSS is
- * the idle figure and its VmHWM (the most it was ever resident) the peak. Rounds alternate
- * ours and the reference (BENCH_MEMORY_ROUNDS, default 3); each ratio is of medians.
+ * Each process is started alone; once it is ready and has settled for
+ * BENCH_MEMORY_SETTLE_S seconds (default 10), `/proc/PID/status` gives its VmRSS, the idle
+ * figure, and its VmHWM, the most it was ever resident: the peak, which comes while it
+ * starts. Rounds alternate ours and the bare processes (BENCH_MEMORY_ROUNDS, default 3);
+ * each ratio is of medians.
  * BENCH_POSTGRES_URL names the server (default the tests' one); BENCH_SKIP_PGLITE=1 and
  * BENCH_SKIP_POSTGRES=1 leave a database out.
  */
@@ -148,7 +152,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent"
 const startParams = JSON.parse(process.argv[2])
 const db = await PGlite.create({ dataDir: process.argv[1], extensions: { unaccent }, ...(startParams === null ? {} : { startParams }) })
-await db.query("SELECT count(*) FROM messages")
+await db.query("SELECT count(*) FROM pg_class")
 console.log("PGLITE_READY")
 process.on("SIGTERM", () => db.close().then(() => process.exit(0)))
 setInterval(() => {}, 1 << 30)
@@ -220,6 +224,22 @@ export const benchMemory = async (): Promise<ReadonlyArray<Pair>> => {
         () => referencePglite(dir, null),
         () => referencePglite(dir, Database.pgliteStartParams())
       ))
+      // The first start of all, on a folder that does not exist yet: PGlite runs initdb and
+      // ours the migrations too. Each process gets a new folder, removed after it.
+      const fresh = (run: (folder: string) => Promise<Sample>) => async () => {
+        const folder = join(dir, "new")
+        try {
+          return await run(folder)
+        } finally {
+          rmSync(folder, { recursive: true, force: true })
+        }
+      }
+      pairs.push(await rounds(
+        "embedded, new folder",
+        fresh((folder) => ours({ INBOX_DATA_DIR: folder })),
+        fresh((folder) => referencePglite(folder, null)),
+        fresh((folder) => referencePglite(folder, Database.pgliteStartParams()))
+      ))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -245,7 +265,7 @@ export const memorySection = (pairs: ReadonlyArray<Pair>) => {
   })
   const loads = pairs.flatMap((p) => p.loads)
   return [
-    `Resident memory of \`inboxctl serve\` (the compiled bundle) idle ${SETTLE_MS / 1000} s after \`/health\` first answers, and its peak (VmHWM) from start to then, against a bare process on the same storage: on PostgreSQL the HTTP benchmark's bare server (node:http + \`pg\`, bench/reference.ts as plain JavaScript, after its first query); on the embedded default a bare node process that opens the same PGlite folder with the extensions the migrations need and answers one query, once with PGlite's default settings (the reference of the goal) and once with the start parameters the engine gives PGlite (db/Database.ts \`pgliteStartParams\`: shared buffers of \`INBOX_EMBEDDED_SHARED_BUFFERS\`, 32 MB), which shows what the engine itself adds. ${ROUNDS} rounds, each process alone in turn; median (range), MiB; ratios of medians, ours to the first bare row. Goals (issue 29): on PostgreSQL idle at most 2× the bare server; embedded at most 1.1× the bare PGlite process, idle and peak.`,
+    `Resident memory of \`inboxctl serve\` (the compiled bundle) idle ${SETTLE_MS / 1000} s after \`/health\` first answers, and its peak (VmHWM) from start to then, against a bare process on the same storage: on PostgreSQL the HTTP benchmark's bare server (node:http + \`pg\`, bench/reference.ts as plain JavaScript, after its first query); on the embedded default a bare node process that opens the same PGlite folder with the extensions the migrations need and answers one query (a reopened folder; then, "new folder", the first start of all, where PGlite runs initdb and ours the migrations too), once with PGlite's default settings (the reference of the goal) and once with the start parameters the engine gives PGlite (db/Database.ts \`pgliteStartParams\`: shared buffers of \`INBOX_EMBEDDED_SHARED_BUFFERS\`, 32 MB), which shows what the engine itself adds. ${ROUNDS} rounds, each process alone in turn; median (range), MiB; ratios of medians, ours to the first bare row. Goals (issue 29): on PostgreSQL idle at most 2× the bare server; embedded at most 1.1× the bare PGlite process, idle and peak.`,
     "",
     "| process | idle MiB | peak MiB | idle ratio | peak ratio |",
     "|---|---:|---:|---:|---:|",
