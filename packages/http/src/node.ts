@@ -30,6 +30,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { makeDirectPath } from "./direct.ts"
+import { makeDirectWebSocket } from "./websocket.ts"
 
 export interface NodeServerOptions {
   readonly headersTimeoutSeconds: number
@@ -195,7 +196,8 @@ export const makeNodeServer = (
   options: NodeServerOptions,
   requestId: () => string,
   direct?: (request: IncomingMessage, response: ServerResponse) => boolean,
-  hooks: DrainHooks = {}
+  hooks: DrainHooks = {},
+  webSocket?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean
 ): Server => {
   const requestTimeout = Math.max(1, options.requestTimeoutSeconds) * 1000
   const server = createServer({
@@ -215,9 +217,15 @@ export const makeNodeServer = (
       const response = args[1] as ServerResponse
       if (drain.refused(response)) return true
       if (event === "request" && direct?.(args[0] as IncomingMessage, response) === true) return true
-    } else if (event === "upgrade" && drain.draining()) {
-      (args[1] as Duplex).end(rawResponse(SHUTTING_DOWN, requestId()))
-      return true
+    } else if (event === "upgrade") {
+      const [request, socket, head] = args as [IncomingMessage, Socket, Buffer]
+      if (drain.draining()) {
+        socket.end(rawResponse(SHUTTING_DOWN, requestId()))
+        return true
+      }
+      if (request.headers.upgrade?.toLowerCase() === "websocket") upgradedWebSocket(socket)
+      // The WebSocket's own path (websocket.ts) takes its upgrades instead of Effect's adapter.
+      if (webSocket?.(request, socket, head) === true) return true
     }
     return emit(event, ...args)
   }) as Server["emit"]
@@ -247,14 +255,13 @@ export const makeNodeServer = (
     }
     socket.end(rawResponse(refusalFor(error.code, options), requestId()))
   })
-  server.on("upgrade", (request: IncomingMessage, socket: Socket) => {
-    if (request.headers.upgrade?.toLowerCase() !== "websocket") return
-    if (!upgraded.has(socket)) {
-      upgraded.add(socket)
-      httpSockets--
-    }
+  // A WebSocket leaves HTTP's count and is pinged while it lives.
+  const upgradedWebSocket = (socket: Socket) => {
+    if (upgraded.has(socket)) return
+    upgraded.add(socket)
+    httpSockets--
     heartbeat(socket, options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
-  })
+  }
   return server
 }
 
@@ -266,9 +273,10 @@ export const layerNodeServer = (
   Layer.unwrap(Effect.gen(function*() {
     const engine = yield* Engine
     const direct = yield* makeDirectPath
+    const webSocket = yield* makeDirectWebSocket
     const log = Effect.runForkWith(yield* Effect.context<never>())
     const hooks: DrainHooks = {
       onDrain: (inFlight) => void log(Effect.logInfo("HTTP server closed to new requests").pipe(Effect.annotateLogs({ requests_in_flight: inFlight })))
     }
-    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(engine.requestId), direct.listener, hooks), listen)
+    return NodeHttpServer.layer(() => makeNodeServer(options, () => Effect.runSync(engine.requestId), direct.listener, hooks, webSocket.upgrade), listen)
   }))
