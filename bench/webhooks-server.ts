@@ -12,7 +12,7 @@
  * - `{"cmd":"worker","on":true|false}`: starts the production job worker (Jobs.layerWorker,
  *   which delivers the webhooks) or stops it (its drain, as at shutdown). Answers
  *   `WORKER {"at": epoch ms}` once done, so a backlog can be recorded and then released.
- * - `{"cmd":"memory"}`: answers `MEMORY {rss}` after a garbage collection (run node with
+^ * - `{"cmd":"memory"}`: answers `MEMORY {rss, heapUsed, external, arrayBuffers}` after a garbage collection (run node with
  *   --expose-gc), for the WebSocket benchmark's memory per connection.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -124,7 +124,8 @@ const control = Layer.effectDiscard(Effect.gen(function*() {
     if (c.cmd === "record") yield* record(c)
     else if (c.cmd === "memory") {
       ;(globalThis as { gc?: () => void }).gc?.()
-      yield* say(`MEMORY ${JSON.stringify({ rss: process.memoryUsage().rss })}`)
+      const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage()
+      yield* say(`MEMORY ${JSON.stringify({ rss, heapUsed, external, arrayBuffers })}`)
     } else {
       if (c.on === true && worker === undefined) {
         worker = yield* Scope.make()

@@ -383,38 +383,99 @@ export const webhooksSection = (figures: ReadonlyArray<WebhookFigures>): string 
 // ---------------------------------------------------------------------------------------
 // WebSocket fan-out
 
-const SUBSCRIBERS = Number(process.env["BENCH_WS_SUBSCRIBERS"] ?? "10000")
-const WS_ROUNDS = Number(process.env["BENCH_WS_ROUNDS"] ?? "5")
+const SUBSCRIBERS = Number(process.env["BENCH_WS_SUBSCRIBERS"] ?? "1000")
+const WS_ROUNDS = Number(process.env["BENCH_WS_ROUNDS"] ?? "3")
+const WS_RATE = Number(process.env["BENCH_WS_RATE"] ?? "20")
+const WS_SECONDS = Number(process.env["BENCH_WS_SECONDS"] ?? "10")
+const WS_SECRET = "bench-inbound-secret"
 
 interface FanOut {
+  /** Frames received, of events × subscribers. */
   readonly received: number
   readonly p50: number
   readonly p99: number
+  /** Per event, the time until its last subscriber had it; p99 over events. */
+  readonly allP99: number
 }
 
 export interface WebSocketFigures {
   readonly storage: string
   readonly subscribers: number
-  readonly rounds: ReadonlyArray<{ readonly ours: FanOut; readonly reference: FanOut; readonly load: number }>
-  /** Server RSS growth per connection, bytes (after a garbage collection). */
-  readonly bytesPerConnection: { readonly ours: number; readonly reference: number }
+  readonly rounds: ReadonlyArray<{
+    readonly ours: FanOut
+    readonly reference: FanOut
+    /** Inbound posts that made ours' events: sent, and refused or reset. */
+    readonly posts: { readonly sent: number; readonly failed: number }
+    readonly load: number
+  }>
+  /** Server RSS growth per connection, bytes (after a garbage collection); heap growth beside it. */
+  readonly bytesPerConnection: { readonly ours: number; readonly reference: number; readonly oursHeap: number; readonly referenceHeap: number }
 }
 
-const fanOut = async (clients: Child): Promise<FanOut> => {
-  clients.send({ cmd: "collect" })
-  const { received, latencies } = await clients.next<{ received: number; latencies: Array<number> }>("FRAMES")
-  latencies.sort((a, b) => a - b)
-  return { received, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
+/** Asks the subscribers to collect `n` events each; the answer comes once they have them (or time is up). */
+const collect = (clients: Child, n: number) => {
+  clients.send({ cmd: "collect", n })
+  return clients.next<{ received: number; latencies: Array<number>; lastByEvent: Array<number> }>("FRAMES").then(({ received, latencies, lastByEvent }): FanOut => {
+    latencies.sort((a, b) => a - b)
+    lastByEvent.sort((a, b) => a - b)
+    return { received, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), allP99: percentile(lastByEvent, 0.99) }
+  })
 }
 
-const rss = async (child: Child) => {
+const memory = async (child: Child) => {
   child.send({ cmd: "memory" })
-  return (await child.next<{ rss: number }>("MEMORY")).rss
+  return await child.next<{ rss: number; heapUsed: number }>("MEMORY")
+}
+
+/** A short inbound message with its own Message-ID: one `message.received` event each. */
+const inboundMail = (to: string, i: number) =>
+  [
+    "From: Customer <customer@example.com>",
+    `To: ${to}`,
+    `Subject: Order #${10000 + i}: question about delivery`,
+    `Message-ID: <ws-bench-${Date.now()}-${i}@example.com>`,
+    `Date: ${new Date().toUTCString()}`,
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "Hello, I ordered last week and would like to know when the parcel will arrive. Thanks!",
+    ""
+  ].join("\r\n")
+
+/**
+ * `n` inbound posts to `/inbound/raw`, `rate` a second, each sent at its time whatever the
+ * ones before it are doing. Counts the posts refused or reset: with subscribers holding as
+ * many connections as HTTP's cap, none may be (the WebSockets have a cap of their own).
+ */
+const postInbound = async (base: string, to: string, n: number, rate: number) => {
+  const start = Date.now()
+  let failed = 0
+  await Promise.all(Array.from({ length: n }, async (_, i) => {
+    const wait = start + (i * 1000) / rate - Date.now()
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    try {
+      const res = await fetch(`${base}/inbound/raw?to=${encodeURIComponent(to)}`, {
+        method: "POST",
+        headers: { "x-inbound-secret": WS_SECRET, "content-type": "message/rfc822" },
+        body: inboundMail(to, i)
+      })
+      await res.arrayBuffer()
+      if (!res.ok) failed++
+    } catch {
+      failed++
+    }
+  }))
+  return { sent: n, failed }
 }
 
 const benchSockets = async (storage: string, env: Record<string, string>): Promise<WebSocketFigures> => {
   const port = PORT + 10
-  const ours = await startEventsServer({ ...env, INBOX_MAX_CONNECTIONS: String(SUBSCRIBERS + 1000) }, port, ["--expose-gc"])
+  // HTTP keeps its default cap (1,000 connections) while the subscribers hold as many of their own.
+  const ours = await startEventsServer({
+    ...env,
+    INBOX_MAX_WEBSOCKETS: String(SUBSCRIBERS),
+    INBOX_MAX_WEBSOCKETS_PER_KEY: String(SUBSCRIBERS),
+    INBOX_INBOUND_SECRET: WS_SECRET
+  }, port, ["--expose-gc"])
   const reference = spawnChild("bench/reference-ws.ts", { REF_PORT: String(port + 1) }, ["--expose-gc"])
   const children: Array<Child> = []
   try {
@@ -426,41 +487,48 @@ const benchSockets = async (storage: string, env: Record<string, string>): Promi
       if (connected !== SUBSCRIBERS) throw new Error(`only ${connected} subscribers connected`)
       return clients
     }
-    const before = await rss(ours.child)
+    const to = (await ours.post("/v0/inboxes", {}))["email"] as string
+    const before = await memory(ours.child)
     const oursClients = await connect(`ws://127.0.0.1:${port}/v0/websocket?api_key=${ours.key}`, JSON.stringify({ type: "subscribe", event_types: ["message.received"] }))
-    const after = await rss(ours.child)
-    const refBefore = await rss(reference)
+    const after = await memory(ours.child)
+    const refBefore = await memory(reference)
     const refClients = await connect(`ws://127.0.0.1:${port + 1}`, JSON.stringify({ type: "subscribe" }))
-    const refAfter = await rss(reference)
-    console.error(`websocket ${storage}: ${SUBSCRIBERS} subscribers each; RSS ours ${before} -> ${after}, reference ${refBefore} -> ${refAfter}`)
-    const publish = async () => {
-      ours.child.send({ cmd: "record", n: 1, rate: 0, ...ours.target })
-      await ours.child.next("RECORDED")
-    }
-    // Warm-up: one event each, unmeasured; our first frame is the reference's template.
-    await publish()
-    await fanOut(oursClients)
+    const refAfter = await memory(reference)
+    console.error(`websocket ${storage}: ${SUBSCRIBERS} subscribers each; RSS ours ${before.rss} -> ${after.rss}, reference ${refBefore.rss} -> ${refAfter.rss}`)
+    // Warm-up, unmeasured: one event each; our first frame is the reference's template.
+    const warm = collect(oursClients, 1)
+    await postInbound(ours.base, to, 1, WS_RATE)
+    await warm
     oursClients.send({ cmd: "sample" })
     const { text } = await oursClients.next<{ text: string }>("SAMPLE")
+    const refWarm = collect(refClients, 1)
     reference.send({ cmd: "publish", body: text })
     await reference.next("PUBLISHED")
-    await fanOut(refClients)
+    await refWarm
+    const n = WS_RATE * WS_SECONDS
     const rounds: Array<WebSocketFigures["rounds"][number]> = []
     for (let r = 0; r < WS_ROUNDS; r++) {
       const load = loadavg()[0]!
-      await publish()
-      const a = await fanOut(oursClients)
-      reference.send({ cmd: "publish", body: text })
+      const oursFrames = collect(oursClients, n)
+      const posts = await postInbound(ours.base, to, n, WS_RATE)
+      const a = await oursFrames
+      const refFrames = collect(refClients, n)
+      reference.send({ cmd: "paced", body: text, n, rate: WS_RATE })
       await reference.next("PUBLISHED")
-      const b = await fanOut(refClients)
-      console.error(`websocket ${storage} round ${r + 1}: ours ${a.received} frames p50 ${a.p50} p99 ${a.p99} ms; reference ${b.received} frames p50 ${b.p50} p99 ${b.p99} ms; load ${load.toFixed(2)}`)
-      rounds.push({ ours: a, reference: b, load })
+      const b = await refFrames
+      console.error(`websocket ${storage} round ${r + 1}: ${n} events at ${WS_RATE}/s; ours ${a.received} frames p50 ${a.p50} p99 ${a.p99} ms, all reached p99 ${a.allP99} ms (${posts.failed} of ${posts.sent} posts failed); reference ${b.received} frames p50 ${b.p50} p99 ${b.p99} ms, all reached p99 ${b.allP99} ms; load ${load.toFixed(2)}`)
+      rounds.push({ ours: a, reference: b, posts, load })
     }
     return {
       storage,
       subscribers: SUBSCRIBERS,
       rounds,
-      bytesPerConnection: { ours: Math.round((after - before) / SUBSCRIBERS), reference: Math.round((refAfter - refBefore) / SUBSCRIBERS) }
+      bytesPerConnection: {
+        ours: Math.round((after.rss - before.rss) / SUBSCRIBERS),
+        reference: Math.round((refAfter.rss - refBefore.rss) / SUBSCRIBERS),
+        oursHeap: Math.round((after.heapUsed - before.heapUsed) / SUBSCRIBERS),
+        referenceHeap: Math.round((refAfter.heapUsed - refBefore.heapUsed) / SUBSCRIBERS)
+      }
     }
   } finally {
     for (const c of children) await stop(c.process)
@@ -471,24 +539,30 @@ const benchSockets = async (storage: string, env: Record<string, string>): Promi
 
 export const benchWebSocket = () => onBoth("inbox_bench_websocket", benchSockets)
 
+const kib = (bytes: number) => (bytes / 1024).toFixed(1)
+
 export const webSocketSection = (figures: ReadonlyArray<WebSocketFigures>): string => {
+  const n = WS_RATE * WS_SECONDS
   const lines = [
     `Machine: ${machine()}; ${new Date().toISOString().slice(0, 10)}.`,
     "",
-    `WebSocket fan-out (issue 8): ${SUBSCRIBERS.toLocaleString("en-US")} subscribers connected to \`/v0/websocket\` with the \`ws\` client from a separate process (bench/ws-clients.ts), each subscribed to \`message.received\`; one event recorded by the server (Events.record in its own transaction), then every subscriber's frame timed from the event's \`created_at\` (taken before its transaction commits) to its arrival; p50/p99 across subscribers, one event per round. Memory per connection: the server's RSS after a garbage collection, before and after the subscribers connected, divided by their number. The reference (bench/reference-ws.ts) is a bare \`ws\` server broadcasting the same envelope (serialised once, \`created_at\` stamped when it is sent) to the same number of clients of the same kind, interleaved round by round. Goal: p99 under 50 ms.`,
+    `WebSocket fan-out (issue 29): ${SUBSCRIBERS.toLocaleString("en-US")} subscribers connected to \`/v0/websocket\` with the \`ws\` client from a separate process (bench/ws-clients.ts), each subscribed to \`message.received\`; ${n} inbound messages posted to \`/inbound/raw\` at ${WS_RATE} a second (each at its time, whatever the ones before are doing), each stored and its event sent to every subscriber. A frame is timed from its envelope's \`created_at\` (taken in the delivery's transaction, before it commits) to its arrival: p50/p99 over every frame, and per event the time until its last subscriber had it (p99 over events). The reference (bench/reference-ws.ts) is a bare \`ws\` server broadcasting the same envelope (serialised once, \`created_at\` stamped when it is sent) ${n} times at the same rate to the same number of clients of the same kind, interleaved round by round. The server keeps its default HTTP cap (INBOX_MAX_CONNECTIONS 1,000) with INBOX_MAX_WEBSOCKETS and _PER_KEY at the number of subscribers: a post refused or reset is counted. Memory per connection: the server's RSS after a garbage collection, before and after the subscribers connected, divided by their number (heap growth beside it). Goals: p99 at most 1.2× the reference's in the same run, memory per connection at most 2× the reference's, no post lost.`,
     ""
   ]
   for (const f of figures) {
     lines.push(`### ${f.storage}`, "")
-    lines.push("| round | load (1 min) | ours frames | ours p50 / p99 ms | reference frames | reference p50 / p99 ms |", "|---|---|---|---|---|---|")
+    lines.push("| round | load (1 min) | ours frames | ours p50 / p99 ms | ours all reached p99 ms | reference frames | reference p50 / p99 ms | reference all reached p99 ms | p99 ratio | posts failed |", "|---|---|---|---|---|---|---|---|---|---|")
     f.rounds.forEach((r, i) =>
-      lines.push(`| ${i + 1} | ${r.load.toFixed(2)} | ${r.ours.received.toLocaleString("en-US")} | ${r.ours.p50} / ${r.ours.p99} | ${r.reference.received.toLocaleString("en-US")} | ${r.reference.p50} / ${r.reference.p99} |`)
+      lines.push(`| ${i + 1} | ${r.load.toFixed(2)} | ${r.ours.received.toLocaleString("en-US")} | ${r.ours.p50} / ${r.ours.p99} | ${r.ours.allP99} | ${r.reference.received.toLocaleString("en-US")} | ${r.reference.p50} / ${r.reference.p99} | ${r.reference.allP99} | ${ratio(r.ours.p99, r.reference.p99)} | ${r.posts.failed} of ${r.posts.sent} |`)
     )
     const p99 = median(f.rounds.map((r) => r.ours.p99))
     const refP99 = median(f.rounds.map((r) => r.reference.p99))
+    const p99Ratio = median(f.rounds.map((r) => ratio(r.ours.p99, r.reference.p99)))
+    const memRatio = ratio(f.bytesPerConnection.ours, f.bytesPerConnection.reference)
+    const failed = f.rounds.reduce((sum, r) => sum + r.posts.failed, 0)
     lines.push(
       "",
-      `Median: **p50 ${median(f.rounds.map((r) => r.ours.p50))} ms, p99 ${p99} ms** (reference ${median(f.rounds.map((r) => r.reference.p50))} / ${refP99} ms, p99 ratio ${ratio(p99, refP99)}). Memory: **${(f.bytesPerConnection.ours / 1024).toFixed(1)} KiB per connection** (reference ${(f.bytesPerConnection.reference / 1024).toFixed(1)} KiB). Goal ${p99 < 50 ? "met" : "not met"}.`,
+      `Median: **p50 ${median(f.rounds.map((r) => r.ours.p50))} ms, p99 ${p99} ms** (reference ${median(f.rounds.map((r) => r.reference.p50))} / ${refP99} ms), **p99 ratio ${p99Ratio}** (median of the rounds' ratios); all subscribers reached p99 ${median(f.rounds.map((r) => r.ours.allP99))} ms (reference ${median(f.rounds.map((r) => r.reference.allP99))} ms). Memory: **${kib(f.bytesPerConnection.ours)} KiB per connection** (reference ${kib(f.bytesPerConnection.reference)} KiB, ratio ${memRatio}; heap ${kib(f.bytesPerConnection.oursHeap)} against ${kib(f.bytesPerConnection.referenceHeap)} KiB). Posts failed: ${failed}. Goal ${p99Ratio <= 1.2 && memRatio <= 2 && failed === 0 ? "met" : "not met"}.`,
       ""
     )
   }
