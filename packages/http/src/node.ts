@@ -60,33 +60,57 @@ export const WS_PING_INTERVAL_SECONDS = 30
 /** A WebSocket ping frame from a server: FIN + opcode 0x9, unmasked, no payload. */
 const PING_FRAME = Buffer.from([0x89, 0x00])
 
+/** What the heartbeat last saw of one socket. */
+interface Beat {
+  read: number
+  written: number
+  pinged: boolean
+}
+
 /**
- * Pings an upgraded socket when it has been quiet for an interval, destroys it when it
+ * Pings each upgraded socket when it has been quiet for an interval, destroys it when it
  * stayed quiet after a ping. Progress is read from the socket's byte counters, so no
- * listener competes with `ws` for the data.
+ * listener competes with `ws` for the data. One timer walks every socket (a timer and its
+ * closures per socket cost memory per connection); a socket is checked one to two intervals
+ * after it was last heard, so a peer that never answers is gone within three.
  */
-const heartbeat = (socket: Socket, intervalMs: number) => {
-  let readAtLastTick = socket.bytesRead
-  let writtenAtLastTick = socket.bytesWritten
-  let pinged = false
-  const timer = setInterval(() => {
-    // Nothing written yet: the 101 has not gone out, and a frame before it would corrupt the handshake.
-    if (socket.destroyed || socket.bytesWritten === 0) return
-    const heard = socket.bytesRead !== readAtLastTick
-    if (pinged && !heard) {
-      socket.destroy()
-      return
+const heartbeat = (intervalMs: number) => {
+  const beats = new Map<Socket, Beat>()
+  let timer: ReturnType<typeof setInterval> | undefined
+  const sweep = () => {
+    for (const [socket, beat] of beats) {
+      if (socket.destroyed) {
+        beats.delete(socket)
+        continue
+      }
+      // Nothing written yet: the 101 has not gone out, and a frame before it would corrupt the handshake.
+      if (socket.bytesWritten === 0) continue
+      const heard = socket.bytesRead !== beat.read
+      if (beat.pinged && !heard) {
+        beats.delete(socket)
+        socket.destroy()
+        continue
+      }
+      beat.pinged = false
+      if (!heard || socket.bytesWritten === beat.written) {
+        socket.write(PING_FRAME)
+        beat.pinged = !heard
+      }
+      beat.read = socket.bytesRead
+      beat.written = socket.bytesWritten
     }
-    pinged = false
-    if (!heard || socket.bytesWritten === writtenAtLastTick) {
-      socket.write(PING_FRAME)
-      pinged = !heard
+    if (beats.size === 0) {
+      clearInterval(timer)
+      timer = undefined
     }
-    readAtLastTick = socket.bytesRead
-    writtenAtLastTick = socket.bytesWritten
-  }, intervalMs)
-  timer.unref()
-  socket.once("close", () => clearInterval(timer))
+  }
+  return (socket: Socket) => {
+    beats.set(socket, { read: socket.bytesRead, written: socket.bytesWritten, pinged: false })
+    if (timer === undefined) {
+      timer = setInterval(sweep, intervalMs)
+      timer.unref()
+    }
+  }
 }
 
 /** The options from INBOX_HEADERS_TIMEOUT, INBOX_REQUEST_TIMEOUT and INBOX_MAX_CONNECTIONS. */
@@ -256,11 +280,12 @@ export const makeNodeServer = (
     socket.end(rawResponse(refusalFor(error.code, options), requestId()))
   })
   // A WebSocket leaves HTTP's count and is pinged while it lives.
+  const beat = heartbeat(options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
   const upgradedWebSocket = (socket: Socket) => {
     if (upgraded.has(socket)) return
     upgraded.add(socket)
     httpSockets--
-    heartbeat(socket, options.pingIntervalMs ?? WS_PING_INTERVAL_SECONDS * 1000)
+    beat(socket)
   }
   return server
 }

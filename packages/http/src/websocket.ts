@@ -183,19 +183,21 @@ class LiveSocket implements LiveHandlers {
   /** Replies to the client's frames go out in the order the frames came. */
   private replies: Promise<void> | undefined
   constructor(private readonly socket: Duplex) {}
-  readonly close = (code: number, reason: string) => {
+  close(code: number, reason: string) {
     if (this.closing) return
     this.closing = true
     this.ws?.close(code, reason)
   }
-  readonly deliver = (frame: string) => {
+  deliver(frame: string) {
     if (this.closing || this.ws === undefined) return
     if ((this.socket as { readonly writableLength?: number }).writableLength! > WS_BUFFER_BYTES) {
       return this.close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
     }
     this.ws.send(frame)
   }
-  readonly keyEnded = () => this.close(KEY_ENDED_CLOSE, "the API key was revoked or changed")
+  keyEnded() {
+    this.close(KEY_ENDED_CLOSE, "the API key was revoked or changed")
+  }
   /** A frame from the client, answered by `reply` (core's subscribe) in order. */
   received(reply: () => Promise<string>) {
     const send = () =>
@@ -205,6 +207,9 @@ class LiveSocket implements LiveHandlers {
     this.replies = this.replies === undefined ? send() : this.replies.then(send)
   }
 }
+
+/** Errors of an upgraded socket: a protocol error closes it, and "close" follows. */
+const ignore = () => {}
 
 /**
  * The WebSocket on Node's upgrade event (node.ts): `upgrade(request, socket, head)` is true
@@ -229,9 +234,8 @@ export const makeDirectWebSocket = Effect.gen(function*() {
     Effect.gen(function*() {
       const live = new LiveSocket(socket)
       const scope = yield* Scope.make()
-      const end = () => void runFork(Scope.close(scope, Exit.void))
-      if (socket.destroyed) end()
-      else socket.once("close", end)
+      if (socket.destroyed) runFork(Scope.close(scope, Exit.void))
+      else socket.once("close", () => void runFork(Scope.close(scope, Exit.void)))
       const connecting = yield* connectLive(engine, principal).pipe(
         Effect.tap((c) => "cap" in c ? Effect.void : c.start(live)),
         Scope.provide(scope),
@@ -242,7 +246,7 @@ export const makeDirectWebSocket = Effect.gen(function*() {
 
   const upgraded = (ws: WebSocket, live: LiveSocket, connecting: LiveConnection | ListenRefused) => {
     live.ws = ws
-    ws.on("error", () => {}) // a protocol error closes the socket; "close" follows
+    ws.on("error", ignore)
     if ("cap" in connecting) return live.close(...capClose(connecting))
     ws.on("message", (data: Buffer) => {
       const text = data.toString("utf8")

@@ -131,6 +131,31 @@ export interface EngineApi {
   readonly backup: (options: Backup.BackupOptions) => Effect.Effect<Backup.Manifest, Backup.OperatingError>
 }
 
+/** A live connection (Engine's live.connect): its subscription, and the handlers it was started with. */
+class Connection implements LiveConnection {
+  /** Nothing is delivered before the connection subscribes, nor before it starts. */
+  subscription: Subscription | undefined
+  handlers: LiveHandlers | undefined
+  constructor(
+    private readonly principal: Principal,
+    private readonly keyCache: KeyCache["Service"],
+    private readonly decide: (frame: string) => Effect.Effect<{ readonly subscription?: Subscription; readonly reply: ServerFrame }>
+  ) {}
+  start(handlers: LiveHandlers) {
+    return Effect.suspend(() => {
+      this.handlers = handlers
+      // A key revoked while its connection is open ends the connection, as it ends its requests.
+      return this.keyCache.watch(this.principal, () => handlers.keyEnded())
+    })
+  }
+  subscribe(frame: string) {
+    return Effect.map(this.decide(frame), ({ reply, subscription }) => {
+      if (subscription !== undefined) this.subscription = subscription
+      return reply
+    })
+  }
+}
+
 export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine") {
   /** The facade over the services in context. */
   static readonly make = Effect.gen(function*() {
@@ -170,26 +195,14 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
       })) as Effect.Effect<OutputOf<N>, ApiError>
     }
 
+    // A connection is one object with its methods on the prototype: an embedding server
+    // holds thousands, and closures made per connection cost memory each.
     const connect = (principal: Principal) =>
       Effect.gen(function*() {
         if (!holds(principal, "message_read")) return yield* missingPermission("message_read")
-        let subscription: Subscription | undefined
-        // Nothing is delivered before the connection subscribes, nor before it starts.
-        let deliver: (frame: string) => void = () => {}
-        yield* live.listen(principal, () => subscription, (frame) => deliver(frame))
-        return {
-          start: (handlers: LiveHandlers) =>
-            Effect.suspend(() => {
-              deliver = handlers.deliver
-              // A key revoked while its connection is open ends the connection, as it ends its requests.
-              return keyCache.watch(principal, handlers.keyEnded)
-            }),
-          subscribe: (frame: string) =>
-            Effect.map(provide(live.subscribe(principal, frame)), ({ reply, subscription: next }) => {
-              if (next !== undefined) subscription = next
-              return reply
-            })
-        } satisfies LiveConnection
+        const connection = new Connection(principal, keyCache, (frame) => provide(live.subscribe(principal, frame)))
+        yield* live.listen(principal, () => connection.subscription, (frame) => connection.handlers?.deliver(frame))
+        return connection satisfies LiveConnection
       })
 
     const admit = (credential: Credential, callContext: CallContext) => provide(admitMember(credential, { stateChanging: true }, callContext))

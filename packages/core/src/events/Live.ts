@@ -61,6 +61,13 @@ interface LiveEvent {
   readonly frame: string
 }
 
+/** A listening connection: who it is, its current subscription, where its frames go. */
+interface Listener {
+  readonly principal: Principal
+  readonly current: () => Subscription | undefined
+  readonly deliver: (frame: string) => void
+}
+
 const decodeFrame = Schema.decodeUnknownEffect(Schema.fromJsonString(SubscribeFrame))
 
 /** A connection refused by the caps: `server` (the process holds its maximum) or `key` (the key holds its own). */
@@ -95,7 +102,8 @@ export class LiveEvents extends Context.Service<LiveEvents, {
     // The connections listening now. With none, a signalled batch is not read at all: an
     // event nobody listens to costs no query (one more statement per delivery otherwise),
     // and whoever subscribes later catches up through the events list, as after any absence.
-    const listeners = new Set<(event: LiveEvent) => void>()
+    // Each a plain record, no closure of its own: a process may hold thousands.
+    const listeners = new Set<Listener>()
     const perHolder = new Map<string, number>()
     // One read per batch of signalled ids, whatever the number of connections.
     yield* Effect.gen(function*() {
@@ -106,7 +114,10 @@ export class LiveEvents extends Context.Service<LiveEvents, {
       for (const row of [...rows].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))) {
         // Serialised once here, not once per connection.
         const event = { row, frame: JSON.stringify(toEnvelope(row)) }
-        for (const listener of listeners) listener(event)
+        for (const listener of listeners) {
+          const subscription = listener.current()
+          if (subscription !== undefined && wants(listener.principal, subscription, event.row)) listener.deliver(event.frame)
+        }
       }
     }).pipe(
       Effect.catchCause((cause) => Effect.logWarning("reading live events failed", cause)),
@@ -157,10 +168,7 @@ export class LiveEvents extends Context.Service<LiveEvents, {
             const held = perHolder.get(holder) ?? 0
             if (listeners.size >= settings.maxWebSockets) return Effect.fail(new ListenRefused({ cap: "server", limit: settings.maxWebSockets }))
             if (held >= settings.maxWebSocketsPerKey) return Effect.fail(new ListenRefused({ cap: "key", limit: settings.maxWebSocketsPerKey }))
-            const listener = (event: LiveEvent) => {
-              const subscription = current()
-              if (subscription !== undefined && wants(principal, subscription, event.row)) deliver(event.frame)
-            }
+            const listener: Listener = { principal, current, deliver }
             listeners.add(listener)
             perHolder.set(holder, held + 1)
             return Effect.succeed({ listener, holder })
