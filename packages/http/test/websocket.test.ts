@@ -132,6 +132,15 @@ for (const storage of storages()) {
           yield* client.next((f) => f.type === "subscribed")
         }).pipe(Effect.scoped))
 
+      it.effect("a client frame larger than 1 MiB closes the connection with 1009 (message too big)", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const client = yield* connect(w.url, { key: w.key })
+          const closed = Effect.promise(() => new Promise<number>((resolve) => client.ws.once("close", (code) => resolve(code))))
+          client.send(" ".repeat(1024 * 1024 + 1))
+          assert.strictEqual(yield* closed, 1009)
+        }).pipe(Effect.scoped))
+
       it.effect("a subscription with pod_ids gets the events of those pods only", () =>
         Effect.gen(function*() {
           const w = yield* setUp
