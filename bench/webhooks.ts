@@ -16,6 +16,9 @@
  * Env: BENCH_WEBHOOK_EVENTS (10,000 per backlog), BENCH_WEBHOOK_RATE (1,000/s),
  * BENCH_WEBHOOK_SECONDS (5, paced), BENCH_WEBHOOK_ROUNDS (3), BENCH_POSTGRES_URL,
  * BENCH_SKIP_PGLITE=1.
+ *
+ * The WebSocket fan-out (`pnpm bench websocket`, below): BENCH_WS_SUBSCRIBERS (1,000),
+ * inbound posts at BENCH_WS_RATE (20/s) for BENCH_WS_SECONDS (10) a round, BENCH_WS_ROUNDS (3).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
