@@ -8,7 +8,7 @@
  * row of the thread list, or the thread's messages. A script installed before the page's own
  * (addInitScript) watches the DOM and records `performance.now()` then, so no polling delay
  * is counted; the dashboard's code is not changed for the bench. The load includes the HTML,
- * its ES modules, `GET /auth/me` and the page's /v0 calls.
+ * its script, `GET /auth/me` and the page's /v0 calls.
  *
  * The reference, interleaved with ours round by round, is the bare time for the same browser
  * to fetch the same JSON the page fetches on a first load (`fetch` in the page, nothing
@@ -53,7 +53,7 @@ export interface DashboardResult {
 }
 
 // Runs in the page before its scripts: note when the first thread row or message appears,
-// and when app.js marks the route drawn.
+// and when main.tsx marks the route drawn.
 const WATCH = `
   window.__rendered = undefined
   window.__drawn = undefined
@@ -66,7 +66,7 @@ const WATCH = `
   }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-route"] })
 `
 
-/** Every other page of the navigation, timed to the moment its route is drawn (body[data-route], app.js). */
+/** Every other page of the navigation, timed to the moment its route is drawn (body[data-route], main.tsx). */
 const OTHER_PAGES: ReadonlyArray<readonly [string, string]> = [
   ["overview", "#/"], ["inboxes", "#/inboxes"], ["pods", "#/pods"], ["compose", "#/compose"], ["drafts", "#/drafts"],
   ["lists", "#/lists"], ["suppressions", "#/suppressions"], ["webhooks", "#/webhooks"], ["domains", "#/domains"],
@@ -214,7 +214,7 @@ export const dashboardSection = (r: DashboardResult) => {
     row(`inbox (first page of ${r.threads} threads)`, r.inbox),
     row(`thread (${r.threadMessages} messages)`, r.thread),
     "",
-    `Every other page of the navigation, on the same data, timed from the navigation's start until its route is drawn with its data (app.js marks \`body[data-route]\`), ${r.rounds} rounds after 3 warm-up rounds:`,
+    `Every other page of the navigation, on the same data, timed from the navigation's start until its route is drawn with its data (main.tsx marks \`body[data-route]\`), ${r.rounds} rounds after 3 warm-up rounds:`,
     "",
     "| page | load p50 | load p90 | load max | under 200 ms |",
     "|---|---|---|---|---|",

@@ -73,6 +73,14 @@ install_deps() {
     tail -n 15 "$log" | sed 's/^/  | /' >&2
     setup_failed "installing the dependencies (pnpm install --frozen-lockfile)" "check that the npm registry is reachable; if pnpm says the lockfile is out of date, run pnpm install and commit pnpm-lock.yaml; if node_modules is damaged, delete it (rm -rf node_modules packages/*/node_modules) and run this again."
   fi
+  # The dashboard's page is built (packages/dashboard: its API types from the OpenAPI document,
+  # then Vite): the server serves the build, and the type check reads the generated types.
+  if [ "$status" -eq 0 ] && ! (cd "$ROOT" && pnpm -s --filter @inbox/dashboard build </dev/null >"$log" 2>&1); then
+    status=1
+    echo "setup: building the dashboard said:" >&2
+    tail -n 15 "$log" | sed 's/^/  | /' >&2
+    setup_failed "building the dashboard (pnpm --filter @inbox/dashboard build)" "correct the error above (a type the OpenAPI document no longer has, a bad import in packages/dashboard/src), then run this again."
+  fi
   rm -f "$log"
   return "$status"
 }

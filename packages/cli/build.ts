@@ -92,7 +92,7 @@ const result = await build({
   logLevel: "warning"
 })
 cpSync(join(core, "db", "migrations"), join(dist, "migrations"), { recursive: true })
-cpSync(join(here, "..", "http", "src", "dashboard"), join(dist, "dashboard"), { recursive: true })
+cpSync(join(here, "..", "dashboard", "dist"), join(dist, "dashboard"), { recursive: true })
 
 /** The inputs of an output file and of every output it imports statically. */
 const staticInputs = (meta: Metafile, output: string, seen = new Set<string>()): ReadonlySet<string> => {

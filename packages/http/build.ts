@@ -1,7 +1,7 @@
 /**
  * Builds the published @inbox/http (scripts/build-library.ts says how): the entry point "."
- * and the dashboard's files in dist/dashboard, which dashboard.ts serves from beside itself.
- * qrcode-generator is found by path (its ES module file is served to the browser as it is).
+ * and the dashboard's built files (packages/dashboard/dist, Vite's output) in dist/dashboard,
+ * which dashboard.ts serves from beside itself.
  *
  * Bundled, as core is: one file for the server's twenty modules, resolved once at start.
  */
@@ -11,6 +11,5 @@ import { buildLibrary } from "../../scripts/build-library.ts"
 await buildLibrary({
   dir: fileURLToPath(new URL(".", import.meta.url)),
   entries: { index: "src/index.ts" },
-  copy: { "src/dashboard": "dashboard" },
-  located: ["qrcode-generator"]
+  copy: { "../dashboard/dist": "dashboard" }
 })

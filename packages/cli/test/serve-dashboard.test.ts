@@ -21,7 +21,7 @@ describe("inboxctl serve", { timeout: 120_000 }, () => {
     try {
       const page = await fetch(`${url}/`)
       assert.strictEqual(page.status, 200)
-      assert.include(await page.text(), "/dashboard/app.js")
+      assert.match(await page.text(), /src="\/dashboard\/index-[\w-]+\.js"/)
     } finally {
       server.kill("SIGTERM")
     }

@@ -1,17 +1,15 @@
 /**
  * The browser dashboard: a page at `/` and its few static files under `/dashboard/`, a
- * single-page client that calls /auth and /v0 with the session cookie (README "Dashboard").
- * The files need no build step (plain ES modules), so they are read once when this module
- * loads and served from memory: start stays fast and nothing is compiled at run time.
+ * single-page client that calls /auth and /v0 with the session cookie (docs/dashboard.md).
+ * The files are packages/dashboard's build (Vite's output), read once when this module loads
+ * and served from memory: start stays fast and nothing is compiled at run time.
  *
  * Every answer carries a Content-Security-Policy that allows only this origin's scripts and
  * styles, connections to this origin (fetch and the /v0/websocket), and `frame-src 'self'`
  * for the sandboxed frame that shows HTML mail from a `srcdoc` document.
  */
 import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { errorResponse } from "./respond.ts"
@@ -34,42 +32,43 @@ const CSP = [
 const TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
-  mjs: "text/javascript; charset=utf-8",
-  css: "text/css; charset=utf-8"
+  css: "text/css; charset=utf-8",
+  svg: "image/svg+xml",
+  png: "image/png"
 }
 
-const FILES = ["index.html", "app.js", "dom.js", "scope.js", "auth.js", "mail.js", "pods.js", "policy.js", "webhooks.js", "org.js", "charts.js", "app.css"] as const
+// Vite's output (packages/dashboard, `pnpm --filter @inbox/dashboard build`, which install_deps
+// runs): beside this module in the built packages (dist/dashboard/, copied by
+// packages/http/build.ts and packages/cli/build.ts), else the dashboard package's dist/ in
+// the sources.
+const directory = [new URL("./dashboard/", import.meta.url), new URL("../../dashboard/dist/", import.meta.url)]
+  .find((dir) => existsSync(new URL("index.html", dir)))
 
-// Beside this module in the sources (src/dashboard/) and beside the bundle in the built
-// package (dist/dashboard/, copied by packages/cli/build.ts).
-const load = (name: string) => readFileSync(new URL(`./dashboard/${name}`, import.meta.url))
+/** The dashboard's files by name, read once; none when it was not built (the page says so). */
+const files: ReadonlyMap<string, Uint8Array> = new Map(directory === undefined ? [] :
+  readdirSync(directory).map((name) => [name, readFileSync(new URL(name, directory))] as const))
 
-// The QR encoder for the two-step setup page is the `qrcode-generator` package's own ES
-// module, read from node_modules as installed (a dependency of this package and of inboxctl):
-// vendored at start, never built or copied into the sources. Its `require` entry is the UMD
-// file; the ES module sits beside it.
-const qrcodeModule = () =>
-  readFileSync(join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs"))
-
-/** The dashboard's files by name, read once. */
-const files: ReadonlyMap<string, Uint8Array> = new Map([
-  ...FILES.map((name) => [name, load(name)] as const),
-  ["qrcode.mjs", qrcodeModule()] as const
-])
-
-// `no-cache` with an ETag: the browser asks again on each load (a new server version is
-// seen at once) and an unchanged file costs a 304 with no body.
+// Every file but index.html is named by a hash of its content: a browser keeps it for a year
+// and asks nothing. index.html is `no-cache` with an ETag: a new server version is seen at
+// once, and an unchanged page costs a 304 with no body.
 const etags: ReadonlyMap<string, string> = new Map(
   [...files].map(([name, body]) => [name, `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`])
 )
 
+const notBuilt = new NotFound({
+  message: "The dashboard was not built.",
+  fix: "Run `pnpm --filter @inbox/dashboard build` (install_deps in scripts/env.sh does), then start the server again."
+})
+
 const serve = (name: string) => Effect.gen(function*() {
   const body = files.get(name)
   const etag = etags.get(name)
-  if (body === undefined || etag === undefined) return errorResponse(new NotFound({ message: "No such dashboard file.", fix: "Open the dashboard at /." }))
+  if (body === undefined || etag === undefined) {
+    return errorResponse(files.size === 0 ? notBuilt : new NotFound({ message: "No such dashboard file.", fix: "Open the dashboard at /." }))
+  }
   const headers = {
     "content-security-policy": CSP,
-    "cache-control": "no-cache",
+    "cache-control": name === "index.html" ? "no-cache" : "public, max-age=31536000, immutable",
     etag,
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY"

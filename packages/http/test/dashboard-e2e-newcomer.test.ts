@@ -10,6 +10,7 @@
  */
 import { BlobStores, Egress, Engine, Ids, Organizations } from "@inbox/core/internal"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
+import AxeBuilder from "@axe-core/playwright"
 import { CapturedMail, chromiumPath, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter } from "effect/http"
@@ -583,4 +584,219 @@ describe("A new person in the dashboard (Chromium)", () => {
     await shot(page, "inline-image")
     await context.close()
   }, 60_000)
+})
+
+/** axe-core's serious and critical violations on the page as it is now, one line each. */
+const accessibilityProblems = async (page: Page) => {
+  const result = await new AxeBuilder({ page }).analyze()
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`)
+}
+
+describe("The mail client and console's feel (Chromium)", () => {
+  it("the Dark theme toggle turns the page dark and back, and the choice stays after a reload", async () => {
+    const context = await browser.newContext({ colorScheme: "light" })
+    const page = await context.newPage()
+    await signIn(page, await theOwner())
+    const brightness = async () => {
+      const [r = 0, g = 0, b = 0] = ((await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).match(/\d+/g) ?? []).map(Number)
+      return (r + g + b) / 3
+    }
+    const toggle = page.getByRole("button", { name: "Dark theme" })
+    assert.strictEqual(await toggle.getAttribute("aria-pressed"), "false")
+    assert.isAbove(await brightness(), 200, "light, as the system prefers")
+    await toggle.click()
+    assert.strictEqual(await toggle.getAttribute("aria-pressed"), "true")
+    assert.isBelow(await brightness(), 60, "dark once chosen")
+    await page.reload()
+    await explained(page, page.getByRole("heading", { name: "Overview" }))
+    assert.isBelow(await brightness(), 60, "still dark after a reload")
+    await page.getByRole("button", { name: "Dark theme" }).click()
+    assert.isAbove(await brightness(), 200, "light again")
+    await context.close()
+  }, 60_000)
+
+  it("the sidebar lists Inbox, Sent, Drafts, Scheduled, Archived, Spam, Blocked, Trash and All mail, marks the current one, and All mail lists an archived thread", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `views${emails++}`)
+    await deliver(address, mail(address, "Kept in All mail", "Archived, still in All mail."))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    const views = page.getByRole("navigation", { name: "Views" })
+    const names = await views.getByRole("link").allTextContents()
+    assert.deepStrictEqual(names, ["Inbox", "Sent", "Drafts", "Scheduled", "Archived", "Spam", "Blocked", "Trash", "All mail"])
+    assert.strictEqual(await views.getByRole("link", { name: "Inbox" }).getAttribute("aria-current"), "page")
+    await page.getByRole("link", { name: "Kept in All mail" }).click()
+    await page.getByRole("button", { name: "Archive" }).click()
+    await explained(page, page.getByText("Inbox: no mail yet."))
+    await views.getByRole("link", { name: "All mail" }).click()
+    await explained(page, page.getByRole("link", { name: "Kept in All mail" }))
+    assert.strictEqual(await views.getByRole("link", { name: "All mail" }).getAttribute("aria-current"), "page")
+    await views.getByRole("link", { name: "Blocked" }).click()
+    await explained(page, page.getByText("Nothing in Blocked."))
+    await context.close()
+  }, 60_000)
+
+  it("keyboard shortcuts: ? lists them, / goes to the search box, j and Enter open a thread, r replies, e archives it and # trashes another", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `keys${emails++}`)
+    await deliver(address, mail(address, "First by keyboard", "One."))
+    await deliver(address, mail(address, "Second by keyboard", "Two."))
+    const inbox = `${url}/#/inbox/${encodeURIComponent(address)}`
+    await page.goto(inbox)
+    await explained(page, page.getByRole("link", { name: "Second by keyboard" }))
+    await page.keyboard.press("?")
+    const help = page.getByRole("dialog", { name: "Keyboard shortcuts" })
+    await explained(page, help)
+    assert.include(await help.textContent(), "Archive the open thread")
+    await shot(page, "shortcuts")
+    await page.keyboard.press("Escape")
+    await help.waitFor({ state: "detached" })
+    await page.keyboard.press("/")
+    assert.strictEqual(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name), "q")
+    await page.locator("main h1").click()
+    await page.keyboard.press("j")
+    await page.keyboard.press("j")
+    await page.keyboard.press("Enter")
+    await explained(page, page.getByRole("heading", { name: "First by keyboard" }))
+    await page.keyboard.press("r")
+    await explained(page, page.getByRole("heading", { name: "Reply" }))
+    await page.goBack()
+    await explained(page, page.getByRole("group", { name: "Thread actions" }))
+    await page.keyboard.press("e")
+    await explained(page, page.getByText("Archived: it is in Archived."))
+    await page.keyboard.press("j")
+    await page.keyboard.press("o")
+    await explained(page, page.getByRole("heading", { name: "Second by keyboard" }))
+    await page.keyboard.press("#")
+    await explained(page, page.getByText("Moved to the Trash."))
+    await explained(page, page.getByText("Inbox: no mail yet."))
+    await context.close()
+  }, 60_000)
+
+  it("bulk triage: a click selects a thread, a shift-click the range to it, and Archive archives the three selected; Mark read on all marks each read", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `bulk${emails++}`)
+    for (const n of [1, 2, 3, 4]) await deliver(address, mail(address, `Bulk ${n}`, `Number ${n}.`))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await explained(page, page.getByRole("link", { name: "Bulk 1" }))
+    const actions = page.getByRole("group", { name: "Selected threads" })
+    assert.isTrue(await actions.getByRole("button", { name: "Archive" }).isDisabled(), "nothing selected, nothing to do")
+    // Newest first: Bulk 4, 3, 2, 1. A click on 3, a shift-click on 1: 3, 2 and 1.
+    await page.getByRole("checkbox", { name: "Select Bulk 3" }).click()
+    await page.getByRole("checkbox", { name: "Select Bulk 1" }).click({ modifiers: ["Shift"] })
+    await explained(page, actions.getByText("3 selected"))
+    assert.isTrue(await page.getByRole("checkbox", { name: "Select Bulk 2" }).isChecked())
+    assert.isFalse(await page.getByRole("checkbox", { name: "Select Bulk 4" }).isChecked())
+    await shot(page, "bulk-selection")
+    await actions.getByRole("button", { name: "Archive" }).click()
+    await explained(page, page.getByText("Archive: 3 threads."))
+    await explained(page, page.getByText("Inbox: threads 1–1, newest first."))
+    assert.deepStrictEqual(await page.locator("#threads tbody a").allTextContents(), ["Bulk 4"])
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Archived" }).click()
+    await explained(page, page.getByRole("link", { name: "Bulk 1" }))
+    assert.strictEqual(await page.locator("#threads tbody tr.unread").count(), 3, "never opened: unread")
+    await page.getByRole("checkbox", { name: "Select all" }).check()
+    await actions.getByRole("button", { name: "Mark read" }).click()
+    await explained(page, page.getByText("Mark read: 3 threads."))
+    assert.strictEqual(await page.locator("#threads tbody tr.unread").count(), 0)
+    await context.close()
+  }, 60_000)
+
+  it("compose keeps what is typed as a draft: after leaving the page it is filled again, the inbox's Drafts lists it, and sending (with Bcc) deletes it", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `keep${emails++}`)
+    const compose = `${url}/#/compose/${encodeURIComponent(address)}`
+    await page.goto(compose)
+    await page.getByLabel("To (comma-separated)").fill("ann@example.org")
+    await page.getByLabel("Subject").fill("Kept while typing")
+    await page.getByLabel("Message").fill("Half a thought")
+    await explained(page, page.getByRole("status").filter({ hasText: /^Draft saved at/ }))
+    await page.getByLabel("Message").fill("Half a thought, and the rest")
+    // Leaving at once, before the pause after typing: saved on the way out.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Overview" }).click()
+    await explained(page, page.getByRole("heading", { name: "Overview" }))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Drafts" }).click()
+    await explained(page, page.getByRole("link", { name: "Kept while typing" }))
+    await page.goto(compose)
+    await explained(page, page.getByText("Your unsent text was kept as a draft."))
+    assert.strictEqual(await page.getByLabel("Message").inputValue(), "Half a thought, and the rest")
+    assert.strictEqual(await page.getByLabel("To (comma-separated)").inputValue(), "ann@example.org")
+    await page.getByLabel("Bcc (not shown to the others)").fill("bea@example.org")
+    await page.getByRole("button", { name: "Send" }).click()
+    await explained(page, page.getByRole("group", { name: "Thread actions" }))
+    const sent = await page.evaluate((inbox) => fetch(`/v0/inboxes/${encodeURIComponent(inbox)}/messages?labels=sent`).then((r) => r.json()), address) as { messages: Array<{ bcc?: Array<string> }> }
+    assert.deepStrictEqual(sent.messages[0]?.bcc, ["bea@example.org"])
+    await page.goto(`${url}/#/drafts?inbox=${encodeURIComponent(address)}`)
+    await explained(page, page.getByText("No drafts."))
+    await context.close()
+  }, 60_000)
+
+  it("an inbox's Mail app settings page shows its IMAP and SMTP servers, or says the server does not offer them", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `settings${emails++}`)
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Mail app settings" }).click()
+    const offered = await page.evaluate((inbox) => fetch(`/v0/inboxes/${encodeURIComponent(inbox)}/client-settings`).then((r) => r.status), address)
+    if (offered === 404) await explained(page, page.getByText("This server does not offer IMAP and SMTP settings for an inbox."))
+    else {
+      await explained(page, page.getByRole("heading", { name: /^Mail app settings · / }))
+      await explained(page, page.getByRole("heading", { name: "IMAP (reading)" }))
+    }
+    await page.getByRole("link", { name: "← Back to the inbox" }).click()
+    await explained(page, page.getByRole("navigation", { name: "Views" }))
+    await context.close()
+  }, 60_000)
+
+  it("a skip link is the first stop of the keyboard and moves focus to the page; the menu marks the current page", async () => {
+    const { context, page } = await owner()
+    await page.goto(`${url}/#/webhooks`)
+    await explained(page, page.getByRole("heading", { level: 1, name: "Webhooks" }))
+    const skip = page.getByRole("link", { name: "Skip to content" })
+    // First in the keyboard's order: the first control of the document.
+    assert.isTrue(await skip.evaluate((el) => el === document.querySelector("a[href], button, input, select, textarea")))
+    await skip.focus()
+    assert.isTrue(await skip.isVisible(), "shown once focused")
+    await page.keyboard.press("Enter")
+    assert.strictEqual(await page.evaluate(() => document.activeElement?.id), "main")
+    assert.strictEqual(page.url().split("#")[1], "/webhooks", "the skip link does not change the page")
+    const menu = page.getByRole("navigation", { name: "Main" })
+    assert.strictEqual(await menu.getByRole("link", { name: "Webhooks" }).getAttribute("aria-current"), "page")
+    assert.isNull(await menu.getByRole("link", { name: "Domains" }).getAttribute("aria-current"))
+    await context.close()
+  }, 60_000)
+
+  it("every page has no serious or critical accessibility violation (axe-core), signed out and in, light and dark", async () => {
+    const problems: Array<string> = []
+    const check = async (page: Page, name: string) => {
+      for (const line of await accessibilityProblems(page)) problems.push(`${name}: ${line}`)
+    }
+    const out = await browser.newContext()
+    const guest = await out.newPage()
+    for (const [hash, heading] of [["#/sign-in", "Sign in"], ["#/sign-up", "Sign up"], ["#/forgot", "Reset your password"]] as const) {
+      await guest.goto(`${url}/${hash}`)
+      await explained(guest, guest.getByRole("heading", { name: heading }))
+      await check(guest, hash)
+    }
+    await out.close()
+    const { context, page } = await owner()
+    const address = await createInbox(page, `axe${emails++}`)
+    await deliver(address, mail(address, "Checked by axe", "Hello.", "Cc: Bea <bea@example.org>\r\n"))
+    const pages = ["#/", "#/inboxes", "#/pods", "#/compose", "#/drafts", "#/lists", "#/suppressions", "#/webhooks", "#/domains", "#/api-keys",
+      "#/metrics", "#/billing", "#/members", "#/security", `#/inbox/${encodeURIComponent(address)}`]
+    for (const dark of [false, true]) {
+      await page.emulateMedia({ colorScheme: dark ? "dark" : "light" })
+      for (const hash of pages) {
+        await page.goto(`${url}/${hash}`)
+        // The page marks the route drawn, its data included (main.tsx).
+        await explained(page, page.locator(`body[data-route="${hash}"] main h1`))
+        await check(page, `${hash}${dark ? " (dark)" : ""}`)
+      }
+      await page.getByRole("link", { name: "Checked by axe" }).click()
+      await explained(page, page.getByRole("group", { name: "Thread actions" }))
+      await check(page, `thread${dark ? " (dark)" : ""}`)
+    }
+    await context.close()
+    assert.deepStrictEqual(problems, [])
+  }, 180_000)
 })

@@ -4,8 +4,8 @@
 // its inboxes and to its own lists, webhooks, domains and metrics (the scoped pages of
 // scope.js). The API refuses to delete a pod that still has inboxes (409 pod_not_empty) and
 // the default pod (403 pod_protected): the page shows its answer in its words with the fix.
-import { api, button, enc, field, form, h, notice, page, problem, table, when } from "/dashboard/dom.js"
-import { scopeApi, scopePicker } from "/dashboard/scope.js"
+import { api, button, enc, field, form, h, notice, page, problem, table, when } from "./dom.js"
+import { scopeApi, scopePicker } from "./scope.js"
 
 /** A pod's pages, each at the pod's scope (`#/pod/ID/...`). */
 const POD_PAGES = [["inboxes", "Inboxes"], ["lists", "Lists"], ["webhooks", "Webhooks"], ["domains", "Domains"], ["metrics", "Metrics"]]

@@ -1,8 +1,8 @@
 // The send and receive policy pages: allow and block lists at the organization's, a pod's or
 // an inbox's scope (spec: Allow and block lists), and suppressions, the addresses that
 // bounced or complained, which the API lists page by page and lets the user delete.
-import { api, button, enc, field, form, go, h, notice, page, table, when } from "/dashboard/dom.js"
-import { scopeApi, scopeHash, scopePicker } from "/dashboard/scope.js"
+import { api, button, enc, field, form, go, h, notice, page, table, when } from "./dom.js"
+import { scopeApi, scopeHash, scopePicker } from "./scope.js"
 
 // ---------- allow and block lists ----------
 

@@ -3,15 +3,18 @@
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
 // only in a sandboxed frame without scripts, with its own CSP that blocks remote images
 // until the reader allows them; every other text from mail goes in as text nodes.
-import { api, button, enc, field, fieldProblem, flash, form, go, h, list, notice, page, prefetch, select, session, table, when } from "/dashboard/dom.js"
+import { keepAsDraft, suggestRecipients } from "./compose.ts"
+import { drawThreads, loadThreads, PAGE_SIZE } from "./threads.tsx"
+import { $, api, button, enc, field, fieldProblem, flash, form, go, h, list, notice, page, prefetch, select, session, table, when } from "./dom.js"
 
 /**
  * The views of an inbox: each a label the thread list filters on (spec: Thread lists take
  * `labels`; spam and trash are hidden labels, shown only when asked for).
  */
-export const VIEWS = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"], ["archived", "Archived", "archived"], ["spam", "Spam", "spam"], ["trash", "Trash", "trash"]]
+export const VIEWS = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"],
+  ["archived", "Archived", "archived"], ["spam", "Spam", "spam"], ["blocked", "Blocked", "blocked"], ["trash", "Trash", "trash"], ["all", "All mail", null]]
+/** The label a view lists: undefined for the Inbox (every thread not archived), null for All mail (every thread but the hidden ones). */
 const viewLabel = (view) => VIEWS.find(([v]) => v === view)?.[2]
-const PAGE_SIZE = 50
 
 /** The address of an inbox's view with its state (`q`, `page`, `at`), so a search or a page can be linked, reloaded and gone back to. */
 export const inboxHash = (inboxId, view, state = {}) => {
@@ -20,14 +23,13 @@ export const inboxHash = (inboxId, view, state = {}) => {
   return `#/inbox/${enc(inboxId)}${view && view !== "inbox" ? `/${enc(view)}` : ""}${query ? `?${query}` : ""}`
 }
 
-/** The API path of a view's threads: a page of the list, or a search (restricted to the view's label). */
+/** The API path of a view's threads (as threads.tsx asks it), for the first load's prefetch. */
 const threadsPath = (inboxId, view, q, token) => {
   const label = viewLabel(view)
   const base = `/v0/inboxes/${enc(inboxId)}/threads`
   const page = token ? `&page_token=${enc(token)}` : ""
   if (q) return `${base}/search?q=${enc(label ? `label:${label} ${q}` : q)}&limit=${PAGE_SIZE}${page}`
-  // The Inbox is every thread not archived (Archive adds the label `archived` to the thread).
-  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : "&exclude_labels=archived"}${page}`
+  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : label === null ? "" : "&exclude_labels=archived"}${page}`
 }
 
 /** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
@@ -35,9 +37,6 @@ export const prefetchPage = (name, [inboxId, second], params) => {
   if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, second, params?.get("q"), params?.get("page")))
   if (name === "thread" && inboxId && second) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(second)}`)
 }
-
-/** Labels the list does not show as chips: every received message has `received`, and unread rows are bold. */
-const SYSTEM_LABELS = new Set(["received", "unread"])
 
 /** Labels that belong to the service (spec: Labels): they cannot be added or removed. */
 const FIXED_LABELS = new Set(["received", "sent", "draft", "scheduled"])
@@ -48,16 +47,6 @@ export const closeSocket = () => { socket?.close(); socket = null }
 /** The service's labels in words (spec: Labels seen); a person's own labels are shown as they wrote them. */
 export const LABEL_WORDS = { received: "Received", sent: "Sent", spam: "Spam", trash: "Trash", archived: "Archived", draft: "Draft", scheduled: "Scheduled", blocked: "Blocked", unauthenticated: "Unverified sender" }
 export const labelWords = (l) => LABEL_WORDS[l] ?? l
-const labelChips = (labels) => (labels ?? []).filter((l) => !SYSTEM_LABELS.has(l)).map((l) => h("span", { className: "label" }, labelWords(l)))
-
-const threadRows = (inboxId, threads) =>
-  h("table", { "aria-label": "Threads" }, h("thead", {}, h("tr", {}, h("th", {}, "From"), h("th", {}, "Subject"), h("th", {}, "Date"), h("th", {}, "Labels"))),
-    h("tbody", {}, threads.map((t) => h("tr", { className: t.labels?.includes("unread") ? "unread" : "" },
-      h("td", {}, (t.senders ?? []).join(", ")),
-      h("td", {}, h("a", { href: `#/thread/${enc(inboxId)}/${enc(t.thread_id)}` }, t.subject || "(no subject)"), h("div", { className: "muted" }, t.preview ?? "")),
-      h("td", {}, new Date(t.timestamp).toLocaleString()),
-      h("td", {}, labelChips(t.labels))))))
-
 /** Subscribes to this inbox's events; `onEvent` gets each event frame. */
 const live = (inboxId, onEvent) => {
   closeSocket()
@@ -67,8 +56,13 @@ const live = (inboxId, onEvent) => {
 }
 
 /** The inbox's views as a sidebar of links, the current one marked. */
-const viewNav = (inboxId, view) => h("nav", { "aria-label": "Views", className: "views" },
-  VIEWS.map(([v, text]) => h("a", { href: inboxHash(inboxId, v), "aria-current": v === view ? "page" : null }, text)))
+const viewNav = (inboxId, view) => {
+  const link = ([v, text]) => h("a", { href: inboxHash(inboxId, v), "aria-current": v === view ? "page" : null }, text)
+  // Drafts are not mail of a thread (the drafts API keeps them): these two open the inbox's drafts.
+  return h("nav", { "aria-label": "Views", className: "views" }, VIEWS.slice(0, 2).map(link),
+    h("a", { href: `#/drafts?inbox=${enc(inboxId)}` }, "Drafts"), h("a", { href: `#/drafts?inbox=${enc(inboxId)}&scheduled=1` }, "Scheduled"),
+    VIEWS.slice(2).map(link))
+}
 
 /**
  * An inbox's view: its threads newest first, page by page ("Older" follows the API's
@@ -78,18 +72,20 @@ const viewNav = (inboxId, view) => h("nav", { "aria-label": "Views", className: 
  * at, so a note offers the newest mail instead.
  */
 export const inbox = async (inboxId, view = "inbox", params = new URLSearchParams()) => {
-  if (!viewLabel(view) && view !== "inbox") view = "inbox"
+  if (!VIEWS.some(([v]) => v === view)) view = "inbox"
   const q = params.get("q")?.trim() || undefined
   const token = params.get("page") || undefined
   const at = Math.max(1, Number(params.get("at")) || 1)
-  const path = threadsPath(inboxId, view, q, token)
-  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), api("GET", path, undefined, { quiet: true }).catch((err) => err)])
+  const load = () => loadThreads(inboxId, viewLabel(view), q, token)
+  const [box, data] = await Promise.all([api("GET", `/v0/inboxes/${enc(inboxId)}`), load().catch((err) => err)])
   const failed = data instanceof Error ? data : null
   const threads = failed ? [] : data.threads
   const own = `#/inbox/${enc(box.inbox_id)}`
   const viewName = VIEWS.find(([v]) => v === view)[1]
   const status = h("p", { role: "status", className: "muted", "data-testid": "threads-status" })
-  const rows = h("div", { id: "threads" }, threads.length ? threadRows(inboxId, threads) : null)
+  const rows = h("div", { id: "threads" })
+  const redraw = () => drawThreads(rows, { inboxId, threads, labelWords, changed: (note) => { flash(note); go(location.hash) } })
+  redraw()
   const searchField = field("Search (query language, e.g. from:alice subject:invoice is:unread)", { name: "q", type: "search", value: q ?? "" })
   const describe = () => {
     if (failed) return ""
@@ -101,7 +97,8 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   const next = failed ? undefined : data.next_page_token
   page(`${viewName} · ${box.email ?? inboxId}`,
     h("nav", { "aria-label": "This inbox", className: "tabs" }, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose"),
-      h("a", { href: `${own}/lists` }, "This inbox's lists"), h("a", { href: `${own}/webhooks` }, "This inbox's webhooks"), h("a", { href: `${own}/metrics` }, "This inbox's metrics")),
+      h("a", { href: `${own}/lists` }, "This inbox's lists"), h("a", { href: `${own}/webhooks` }, "This inbox's webhooks"), h("a", { href: `${own}/metrics` }, "This inbox's metrics"),
+      h("a", { href: `#/mail-settings/${enc(box.inbox_id)}` }, "Mail app settings")),
     h("div", { className: "mailbox" },
       viewNav(inboxId, view),
       h("div", { className: "mailbox-list" },
@@ -118,9 +115,9 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
       status.replaceChildren(describe(), " New mail arrived: ", h("a", { href: inboxHash(inboxId, view) }, `show the newest in ${viewName}`), ".")
       return
     }
-    const fresh = await api("GET", path)
+    const fresh = await load()
     threads.splice(0, threads.length, ...fresh.threads)
-    rows.replaceChildren(threadRows(inboxId, threads))
+    redraw()
     status.textContent = describe()
   })
 }
@@ -324,6 +321,7 @@ export const compose = async (inboxId, mode, messageId) => {
       recipients.cc.length ? [h("dt", {}, "Cc"), h("dd", { "data-testid": "reply-cc" }, recipients.cc.join(", "))] : null) : null,
     answering ? field("Add recipients (Cc, comma-separated)", { name: "cc" }) : field("To (comma-separated)", { name: "to", required: true }),
     mode ? [] : field("Cc", { name: "cc" }),
+    field("Bcc (not shown to the others)", { name: "bcc" }),
     field("Subject", { name: "subject", value: subject }),
     field("Message", { name: "text", multiline: true, required: true }),
     quote ? [h("label", { className: "check" }, h("input", { type: "checkbox", name: "quote", checked: true }), "Include the original, quoted"),
@@ -332,8 +330,10 @@ export const compose = async (inboxId, mode, messageId) => {
     h("label", { for: "files" }, "Attachments"), h("input", { id: "files", type: "file", name: "files", multiple: true })
   ].flat(2).filter(Boolean)
   const title = mode === "reply" ? "Reply" : mode === "reply-all" ? "Reply all" : mode === "forward" ? "Forward" : "Compose"
+  let keeper = null
   page(title, form(title, fields, "Send", async (v, el) => {
     const target = inboxId ?? v.inbox_id
+    keeper?.sending()
     const attachments = await Promise.all([...el.querySelector("#files").files].map(async (f) => ({
       filename: f.name, content_type: f.type || "application/octet-stream", content: await base64Of(f)
     })))
@@ -341,12 +341,22 @@ export const compose = async (inboxId, mode, messageId) => {
     const body = { text, ...(attachments.length ? { attachments } : {}) }
     if (v.to) body.to = list(v.to)
     if (v.cc) body.cc = list(v.cc)
+    if (v.bcc) body.bcc = list(v.bcc)
     if (v.subject && v.subject !== subject) body.subject = v.subject
     else if (!mode && v.subject) body.subject = v.subject
     const base = `/v0/inboxes/${enc(target)}/messages`
-    const sent = await api("POST", mode ? `${base}/${enc(messageId)}/${mode}` : `${base}/send`, body)
+    const sent = await api("POST", mode ? `${base}/${enc(messageId)}/${mode}` : `${base}/send`, body).catch((err) => { keeper?.failed(); throw err })
+    await keeper?.sent()
     go(`#/thread/${enc(target)}/${enc(sent.thread_id)}`)
   }, { busy: "Sending…" }))
+  const formEl = $("main").querySelector("form")
+  const inboxOf = () => inboxId ?? formEl.elements.namedItem("inbox_id")?.value
+  suggestRecipients(formEl, inboxOf, ["to", "cc", "bcc"])
+  // Forward has no draft form in the API (a draft answers with reply_to_message_id only).
+  if (mode !== "forward") {
+    keeper = await keepAsDraft(formEl, `${inboxId ?? ""}/${mode ?? "new"}/${messageId ?? ""}`, inboxOf,
+      answering ? { message_id: messageId, all: mode === "reply-all" } : undefined)
+  }
 }
 
 // ---------- drafts and scheduled sends ----------
@@ -374,22 +384,27 @@ const draftBody = (v, clearing) => {
 const sendDraft = async (d) => { const sent = await api("POST", `${draftPath(d)}/send`, {}); go(`#/thread/${enc(d.inbox_id)}/${enc(sent.thread_id)}`) }
 const status = (d) => d.send_status === "scheduled" ? `scheduled for ${when(d.send_at)}` : d.send_status ?? "draft"
 
-export const drafts = async () => {
+export const drafts = async (params = new URLSearchParams()) => {
+  // An inbox's drafts (its sidebar's Drafts), or only those scheduled (Scheduled); else every draft.
+  const inboxId = params.get("inbox")
+  const scheduled = params.get("scheduled") === "1"
   // Both at once: the inbox choice of the form does not depend on the drafts.
-  const [data, choice] = await Promise.all([api("GET", "/v0/drafts"), inboxChoice("Inbox")])
-  page("Drafts",
+  const [all, choice] = await Promise.all([api("GET", inboxId ? `/v0/inboxes/${enc(inboxId)}/drafts` : "/v0/drafts"), inboxChoice("Inbox")])
+  const data = { ...all, drafts: scheduled ? all.drafts.filter((d) => d.send_status === "scheduled") : all.drafts }
+  page(scheduled ? "Scheduled" : "Drafts",
+    inboxId ? h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")) : null,
     h("h2", {}, "New draft"),
     form("New draft", [...choice, ...draftFields()], "Save draft", async (v) => {
       await api("POST", `/v0/inboxes/${enc(v.inbox_id)}/drafts`, draftBody(v, false))
-      drafts()
+      drafts(params)
     }),
     h("h2", {}, "Drafts and scheduled sends"),
     data.drafts.length === 0 ? h("p", { className: "muted" }, "No drafts.") : table("Drafts", ["Subject", "To", "Inbox", "Status", "Actions"], data.drafts.map((d) => [
       h("a", { href: `#/draft/${enc(d.inbox_id)}/${enc(d.draft_id)}` }, d.subject || "(no subject)"),
       (d.to ?? []).join(", "), d.inbox_id, status(d),
-      [d.send_status === "scheduled" ? button("Unschedule", async () => { await api("PATCH", draftPath(d), { send_at: null }); drafts() }, { "aria-label": `Unschedule ${d.subject ?? d.draft_id}` }) : null,
-        button("Send now", () => sendDraft(d), { "aria-label": `Send ${d.subject ?? d.draft_id} now` }),
-        button("Delete", async () => { await api("DELETE", draftPath(d)); drafts() }, { "aria-label": `Delete draft ${d.subject ?? d.draft_id}` })]
+      [d.send_status === "scheduled" ? button("Unschedule", async () => { await api("PATCH", draftPath(d), { send_at: null }); drafts(params) }, { "aria-label": `Unschedule ${d.subject ?? d.draft_id}` }) : null,
+        button("Send now", () => sendDraft(d), { "aria-label": `Send now: ${d.subject ?? d.draft_id}` }),
+        button("Delete", async () => { await api("DELETE", draftPath(d)); drafts(params) }, { "aria-label": `Delete draft ${d.subject ?? d.draft_id}` })]
     ])))
 }
 

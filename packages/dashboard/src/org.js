@@ -3,9 +3,9 @@
 // or an inbox, with an optional permission list; the secret shown once with a copy button;
 // revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a pod or
 // an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
-import { bars, sparkline } from "/dashboard/charts.js"
-import { $, api, button, enc, field, form, go, h, list, notice, page, plainWords, problem, secretOnce, select, showError, table, when } from "/dashboard/dom.js"
-import { ORGANIZATION, parseScope, scopeApi, scopeHash, scopeNames, scopeOptions, scopePicker } from "/dashboard/scope.js"
+import { bars, sparkline } from "./charts.js"
+import { $, api, button, enc, field, form, go, h, list, notice, page, plainWords, problem, secretOnce, select, showError, table, when } from "./dom.js"
+import { ORGANIZATION, parseScope, scopeApi, scopeHash, scopeNames, scopeOptions, scopePicker } from "./scope.js"
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", scale: "Scale" }
 // What /v0/billing/usage counts, in words, with the limit each count is held to (spec: Billing).

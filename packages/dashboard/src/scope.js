@@ -3,7 +3,7 @@
 // The dashboard's hash routes mirror them (#/lists/..., #/pod/ID/lists/..., #/inbox/ID/lists/...),
 // so a scoped page has its own address, and each of those pages opens with a labelled picker
 // (a form with a Switch button, so arrowing through the options does not navigate).
-import { api, enc, form, go, h } from "/dashboard/dom.js"
+import { api, enc, form, go, h } from "./dom.js"
 
 export const ORGANIZATION = { kind: "organization" }
 const ALL = ["organization", "pod", "inbox"]

@@ -1,7 +1,7 @@
 // The /auth pages: sign in (with a two-step or recovery code), sign up, the pages of the mailed
 // links (verify, reset, accept an invitation), security (two-step setup with a QR code of the
 // otpauth:// URI, enable, disable; password change) and members (invitations).
-import { $, api, field, form, go, h, notice, page, refreshMe, select, session, table, when } from "/dashboard/dom.js"
+import { $, api, field, form, go, h, notice, page, refreshMe, select, session, table, when } from "./dom.js"
 
 export const signIn = () => page("Sign in",
   form("Sign in", [...field("Email", { name: "email", type: "email", required: true, autocomplete: "username" }), ...field("Password", { name: "password", type: "password", required: true, autocomplete: "current-password" }),
@@ -93,7 +93,7 @@ export const acceptInvitation = async () => {
  * loaded only here, so the other pages never fetch the encoder.
  */
 const qrImage = async (uri) => {
-  const { default: qrcode } = await import("/dashboard/qrcode.mjs")
+  const { default: qrcode } = await import("qrcode-generator")
   const qr = qrcode(0, "M")
   qr.addData(uri)
   qr.make()

@@ -3,8 +3,8 @@
 // signing secret shown once, enable/disable, delete), and one webhook (its delivery log,
 // "Send test event", its URL, event types and narrowing to change, and its custom headers:
 // names shown, values write-only as the spec says, set and removed).
-import { api, button, enc, field, form, h, notice, page, secretOnce, table, when } from "/dashboard/dom.js"
-import { ORGANIZATION, scopeApi, scopeHash, scopeNames, scopePicker } from "/dashboard/scope.js"
+import { api, button, enc, field, form, h, notice, page, secretOnce, table, when } from "./dom.js"
+import { ORGANIZATION, scopeApi, scopeHash, scopeNames, scopePicker } from "./scope.js"
 
 const EVENT_TYPES = ["message.received", "message.sent", "message.delivered", "message.bounced", "message.complained", "message.rejected", "message.opened", "domain.verified",
   "message.received.spam", "message.received.blocked", "message.received.unauthenticated"]

@@ -3,6 +3,7 @@
 // token and shows errors in the spec's words with their `fix`, and the signed-in state.
 
 /** The signed-in person (`GET /auth/me`), or null. One object, so every module sees changes. */
+/** @type {{ me: any }} */
 export const session = { me: null }
 export const $ = (id) => document.getElementById(id)
 
@@ -53,11 +54,25 @@ export const showError = (body) => {
 
 // GETs a page is about to make, started beside `GET /auth/me` on the first load rather than
 // after it; each is used once, by the page's own `api` call, and the rest dropped after the page.
+// Keyed by path and sorted query, so the typed client (client.ts), which writes its query
+// itself, finds them too.
 const early = new Map()
+const earlyKey = (url) => {
+  const u = new URL(url, location.href)
+  u.searchParams.sort()
+  return `${u.pathname}?${u.searchParams}`
+}
 export const prefetch = (...paths) => {
-  for (const p of paths) early.set(p, fetch(p, { headers: { accept: "application/json" }, credentials: "same-origin" }))
+  for (const p of paths) early.set(earlyKey(p), fetch(p, { headers: { accept: "application/json" }, credentials: "same-origin" }))
 }
 export const dropPrefetched = () => early.clear()
+/** The answer a prefetch started for this URL, once; undefined when none. */
+export const takeEarly = (url) => {
+  const key = earlyKey(url)
+  const started = early.get(key)
+  early.delete(key)
+  return started
+}
 
 /** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
 export const api = async (method, path, body, { text = false, quiet = false } = {}) => {
@@ -65,8 +80,7 @@ export const api = async (method, path, body, { text = false, quiet = false } = 
   const headers = { accept: text ? "text/plain, application/json" : "application/json" }
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET" && session.me?.csrf_token) headers["x-csrf-token"] = session.me.csrf_token
-  const started = method === "GET" && !text ? early.get(path) : undefined
-  early.delete(path)
+  const started = method === "GET" && !text ? takeEarly(path) : undefined
   const res = await (started ?? fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) }))
   const raw = await res.text()
   if (res.ok && text) return raw

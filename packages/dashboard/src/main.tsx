@@ -1,0 +1,113 @@
+/**
+ * The dashboard's entry: the header's navigation (a Preact component), and hash routes that
+ * pick the page. A single-page client of /auth and /v0 with the session cookie, built by Vite
+ * (packages/dashboard). The pages (auth.js, mail.js, pods.js, policy.js, webhooks.js, org.js)
+ * draw into <main> with the `h` DOM helper of dom.js, as the first dashboard did; the pieces
+ * rebuilt since are Preact components typed from the OpenAPI document (client.ts, threads.tsx).
+ */
+import "./app.css"
+import { render } from "preact"
+import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "./auth.js"
+import { $, api, dropPrefetched, go, h, page, refreshMe, session, showFlash } from "./dom.js"
+import { closeSocket, compose, draft, drafts, inbox, prefetchPage, thread } from "./mail.js"
+import { apiKeys, billing, domain, domains, metrics, overview } from "./org.js"
+import { inboxes, pods } from "./pods.js"
+import { lists, suppressions } from "./policy.js"
+import { routeScope } from "./scope.js"
+import { startShortcuts } from "./keys.tsx"
+import { clientSettings } from "./settings.tsx"
+import { startTheme } from "./theme.tsx"
+import { webhook, webhooks } from "./webhooks.js"
+
+const NAV: ReadonlyArray<readonly [string, string]> = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/pods", "Pods"], ["#/compose", "Compose"], ["#/drafts", "Drafts"],
+  ["#/lists", "Lists"], ["#/suppressions", "Suppressions"], ["#/webhooks", "Webhooks"], ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"],
+  ["#/billing", "Billing"], ["#/members", "Members"], ["#/security", "Security"]]
+const SIGNED_OUT: ReadonlyArray<readonly [string, string]> = [["#/sign-in", "Sign in"], ["#/sign-up", "Sign up"]]
+
+const signOut = async () => {
+  await api("POST", "/auth/sign-out")
+  session.me = null
+  go("#/sign-in")
+}
+
+/** The main navigation: the console's pages when signed in (the current one marked), else sign in and sign up. */
+const Nav = ({ signedIn, current }: { readonly signedIn: boolean; readonly current: string }) => (
+  <>
+    {(signedIn ? NAV : SIGNED_OUT).map(([href, text]) => (
+      <a key={href} href={href} aria-current={href === current ? "page" : undefined}>{text}</a>
+    ))}
+    {signedIn ? <button type="button" onClick={signOut}>Sign out</button> : null}
+  </>
+)
+
+const renderNav = (first: string) => {
+  const nav = $("nav")
+  if (nav) render(<Nav signedIn={session.me !== null} current={`#/${first ?? ""}`} />, nav)
+}
+
+const route = async () => {
+  closeSocket()
+  const path = location.pathname
+  // `#/inbox/ID/sent?q=from:ann&page=TOKEN`: the path picks the page, the query its state (a search, a page of a list).
+  const [hashPath = "", hashQuery = ""] = location.hash.split("?")
+  const params = new URLSearchParams(hashQuery)
+  const [first = "", ...rest] = hashPath.replace(/^#\/?/, "").split("/").map(decodeURIComponent)
+  // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
+  const { scope, name, args } = routeScope(first, rest)
+  // On the first load: the answer index.html preloaded, taken by every page (the pages of the
+  // mailed links too, so the preload is never left unused).
+  if (session.me === null) {
+    prefetchPage(name, args, params)
+    await refreshMe()
+  }
+  if (path === "/verify-email") return verifyEmail()
+  if (path === "/reset-password") return resetPassword()
+  if (path === "/accept-invitation") return acceptInvitation()
+  renderNav(first)
+  if (name === "sign-up") return signUp()
+  if (name === "forgot") return forgot()
+  const me = session.me
+  if (!me || name === "sign-in") return signIn()
+  if (!me.user.email_verified) {
+    return page("Verify your email", h("p", {}, `Follow the link we sent to ${me.user.email}.`),
+      h("button", { type: "button", onclick: () => api("POST", "/auth/resend-verification", { email: me.user.email }) }, "Send the link again"))
+  }
+  switch (name) {
+    case "inboxes": return inboxes(scope)
+    case "pods": return pods(args[0])
+    case "inbox": return inbox(args[0], args[1], params)
+    case "thread": return thread(args[0], args[1])
+    case "mail-settings": return clientSettings(args[0] ?? "")
+    case "compose": return compose(args[0], args[1], args[2])
+    case "drafts": return drafts(params)
+    case "draft": return draft(args[0], args[1])
+    case "lists": return lists(scope, args[0], args[1])
+    case "suppressions": return suppressions(args[0])
+    case "webhooks": return webhooks(scope)
+    case "webhook": return webhook(args[0])
+    case "domains": return domains(scope)
+    case "domain": return domain(scope, args[0])
+    case "api-keys": return apiKeys()
+    case "billing": return billing()
+    case "metrics": return metrics(scope, args[0])
+    case "security": return security()
+    case "members": return members()
+    default: return overview(me)
+  }
+}
+
+// Move focus to the page's heading after each route, so keyboard and screen-reader users land on the new page.
+// `data-route` on <body> says which route is drawn, its data included (the page-load benchmark waits for it).
+const show = () => route().then(() => { showFlash(); $("main")?.focus({ preventScroll: true }) }, () => {}).finally(() => {
+  dropPrefetched()
+  document.body.dataset["route"] = location.hash
+})
+addEventListener("hashchange", show)
+startTheme($("theme"))
+startShortcuts()
+// The skip link moves focus to the page's content; its `#main` must not change the hash, which routes.
+document.querySelector(".skip")?.addEventListener("click", (e) => {
+  e.preventDefault()
+  $("main")?.focus()
+})
+void show()
