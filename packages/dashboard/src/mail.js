@@ -190,7 +190,14 @@ const messageView = (inboxId, m, n, labels, inline = new Map()) => {
     !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
     m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
     // Images shown inline are not listed again as attachments.
-    files.length ? h("ul", { "aria-label": "Attachments" }, files.map((a) => h("li", {}, h("a", { href: `${base}/attachments/${enc(a.attachment_id)}/download`, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))) : null,
+    // An image attachment is previewed: the page (not the mail's frame) may load it with the session.
+    files.length ? h("ul", { "aria-label": "Attachments", className: "attachments" }, files.map((a) => {
+      const href = `${base}/attachments/${enc(a.attachment_id)}/download`
+      return h("li", {}, /^image\/(png|jpeg|gif|webp)$/i.test(a.content_type ?? "") ? h("img", { src: href, alt: `Preview of ${a.filename ?? "the image"}`, loading: "lazy", className: "preview" }) : null,
+        h("a", { href, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`))
+    })) : null,
+    m.headers && Object.keys(m.headers).length ? h("details", {}, h("summary", {}, "Show headers"),
+      h("pre", { className: "quote" }, Object.entries(m.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : v}`).join("\n"))) : null,
     h("p", {},
       h("a", { href: `${base}/raw/download` }, "Raw message"), " · ",
       h("a", { href: `#/compose/${enc(inboxId)}/reply/${enc(m.message_id)}` }, "Reply"), " · ",

@@ -4,7 +4,8 @@
 // revoke), billing (plan, checkout, portal, cancel) and metrics of the organization, a pod or
 // an inbox as small SVG charts. Lists and suppressions are policy.js, webhooks webhooks.js.
 import { bars, sparkline } from "./charts.js"
-import { $, api, button, enc, field, form, go, h, list, notice, page, plainWords, problem, secretOnce, select, showError, table, when } from "./dom.js"
+import { PERMISSIONS } from "./generated/permissions.ts"
+import { $, api, button, enc, field, form, go, h, notice, page, plainWords, problem, secretOnce, select, showError, table, when } from "./dom.js"
 import { ORGANIZATION, parseScope, scopeApi, scopeHash, scopeNames, scopeOptions, scopePicker } from "./scope.js"
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", scale: "Scale" }
@@ -58,6 +59,10 @@ export const domains = async (scope) => {
       : table("Domains", ["Domain", "Added"], data.domains.map((d) => [h("a", { href: scopeHash(scope, `domain/${enc(d.domain_id)}`) }, d.domain), when(d.created_at)])))
 }
 
+/** A small button that puts `value` on the clipboard; its name says which value (its text is "Copy"). */
+const copyButton = (value, name) =>
+  button("Copy", async () => { await navigator.clipboard.writeText(value); notice("Copied.") }, { className: "copy", "aria-label": name })
+
 export const domain = async (scope, id) => {
   const base = `${scopeApi(scope)}/domains/${enc(id)}`
   const d = await api("GET", base)
@@ -66,8 +71,9 @@ export const domain = async (scope, id) => {
     h("p", {}, h("a", { href: scopeHash(scope, "domains") }, scope.kind === "organization" ? "← All domains" : "← The pod's domains"),
       " · status: ", h("strong", { "data-testid": "domain-status" }, d.status), d.reason ? ` (${d.reason})` : ""),
     h("h2", {}, "DNS records to publish"),
-    table("DNS records", ["Type", "Name", "Value", "Priority", "Status"], (d.records ?? []).map((r) =>
-      [r.type, h("code", {}, r.name), h("code", { className: "wrap" }, r.value), r.priority ?? "", r.status])),
+    table("DNS records", ["Type", "Name", "Value", "Priority", "Status"], (d.records ?? []).map((r, i) =>
+      [r.type, [h("code", {}, r.name), " ", copyButton(r.name, `Copy the name of record ${i + 1} (${r.type})`)],
+        [h("code", { className: "wrap" }, r.value), " ", copyButton(r.value, `Copy the value of record ${i + 1} (${r.type})`)], r.priority ?? "", r.status])),
     button("Verify", async () => { await api("POST", `${base}/verify`, {}); await domain(scope, id); notice("Verification checked: see each record's status.") }, { className: "primary" }),
     button("Show zone file", async () => { zone.replaceChildren(await api("GET", `${base}/zone-file`, undefined, { text: true })) }),
     button("Delete domain", async () => { if (confirm(`Delete ${d.domain}?`)) { await api("DELETE", base); go(scopeHash(scope, "domains")) } }),
@@ -85,15 +91,33 @@ const granted = (permissions) => {
   return h("details", {}, h("summary", {}, `${names.length} permissions`), h("p", {}, names.join(", ")))
 }
 
+/** The groups of the permission checkboxes: by the first word of each permission's name. */
+const PERMISSION_GROUPS = {
+  account: "Account", api: "API keys", app: "Apps", domain: "Domains", draft: "Drafts", inbox: "Inboxes", label: "Hidden mail (spam, trash, blocked, unverified)",
+  list: "Allow and block lists", message: "Messages", metrics: "Metrics", pod: "Pods", thread: "Threads", webhook: "Webhooks"
+}
+
+/** The permissions of a new key, as checkboxes grouped by what they are about; none ticked gives every permission within the scope. */
+const permissionChoice = () => {
+  const groups = new Map()
+  for (const p of PERMISSIONS) {
+    const group = p.split("_")[0]
+    groups.set(group, [...(groups.get(group) ?? []), p])
+  }
+  return h("fieldset", { className: "permissions" }, h("legend", {}, "Permissions (none ticked: every permission within the scope)"),
+    [...groups].map(([group, names]) => h("fieldset", {}, h("legend", {}, PERMISSION_GROUPS[group] ?? group),
+      names.map((p) => h("label", { className: "check" }, h("input", { type: "checkbox", name: `permission:${p}` }), p)))))
+}
+
 export const apiKeys = async (created) => {
   const [data, { names, nameOf }] = await Promise.all([api("GET", "/v0/api-keys"), scopeNames()])
   page("API keys",
     created ? secretOnce("API key", created.api_key) : null,
     form("Create an API key", [...field("Name", { name: "name", required: true }),
       h("label", { for: "key-scope" }, "Scope"), h("select", { id: "key-scope", name: "scope" }, scopeOptions(names, "organization")),
-      ...field("Permissions (optional: names separated by commas, such as inbox_read, message_read; empty gives every permission within the scope)", { name: "permissions" })], "Create key",
+      permissionChoice()], "Create key",
     async (v) => {
-      const permissions = list(v.permissions)
+      const permissions = Object.keys(v).filter((k) => k.startsWith("permission:")).map((k) => k.slice("permission:".length))
       await apiKeys(await api("POST", "/v0/api-keys", { name: v.name, ...keyScope(parseScope(v.scope)), ...(permissions.length ? { permissions } : {}) }))
     }),
     data.api_keys.length === 0 ? h("p", { className: "muted" }, "No API keys.")
