@@ -8,8 +8,12 @@ const svg = (tag, attrs = {}) => {
   return el
 }
 
-/** A line over `values` (numbers, nulls leave gaps), scaled to its own maximum. */
-export const sparkline = (label, values, { width = 240, height = 48 } = {}) => {
+/**
+ * A line over `values` (numbers, nulls leave gaps), scaled to its own maximum, with its axes
+ * labelled (the highest value and 0 on the left; the first and last period below, from
+ * `times`) and a dot at each period whose tooltip (`<title>`) says its time and value.
+ */
+export const sparkline = (label, values, { times = [], width = 280, height = 84 } = {}) => {
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", class: "chart" })
   const numbers = values.filter((v) => typeof v === "number")
   const max = Math.max(1, ...numbers)
@@ -17,15 +21,31 @@ export const sparkline = (label, values, { width = 240, height = 48 } = {}) => {
   const title = svg("title")
   title.textContent = `${label}: latest ${last}, highest ${Math.max(0, ...numbers)} over ${values.length} periods`
   chart.setAttribute("aria-label", title.textContent)
-  chart.append(title, svg("line", { x1: 0, y1: height - 1, x2: width, y2: height - 1, class: "axis" }))
-  const step = values.length > 1 ? width / (values.length - 1) : width
+  // The plot's box: room on the left for the values, below for the times.
+  const left = 30, top = 6, bottom = height - 18, right = width - 4
+  const text = (x, y, content, anchor = "start") => { const t = svg("text", { x, y, class: "tick", "text-anchor": anchor }); t.textContent = content; return t }
+  const when = (t) => t ? new Date(t).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : ""
+  chart.append(title,
+    svg("line", { x1: left, y1: bottom, x2: right, y2: bottom, class: "axis" }), svg("line", { x1: left, y1: top, x2: left, y2: bottom, class: "axis" }),
+    text(left - 4, top + 8, String(max), "end"), text(left - 4, bottom, "0", "end"),
+    text(left, height - 4, when(times[0])), text(right, height - 4, when(times.at(-1)), "end"))
+  const step = values.length > 1 ? (right - left) / (values.length - 1) : 0
+  const x = (i) => (left + i * step).toFixed(1)
+  const y = (v) => (bottom - (v / max) * (bottom - top)).toFixed(1)
   let d = ""
   values.forEach((v, i) => {
     if (typeof v !== "number") { d += " "; return }
-    const x = (i * step).toFixed(1), y = (height - 2 - (v / max) * (height - 6)).toFixed(1)
-    d += `${d === "" || d.endsWith(" ") ? "M" : "L"}${x},${y}`
+    d += `${d === "" || d.endsWith(" ") ? "M" : "L"}${x(i)},${y(v)}`
   })
   if (d.trim()) chart.append(svg("path", { d: d.trim(), class: "line" }))
+  values.forEach((v, i) => {
+    if (typeof v !== "number") return
+    const dot = svg("circle", { cx: x(i), cy: y(v), r: 3, class: "dot" })
+    const tip = svg("title")
+    tip.textContent = `${when(times[i]) || `period ${i + 1}`}: ${v}`
+    dot.append(tip)
+    chart.append(dot)
+  })
   return chart
 }
 

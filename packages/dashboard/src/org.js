@@ -170,10 +170,10 @@ export const metrics = async (scope, period = "3600") => {
     form("Period", select("Period of each bar", "period", [["3600", "hour (last 24 hours)"], ["86400", "day (last 24 days)"]], period), "Show",
       (v) => go(scopeHash(scope, `metrics/${v.period}`))),
     h("h2", {}, "Usage"),
-    h("div", { className: "charts" }, Object.entries(usage).map(([type, series]) => figure(type.replaceAll("_", " "), sparkline(type, series.map((p) => p.value))))),
+    h("div", { className: "charts" }, Object.entries(usage).map(([type, series]) => figure(type.replaceAll("_", " "), sparkline(type, series.map((p) => p.value), { times: series.map((p) => p.timestamp) })))),
     h("h2", {}, events ? `Events (${events.total})` : "Events"),
     events ? bars("Events", Object.entries(events.counts ?? {}).filter(([, c]) => c > 0))
       : h("p", { className: "muted" }, "Event counts are kept for the whole organization only: choose it as the scope to see them."),
     h("h2", {}, "Rates"),
-    h("div", { className: "charts" }, Object.entries(rates).map(([type, series]) => figure(`${type} rate (sent per period)`, sparkline(`${type}: sent`, series.map((p) => p.sent))))))
+    h("div", { className: "charts" }, Object.entries(rates).map(([type, series]) => figure(`${type} rate (sent per period)`, sparkline(`${type}: sent`, series.map((p) => p.sent), { times: series.map((p) => p.timestamp) })))))
 }

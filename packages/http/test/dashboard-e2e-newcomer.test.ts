@@ -766,7 +766,7 @@ describe("The mail client and console's feel (Chromium)", () => {
     await context.close()
   }, 60_000)
 
-  it("every page has no serious or critical accessibility violation (axe-core), signed out and in, light and dark", async () => {
+  it("every page has no serious or critical accessibility violation (axe-core), signed out and in, light and dark, and writes no error to the console", async () => {
     const problems: Array<string> = []
     const check = async (page: Page, name: string) => {
       for (const line of await accessibilityProblems(page)) problems.push(`${name}: ${line}`)
@@ -780,6 +780,10 @@ describe("The mail client and console's feel (Chromium)", () => {
     }
     await out.close()
     const { context, page } = await owner()
+    // No page writes an error to the console (a failed request, a missing icon, a script error).
+    const consoleErrors: Array<string> = []
+    page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(`${m.text()} (${page.url()})`) })
+    page.on("pageerror", (e) => consoleErrors.push(`${e.message} (${page.url()})`))
     const address = await createInbox(page, `axe${emails++}`)
     await deliver(address, mail(address, "Checked by axe", "Hello.", "Cc: Bea <bea@example.org>\r\n"))
     const pages = ["#/", "#/inboxes", "#/pods", "#/compose", "#/drafts", "#/lists", "#/suppressions", "#/webhooks", "#/domains", "#/api-keys",
@@ -798,5 +802,6 @@ describe("The mail client and console's feel (Chromium)", () => {
     }
     await context.close()
     assert.deepStrictEqual(problems, [])
+    assert.deepStrictEqual(consoleErrors, [])
   }, 180_000)
 })

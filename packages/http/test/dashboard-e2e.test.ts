@@ -443,7 +443,7 @@ describe("Dashboard pages of the organization in Chromium", () => {
     await context.close()
   }, 60_000)
 
-  it("metrics are drawn as charts of usage, events and rates", async () => {
+  it("metrics are drawn as charts of usage, events and rates, with values on their axes and a tooltip at each period", async () => {
     const { context, page } = await owner("counter")
     const address = await createInbox(page, `metrics${emails}`)
     await deliver(address, mail(address, "Count me", "One message."))
@@ -452,6 +452,15 @@ describe("Dashboard pages of the organization in Chromium", () => {
     const charts = page.locator("svg.chart[role=img]")
     assert.isAtLeast(await charts.count(), 3)
     assert.include(await page.locator("svg.chart").first().getAttribute("aria-label") ?? "", "latest")
+    // The axes: the highest value and 0 on the left, the first and last period below.
+    const first = page.locator("svg.chart").first()
+    const ticks = await first.locator("text.tick").allTextContents()
+    assert.include(ticks, "0")
+    assert.isAtLeast(ticks.filter((t) => t !== "").length, 4, ticks.join(" | "))
+    // A dot at each period, its tooltip the period's time and value.
+    const tips = await first.locator("circle.dot title").allTextContents()
+    assert.isAtLeast(tips.length, 1)
+    assert.match(tips[0] ?? "", /: \d+$/)
     await page.getByRole("img", { name: /message\.received 1/ }).waitFor()
     await shot(page, "metrics")
     await context.close()
