@@ -22,7 +22,7 @@ export const sparkline = (label, values, { times = [], width = 280, height = 84 
   title.textContent = `${label}: latest ${last}, highest ${Math.max(0, ...numbers)} over ${values.length} periods`
   chart.setAttribute("aria-label", title.textContent)
   // The plot's box: room on the left for the values, below for the times.
-  const left = 30, top = 6, bottom = height - 18, right = width - 4
+  const left = 30, top = 8, bottom = height - 18, right = width - 6
   const text = (x, y, content, anchor = "start") => { const t = svg("text", { x, y, class: "tick", "text-anchor": anchor }); t.textContent = content; return t }
   const when = (t) => t ? new Date(t).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : ""
   chart.append(title,
