@@ -8,10 +8,10 @@
  */
 import { render } from "preact"
 
-export const SHORTCUTS: ReadonlyArray<readonly [string, string]> = [
-  ["j / k", "Next / previous thread in the list"], ["o or Enter", "Open the thread"], ["e", "Archive the open thread"],
-  ["#", "Move the open thread to the Trash"], ["r", "Reply"], ["a", "Reply all"], ["f", "Forward"], ["c", "Compose"],
-  ["/", "Search"], ["?", "Show these shortcuts"]
+export const SHORTCUTS: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+  [["j", "k"], "Next / previous thread in the list"], [["o", "Enter"], "Open the thread"], [["e"], "Archive the open thread"],
+  [["#"], "Move the open thread to the Trash"], [["r"], "Reply"], [["a"], "Reply all"], [["f"], "Forward"], [["c"], "Compose"],
+  [["/"], "Search"], [["?"], "Show these shortcuts"]
 ]
 
 const typing = (target: EventTarget | null) =>
@@ -42,7 +42,10 @@ const move = (by: number) => {
 const Help = ({ close }: { readonly close: () => void }) => (
   <div class="shortcuts" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title">
     <h2 id="shortcuts-title">Keyboard shortcuts</h2>
-    <dl>{SHORTCUTS.map(([key, what]) => [<dt key={`k${key}`}><kbd>{key}</kbd></dt>, <dd key={`d${key}`}>{what}</dd>])}</dl>
+    <dl>{SHORTCUTS.map(([keys, what]) => [
+      <dt key={`k${what}`}>{keys.map((k, i) => [i ? " or " : "", <kbd key={k}>{k}</kbd>])}</dt>,
+      <dd key={`d${what}`}>{what}</dd>
+    ])}</dl>
     <button type="button" onClick={close} ref={(b) => b?.focus()}>Close</button>
   </div>
 )

@@ -6,6 +6,7 @@
 import { render } from "preact"
 import { useState } from "preact/hooks"
 import { type Answer, client, ok } from "./client.ts"
+import { plainWords } from "./dom.js"
 
 export const PAGE_SIZE = 50
 
@@ -80,7 +81,9 @@ const ThreadList = ({ inboxId, threads, labelWords, changed }: ListProps) => {
       setSelected(new Set())
       changed(`${name}: ${chosen.length} thread${chosen.length === 1 ? "" : "s"}.`)
     } catch (err) {
-      setFailure((err as Error).message)
+      // In plain words, as every form says it (dom.js).
+      const body = (err as { body?: unknown }).body
+      setFailure(body ? plainWords(body) : (err as Error).message)
     } finally {
       setBusy(false)
     }
