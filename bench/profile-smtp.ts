@@ -1,6 +1,7 @@
 /**
- * `node --import tsx bench/profile-smtp.ts [seconds] [ours|reference]`: drives the SMTP
- * load of `pnpm bench smtp` (5 KB, 8 connections, PostgreSQL) against one server and prints
+ * `node --import tsx bench/profile-smtp.ts [seconds] [ours|reference] [size]`: drives the SMTP
+ * load of `pnpm bench smtp` (8 connections, PostgreSQL; size 0, 1 or 2: the 5 KB, 32 KB or
+ * 280 KB message, 5 KB by default) against one server and prints
  * the CPU each process spent per message (the server, PostgreSQL, the load generator). With
  * BENCH_CPU_PROF=1 it also profiles our server's main thread during the load and prints
  * where the time went, by kind of work, by place and by function. BENCH_SERVER_CWD=DIR
@@ -23,7 +24,7 @@ const flags = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${p
 const main = async () => {
   const dns = await openDns()
   const privateKey = publishSender(dns.zone)
-  const raw = benchMessages[0]![1]
+  const raw = benchMessages[Number(process.argv[4] ?? "0")]![1]
   const server = which === "reference"
     ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, [], (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
     : await (async () => {

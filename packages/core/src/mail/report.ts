@@ -48,6 +48,14 @@ const splitPart = (text: string): Part => {
   return { headers: fields(head), body }
 }
 
+/** Where splitPart's `/\r?\n\r?\n/` would match in the bytes (the end of the header block), or -1. */
+const blankLine = (bytes: Buffer): number => {
+  for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) {
+    if (bytes[i + 1] === 0x0a || (bytes[i + 1] === 0x0d && bytes[i + 2] === 0x0a)) return i > 0 && bytes[i - 1] === 0x0d ? i - 1 : i
+  }
+  return -1
+}
+
 const fields = (block: string): ReadonlyMap<string, string> => {
   const out = new Map<string, string>()
   for (const line of block.replace(/\r?\n[ \t]+/g, " ").split(/\r?\n/)) {
@@ -140,9 +148,13 @@ const complaint = (parts: ReadonlyArray<Part>): DeliveryReport | undefined => {
 
 /** The report a message carries, or undefined when it is ordinary mail. */
 export const parseDeliveryReport = (raw: Uint8Array): DeliveryReport | undefined => {
-  const top = splitPart(Buffer.from(raw).toString("latin1"))
+  // Every arriving message is asked, and nearly none is a report: its header block alone
+  // answers, without a copy and a string of the whole message (a few hundred µs at 280 KB).
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+  const end = blankLine(bytes)
+  if (mediaType(fields(bytes.toString("latin1", 0, end < 0 ? bytes.length : end)).get("content-type")) !== "multipart/report") return undefined
+  const top = splitPart(bytes.toString("latin1"))
   const contentType = top.headers.get("content-type") ?? ""
-  if (mediaType(contentType) !== "multipart/report") return undefined
   const boundary = param(contentType, "boundary")
   if (boundary === undefined) return undefined
   const parts = children(top.body, boundary)

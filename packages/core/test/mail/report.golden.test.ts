@@ -30,4 +30,15 @@ describe("delivery reports read from mail", () => {
     const empty = "Content-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; x\r\n--b--\r\n"
     expect(parseDeliveryReport(Buffer.from(empty))).toBeUndefined()
   })
+
+  it("reads the report from the message's own header, whatever its line breaks, and not from a body that quotes one", () => {
+    const raw = readFileSync(`${dir}hard-bounce.eml`, "latin1")
+    const expected: unknown = JSON.parse(readFileSync(`${dir}hard-bounce.json`, "utf8"))
+    expect(parseDeliveryReport(Buffer.from(raw.replace(/\r\n/g, "\n"), "latin1")) ?? null).toEqual(expected)
+    const quoted = `From: a@x.example\r\nSubject: fwd\r\n\r\n${raw}`
+    expect(parseDeliveryReport(Buffer.from(quoted, "latin1"))).toBeUndefined()
+    // a view into a larger buffer reads only its own bytes
+    const framed = Buffer.from(`xxxx${raw}yyyy`, "latin1")
+    expect(parseDeliveryReport(framed.subarray(4, framed.length - 4)) ?? null).toEqual(expected)
+  })
 })
