@@ -30,6 +30,7 @@ import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { logBackgroundFailure } from "../db/Availability.ts"
+import type { ParsedAttachment } from "../mail/model.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Settings } from "../settings/Settings.ts"
 import { iso, now } from "../shared/time.ts"
@@ -52,6 +53,9 @@ export const SWEEP_INTERVAL = "1 minute"
 const SWEEP_BATCH = 100
 
 export const sha256Of = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+
+/** An attachment as a message stores it: its bytes under their digest, the parser's when it computed one. */
+export const attachmentBlob = (a: ParsedAttachment) => ({ meta: a.meta, sha256: a.sha256 ?? sha256Of(a.content), bytes: a.content })
 
 export interface SignedDownload {
   readonly download_url: string

@@ -23,7 +23,7 @@
 import { Cause, Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
 import { inboundBatchesSplit, messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
-import { sha256Of } from "../blobs/Blobs.ts"
+import { attachmentBlob, sha256Of } from "../blobs/Blobs.ts"
 import { BadRequest, NotFound, PayloadTooLarge } from "../errors/errors.ts"
 import { Events } from "../events/Events.ts"
 import { type ProviderEvent, ProviderEvents } from "../events/Provider.ts"
@@ -359,11 +359,7 @@ export class Inbound extends Context.Service<Inbound, {
         ...(isUnauthenticated(arrival.auth) ? ["unauthenticated"] : []),
         ...(spam ? ["spam"] : [])
       ]
-      const attachments = parsed.attachments.map((a) => ({
-        meta: a.meta,
-        sha256: sha256Of(a.content),
-        bytes: a.content
-      }))
+      const attachments = parsed.attachments.map(attachmentBlob)
       const delivered = yield* groupCommit({
         inboxes: recipients,
         fromAddress,

@@ -48,7 +48,12 @@ export const ParsedMessage = Schema.Struct({
 })
 export type ParsedMessage = typeof ParsedMessage.Type
 
-export const ParsedAttachment = Schema.Struct({ meta: AttachmentMeta, content: Schema.Uint8Array })
+export const ParsedAttachment = Schema.Struct({
+  meta: AttachmentMeta,
+  content: Schema.Uint8Array,
+  /** SHA-256 of `content` (hex), when the parser computed it already; absent for composed attachments */
+  sha256: Schema.optionalKey(Schema.String)
+})
 export type ParsedAttachment = typeof ParsedAttachment.Type
 
 export const ParseResult = Schema.Struct({ message: ParsedMessage, attachments: Schema.Array(ParsedAttachment) })

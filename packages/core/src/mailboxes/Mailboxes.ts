@@ -21,7 +21,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { holds, notFound, type Principal } from "../access/Principal.ts"
-import { sha256Of } from "../blobs/Blobs.ts"
+import { attachmentBlob, sha256Of } from "../blobs/Blobs.ts"
 import { Drafts } from "../drafts/Drafts.ts"
 import { type ApiError, ValidationError } from "../errors/errors.ts"
 import { addressOf } from "../inbound/Inbound.ts"
@@ -397,7 +397,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         ...(m.extracted_text === undefined ? {} : { extracted_text: m.extracted_text }),
         ...(m.extracted_html === undefined ? {} : { extracted_html: m.extracted_html }),
         headers: m.headers,
-        attachments: parsed.attachments.map((a) => ({ meta: a.meta, sha256: sha256Of(a.content), bytes: a.content })),
+        attachments: parsed.attachments.map(attachmentBlob),
         raw: { sha256: sha256Of(raw), bytes: raw },
         labels
       })).pipe(Effect.orDie)

@@ -33,7 +33,7 @@ import { messagesSent } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { Principal } from "../access/Principal.ts"
-import { Blobs, sha256Of } from "../blobs/Blobs.ts"
+import { attachmentBlob, Blobs, sha256Of } from "../blobs/Blobs.ts"
 import { logBackgroundFailure } from "../db/Availability.ts"
 import { Egress } from "../egress/Egress.ts"
 import {
@@ -370,7 +370,7 @@ export class Sending extends Context.Service<Sending, {
           ...(readBack.message.extracted_text === undefined ? {} : { extracted_text: readBack.message.extracted_text }),
           ...(readBack.message.extracted_html === undefined ? {} : { extracted_html: readBack.message.extracted_html }),
           headers: readBack.message.headers,
-          attachments: composed.attachments.map((a) => ({ meta: a.meta, sha256: sha256Of(a.content), bytes: a.content })),
+          attachments: composed.attachments.map(attachmentBlob),
           raw: { sha256: sha256Of(composed.raw), bytes: composed.raw },
           labels: ["sent"],
           ...(request.kind === "reply" || request.kind === "reply_all"
@@ -458,7 +458,7 @@ export class Sending extends Context.Service<Sending, {
         ...(parsed.extracted_text === undefined ? {} : { extracted_text: parsed.extracted_text }),
         ...(parsed.extracted_html === undefined ? {} : { extracted_html: parsed.extracted_html }),
         headers: parsed.headers,
-        attachments: readBack.attachments.map((a) => ({ meta: a.meta, sha256: sha256Of(a.content), bytes: a.content })),
+        attachments: readBack.attachments.map(attachmentBlob),
         raw: { sha256: sha256Of(raw), bytes: raw },
         labels: ["sent"]
       }, undefined)

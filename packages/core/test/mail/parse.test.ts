@@ -1,5 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { MailParser, parse } from "../../src/mail/parse.ts"
 import { fixture } from "./fixtures.ts"
 
@@ -60,6 +61,8 @@ for (
         ])
         assert.strictEqual(attachments.length, 2)
         assert.strictEqual(Buffer.from(attachments[1]?.content ?? []).toString(), "a,b\n1,2")
+        // the digest each attachment is stored under comes with it, so its bytes are hashed once
+        for (const a of attachments) assert.strictEqual(a.sha256, createHash("sha256").update(a.content).digest("hex"))
       }))
 
     it.effect("keeps winmail.dat (TNEF) as an attachment", () =>
