@@ -53,11 +53,10 @@ const sdkMethods = (client: AgentMailClient): ReadonlyArray<string> => {
 
 /**
  * Methods that do not pass, each with its reason (docs/client-compatibility.md): "left out"
- * answers 404; "not built" is not served yet; "spec" is where the spec fixes a shape the SDK cannot read;
+ * answers 404; "spec" is where the spec fixes a shape the SDK cannot read;
  * "shape" is a mismatch still to fix.
  */
 const LEFT_OUT_PROVIDERS = "left out: connecting third-party mailbox providers (Gmail, Outlook) is no part of a self-hosted engine"
-const NOT_BUILT = "not built yet: an AgentMail feature the spec does not describe"
 const SECRET = "spec: a webhook's secret is returned only on creation"
 
 const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
@@ -81,9 +80,6 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "inboxes.webhooks.list": SECRET,
   "inboxes.webhooks.update": SECRET,
   "domains.getSetupLink": "left out: a link into a hosted DNS provider's setup flow; publish the domain's records or zone file",
-  "drafts.getAttachment": NOT_BUILT,
-  "inboxes.drafts.getAttachment": NOT_BUILT,
-  "pods.drafts.getAttachment": NOT_BUILT,
 }
 
 interface Exchange {
@@ -149,7 +145,14 @@ const suite = Effect.gen(function*() {
       attachments: [{ filename: "notes.txt", contentType: "text/plain", content: b64("notes") }]
     }))
   const draftAttachmentId = (yield* Effect.promise(() => client.inboxes.drafts.get(inbox.inboxId, draft.draftId))).attachments?.[0]?.attachmentId ?? "att_0"
-  const podDraft = yield* Effect.promise(() => client.inboxes.drafts.create(podInbox.inboxId, { to: ["dee@example.net"], subject: "Pod draft", text: "x" }))
+  const podDraft = yield* Effect.promise(() =>
+    client.inboxes.drafts.create(podInbox.inboxId, {
+      to: ["dee@example.net"],
+      subject: "Pod draft",
+      text: "x",
+      attachments: [{ filename: "pod.txt", contentType: "text/plain", content: b64("pod notes") }]
+    }))
+  const podDraftAttachmentId = podDraft.attachments?.[0]?.attachmentId ?? "att_0"
   const hook = "http://127.0.0.1:9/agentmail"
   const webhook = yield* Effect.promise(() => client.webhooks.create({ url: hook, eventTypes: ["message.received"], headers: { "X-Team": "care" } }))
   const podWebhook = yield* Effect.promise(() => client.pods.webhooks.create(pod.podId, { url: hook, eventTypes: ["message.received"] }))
@@ -220,7 +223,7 @@ const suite = Effect.gen(function*() {
     ["drafts.getAttachment", () => client.drafts.getAttachment(draft.draftId, draftAttachmentId), S.AttachmentResponse],
     ["pods.drafts.list", () => client.pods.drafts.list(pod.podId), S.ListDraftsResponse],
     ["pods.drafts.get", () => client.pods.drafts.get(pod.podId, podDraft.draftId), S.Draft],
-    ["pods.drafts.getAttachment", () => client.pods.drafts.getAttachment(pod.podId, podDraft.draftId, draftAttachmentId), S.AttachmentResponse],
+    ["pods.drafts.getAttachment", () => client.pods.drafts.getAttachment(pod.podId, podDraft.draftId, podDraftAttachmentId), S.AttachmentResponse],
     ["inboxes.drafts.list", () => client.inboxes.drafts.list(inbox.inboxId), S.ListDraftsResponse],
     ["inboxes.drafts.get", () => client.inboxes.drafts.get(inbox.inboxId, draft.draftId), S.Draft],
     ["inboxes.drafts.getAttachment", () => client.inboxes.drafts.getAttachment(inbox.inboxId, draft.draftId, draftAttachmentId), S.AttachmentResponse],

@@ -1,12 +1,14 @@
 /**
  * Drafts (spec: Draft, Drafts, States and transitions; docs/sending.md, "Drafts"): fields, labels
  * and send_status, updates with null, sending now (the draft is consumed), scheduled sends
- * fired by the durable job runner on a TestClock, failures kept on the draft, draft_sending.
+ * fired by the durable job runner on a TestClock, failures kept on the draft, draft_sending;
+ * attachments in the blob store, by id with a download URL.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { CapturedMail, deliverMail, engineLayer, newOrganization, postgresSchema, POSTGRES_ENV, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Database, Jobs } from "@inbox/core/internal"
 import { Clock, Context, Effect, Layer } from "effect"
+import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
@@ -258,6 +260,113 @@ for (const storage of storages()) {
           assert.strictEqual(edited.body.text, "y")
           assert.strictEqual((yield* app.request("DELETE", `${base}/${made.draft_id}`, { key })).status, 204)
           assert.strictEqual((yield* get(made.draft_id)).status, 404)
+        }))
+
+      it.effect("a draft's attachments have attachment_id and size; by id at organization, pod and inbox level each answers a download_url that fetches its bytes", () =>
+        Effect.gen(function*() {
+          const { app, key, inbox, base, create, get } = yield* setUp
+          const bytes = "quarterly numbers, attached to a draft"
+          const made = yield* create({
+            to: "bob@example.net",
+            text: "See attached",
+            attachments: [
+              { filename: "notes.txt", content_type: "text/plain", content: Buffer.from(bytes).toString("base64") },
+              { filename: "remote.pdf", url: "https://files.example.org/remote.pdf" }
+            ]
+          })
+          assert.strictEqual(made.status, 200, made.text)
+          const [stored, remote] = made.body.attachments
+          assert.match(stored.attachment_id, /^att_[0-9a-f]+$/)
+          assert.strictEqual(stored.size, Buffer.byteLength(bytes))
+          assert.notProperty(stored, "content")
+          assert.notProperty(stored, "sha256")
+          assert.match(remote.attachment_id, /^att_[0-9a-f]+$/)
+          assert.strictEqual(remote.url, "https://files.example.org/remote.pdf")
+          assert.deepStrictEqual((yield* get(made.body.draft_id)).body.attachments, made.body.attachments)
+          const pod = (yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}`, { key })).body.pod_id
+          for (const path of [`/v0/drafts`, `/v0/pods/${pod}/drafts`, base]) {
+            const meta = yield* app.request("GET", `${path}/${made.body.draft_id}/attachments/${stored.attachment_id}`, { key })
+            assert.strictEqual(meta.status, 200, meta.text)
+            assert.strictEqual(meta.body.attachment_id, stored.attachment_id)
+            assert.strictEqual(meta.body.filename, "notes.txt")
+            assert.strictEqual(meta.body.content_type, "text/plain")
+            assert.strictEqual(meta.body.content_disposition, "attachment")
+            assert.strictEqual(meta.body.size, Buffer.byteLength(bytes))
+            assert.isString(meta.body.expires_at)
+            const url = new URL(meta.body.download_url)
+            const anonymous = yield* app.request("GET", `${url.pathname}${url.search}`)
+            assert.strictEqual(anonymous.status, 200)
+            assert.strictEqual(anonymous.text, bytes)
+          }
+          const byUrl = yield* app.request("GET", `${base}/${made.body.draft_id}/attachments/${remote.attachment_id}`, { key })
+          assert.strictEqual(byUrl.body.download_url, "https://files.example.org/remote.pdf")
+          assert.strictEqual(byUrl.body.content_type, "application/pdf")
+          const missing = yield* app.request("GET", `${base}/${made.body.draft_id}/attachments/att_0`, { key })
+          assert.strictEqual(missing.status, 404)
+          assert.strictEqual(missing.body.code, "not_found")
+          const otherPod = (yield* app.request("POST", "/v0/pods", { key, json: { name: "elsewhere" } })).body.pod_id
+          assert.strictEqual((yield* app.request("GET", `/v0/pods/${otherPod}/drafts/${made.body.draft_id}/attachments/${stored.attachment_id}`, { key })).status, 404)
+        }))
+
+      it.effect("a draft's attachment bytes are in the blob store: a send carries them, and sending, replacing or deleting releases them", () =>
+        Effect.gen(function*() {
+          const { app, key, base, create, patch, send } = yield* setUp
+          const sql = yield* SqlClient.SqlClient
+          const refsOf = (text: string) =>
+            Effect.map(
+              sql<{ refs: number }>`SELECT refs FROM blobs WHERE sha256 = ${createHash("sha256").update(text).digest("hex")}`,
+              (rows) => rows[0]?.refs ?? 0
+            )
+          const b64 = (text: string) => Buffer.from(text).toString("base64")
+          const first = `draft bytes one ${Math.random()}`
+          const second = `draft bytes two ${Math.random()}`
+          const made = (yield* create({ to: "bob@example.net", subject: "With file", text: "x", attachments: [{ filename: "a.txt", content: b64(first) }] })).body
+          assert.strictEqual(yield* refsOf(first), 1)
+          // Replacing the attachments releases the old bytes and holds the new.
+          const changed = yield* patch(made.draft_id, { attachments: [{ filename: "b.txt", content: b64(second) }] })
+          assert.strictEqual(changed.status, 200, changed.text)
+          assert.strictEqual(yield* refsOf(first), 0)
+          assert.strictEqual(yield* refsOf(second), 1)
+          const before = (yield* relayed).length
+          const sent = yield* send(made.draft_id)
+          assert.strictEqual(sent.status, 200, sent.text)
+          const mail = (yield* relayed).slice(before)
+          assert.strictEqual(mail.length, 1)
+          assert.include(Buffer.from(mail[0]!.raw).toString("utf8"), b64(second))
+          // The sent message holds the bytes now; the consumed draft no longer does.
+          assert.strictEqual(yield* refsOf(second), 1)
+          const message = yield* app.request("GET", `${base.replace("/drafts", "")}/messages/${sent.body.message_id}`, { key })
+          assert.strictEqual(message.body.attachments[0].filename, "b.txt")
+          assert.strictEqual(message.body.attachments[0].size, Buffer.byteLength(second))
+          const third = `draft bytes three ${Math.random()}`
+          const gone = (yield* create({ text: "bin", attachments: [{ filename: "c.txt", content: b64(third) }] })).body
+          assert.strictEqual(yield* refsOf(third), 1)
+          assert.strictEqual((yield* app.request("DELETE", `${base}/${gone.draft_id}`, { key })).status, 204)
+          assert.strictEqual(yield* refsOf(third), 0)
+        }))
+
+      it.effect("a draft written with its attachment bytes inline (before migration 0046) is read as it was and converted when its attachment is asked for by id", () =>
+        Effect.gen(function*() {
+          const { app, key, base, create, get, send } = yield* setUp
+          const sql = yield* SqlClient.SqlClient
+          const made = (yield* create({ to: "bob@example.net", text: "old" })).body
+          const old = `legacy inline bytes ${Math.random()}`
+          const sha = createHash("sha256").update(old).digest("hex")
+          yield* sql`UPDATE drafts SET content = jsonb_set(content, '{attachments}', ${JSON.stringify([{ filename: "old.txt", content: Buffer.from(old).toString("base64") }])}::jsonb)
+            WHERE id = ${made.draft_id}`
+          const shown = (yield* get(made.draft_id)).body.attachments
+          assert.strictEqual(shown[0].size, Buffer.byteLength(old))
+          const id = shown[0].attachment_id
+          const meta = yield* app.request("GET", `${base}/${made.draft_id}/attachments/${id}`, { key })
+          assert.strictEqual(meta.status, 200, meta.text)
+          const url = new URL(meta.body.download_url)
+          assert.strictEqual((yield* app.request("GET", `${url.pathname}${url.search}`)).text, old)
+          // Converted: the same id, the bytes in the blob store, held once.
+          const after = (yield* get(made.draft_id)).body.attachments
+          assert.strictEqual(after[0].attachment_id, id)
+          assert.notProperty(after[0], "content")
+          assert.deepStrictEqual((yield* sql<{ refs: number }>`SELECT refs FROM blobs WHERE sha256 = ${sha}`).map((r) => r.refs), [1])
+          assert.strictEqual((yield* send(made.draft_id)).status, 200)
         }))
 
       it.effect("DELETE removes the draft and its schedule", () =>

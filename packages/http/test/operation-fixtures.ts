@@ -261,6 +261,12 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "drafts.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),
   "drafts.list": fixed({}),
   "drafts.get": (w) => Effect.map(draft(w), (id) => ({ params: { draft_id: id } })),
+  "drafts.attachment": (w) =>
+    Effect.gen(function*() {
+      const made = yield* TestApp.use((app) =>
+        app.request("POST", `/v0/inboxes/${w.a.inboxId}/drafts`, { key: w.a.key, json: { text: "walk", attachments: [{ filename: "walk.txt", content: "d2Fsaw==" }] } }))
+      return { params: { draft_id: made.body.draft_id, attachment_id: made.body.attachments[0].attachment_id } }
+    }),
   "drafts.update": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: { subject: "walked" } })),
   "drafts.delete": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id } })),
   "drafts.send": (w) => Effect.map(draft(w), (id) => ({ params: { inbox_id: w.a.inboxId, draft_id: id }, input: {} })),

@@ -22,6 +22,7 @@
  *   (reschedule, unschedule) finds another token on the draft and does nothing.
  */
 import { createHash } from "node:crypto"
+import { Blobs, sha256Of, type SignedDownload } from "../blobs/Blobs.ts"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { notFound, type Principal } from "../access/Principal.ts"
@@ -30,7 +31,7 @@ import { type ApiError, DraftSending, type NotFound, type ValidationError, wireO
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { JobFailed, Jobs } from "../jobs/Jobs.ts"
 import { RETRY_POLICIES } from "../jobs/policies.ts"
-import { AttachmentInput, SendInput } from "../mail/compose.ts"
+import { AttachmentInput, attachmentKind, SendInput } from "../mail/compose.ts"
 import { preview } from "../mail/parse-core.ts"
 import { Messages, TimeParam } from "../messages/Messages.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -83,14 +84,39 @@ export type UpdateDraftInput = typeof UpdateDraftInput.Type
 
 export const ListDraftsQuery = Schema.Struct(PageQueryFields)
 
+/**
+ * A draft's attachment as stored in its row. Given inline, its bytes go to the blob store
+ * (as a message's attachments do) and the row keeps `sha256`, `size` and an `attachment_id`
+ * made when it was given; the database counts the draft's references to the bytes
+ * (migration 0046), so however the draft goes (sent, deleted, with its inbox) they are
+ * released. Given by `url`, it is fetched when the draft is sent. Rows written before
+ * 0046 hold the base64 `content` itself: they are read as they are, and converted the
+ * first time one of their attachments is asked for by id or the draft's attachments change.
+ */
+const StoredDraftAttachment = Schema.Struct({
+  ...AttachmentInput.fields,
+  attachment_id: Schema.optionalKey(Schema.String),
+  sha256: Schema.optionalKey(Schema.String),
+  size: Schema.optionalKey(Schema.Number)
+})
+type StoredDraftAttachment = typeof StoredDraftAttachment.Type
+
 /** The stored send fields: recipients always as lists. */
-const Content = Schema.Struct({ ...SendInput.fields, to: Schema.optionalKey(Recipients), cc: Schema.optionalKey(Recipients), bcc: Schema.optionalKey(Recipients), reply_to: Schema.optionalKey(Recipients) })
+const Content = Schema.Struct({
+  ...SendInput.fields,
+  to: Schema.optionalKey(Recipients),
+  cc: Schema.optionalKey(Recipients),
+  bcc: Schema.optionalKey(Recipients),
+  reply_to: Schema.optionalKey(Recipients),
+  attachments: Schema.optionalKey(Schema.Array(StoredDraftAttachment))
+})
 type Content = typeof Content.Type
 
 /**
- * A draft's attachment as shown: as given, with `attachment_id` (derived from the draft, the
- * attachment and its place, so it stays while the draft's attachments are unchanged) and `size` (of inline content),
- * the fields the agentmail SDK reads on every attachment (docs/client-compatibility.md).
+ * A draft's attachment as shown: its metadata, with `attachment_id` and `size` (of bytes
+ * given inline), the fields the agentmail SDK reads on every attachment
+ * (docs/client-compatibility.md); `url` when it was given by URL. The bytes are fetched by
+ * id (`drafts.attachment`, a signed `download_url`), not repeated in the draft.
  */
 export const DraftAttachment = Schema.Struct({
   ...AttachmentInput.fields,
@@ -99,12 +125,33 @@ export const DraftAttachment = Schema.Struct({
 })
 export type DraftAttachment = typeof DraftAttachment.Type
 
-export const draftAttachments = (draftId: string, content: Content): ReadonlyArray<DraftAttachment> =>
-  (content.attachments ?? []).map((a, i) => ({
-    ...a,
-    attachment_id: `att_${createHash("sha256").update(`${draftId}\n${i}\n${a.filename ?? ""}\n${a.content ?? a.url ?? ""}`).digest("hex").slice(0, 24)}`,
-    ...(a.content === undefined ? {} : { size: Buffer.from(a.content, "base64").length })
-  }))
+/** One attachment of a draft by id: its metadata and a download URL (signed, or the `url` it was given by). */
+export const DraftAttachmentInfo = Schema.Struct({
+  attachment_id: Schema.String,
+  filename: Schema.optionalKey(Schema.String),
+  content_type: Schema.String,
+  content_disposition: Schema.Literals(["inline", "attachment"]),
+  content_id: Schema.optionalKey(Schema.String),
+  size: Schema.optionalKey(Schema.Number),
+  url: Schema.optionalKey(Schema.String),
+  download_url: Schema.String,
+  expires_at: Schema.optionalKey(Schema.String)
+})
+export type DraftAttachmentInfo = typeof DraftAttachmentInfo.Type
+
+/** The id of an attachment of a row written before 0046 (bytes inline): derived, so it stays until converted, and after. */
+const legacyAttachmentId = (draftId: string, i: number, a: StoredDraftAttachment) =>
+  `att_${createHash("sha256").update(`${draftId}\n${i}\n${a.filename ?? ""}\n${a.content ?? a.url ?? ""}`).digest("hex").slice(0, 24)}`
+
+const draftAttachments = (draftId: string, content: Content): ReadonlyArray<DraftAttachment> =>
+  (content.attachments ?? []).map((a, i) => {
+    const { sha256: _sha, attachment_id, size, ...shown } = a
+    return compact({
+      ...shown,
+      attachment_id: attachment_id ?? legacyAttachmentId(draftId, i, a),
+      size: size ?? (a.content === undefined ? undefined : Buffer.from(a.content, "base64").length)
+    }) as DraftAttachment
+  })
 
 export const Draft = Schema.Struct({
   inbox_id: Schema.String,
@@ -165,6 +212,39 @@ const mergeContent = (content: Content, input: Partial<Record<typeof CONTENT_KEY
   return next as Content
 }
 
+/** Inline bytes to move to the blob store, with the content that names them by hash. */
+interface Stored {
+  readonly content: Content
+  readonly blobs: ReadonlyArray<{ readonly sha256: string; readonly bytes: Uint8Array }>
+}
+
+/**
+ * Moves the bytes of inline attachments out of the content: each gets its `sha256`, `size`
+ * and an id (`idOf`); attachments by URL get an id too. The caller writes the row, then
+ * stores the bytes in the same transaction (blobs/Blobs.ts, the order that keeps them safe).
+ */
+const storeInline = (content: Content, idOf: (a: StoredDraftAttachment, i: number) => Effect.Effect<string>) =>
+  Effect.gen(function*() {
+    if (content.attachments === undefined) return { content, blobs: [] } as Stored
+    const blobs: Array<{ sha256: string; bytes: Uint8Array }> = []
+    const attachments: Array<StoredDraftAttachment> = []
+    for (const [i, a] of content.attachments.entries()) {
+      const attachment_id = a.attachment_id ?? (yield* idOf(a, i))
+      if (a.content === undefined) {
+        attachments.push({ ...a, attachment_id })
+        continue
+      }
+      const { content: base64, ...rest } = a
+      const bytes = Buffer.from(base64, "base64")
+      const sha256 = sha256Of(bytes)
+      blobs.push({ sha256, bytes })
+      attachments.push({ ...rest, attachment_id, sha256, size: bytes.length })
+    }
+    return { content: { ...content, attachments }, blobs } as Stored
+  })
+
+const hasInline = (content: Content) => (content.attachments ?? []).some((a) => a.content !== undefined)
+
 const previewOf = (content: Content) =>
   preview(content.text ?? (content.html === undefined ? "" : content.html.replace(/<[^>]*>/g, " ")))
 
@@ -196,6 +276,8 @@ export class Drafts extends Context.Service<Drafts, {
   /** In the organization, one pod (`podId`) or one inbox. */
   list(principal: Principal, inboxId: string | undefined, query: typeof ListDraftsQuery.Type, podId?: string): Effect.Effect<Page<Draft>, NotFound | ValidationError>
   get(principal: Principal, inboxId: string | undefined, draftId: string, podId?: string): Effect.Effect<Draft, NotFound>
+  /** One attachment of a draft, by id, with a download URL. */
+  attachment(principal: Principal, inboxId: string | undefined, draftId: string, attachmentId: string, podId?: string): Effect.Effect<DraftAttachmentInfo, NotFound>
   update(principal: Principal, inboxId: string, draftId: string, input: UpdateDraftInput): Effect.Effect<Draft, NotFound | ValidationError | DraftSending>
   delete(principal: Principal, inboxId: string, draftId: string): Effect.Effect<void, NotFound | DraftSending>
   send(principal: Principal, inboxId: string, draftId: string): Effect.Effect<SendAnswer, ApiError>
@@ -208,6 +290,8 @@ export class Drafts extends Context.Service<Drafts, {
     const messages = yield* Messages
     const sending = yield* Sending
     const jobs = yield* Jobs
+    const blobs = yield* Blobs
+    const newAttachmentId = () => ids.make("att")
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
 
@@ -245,7 +329,8 @@ export class Drafts extends Context.Service<Drafts, {
       const id = yield* ids.make("draft")
       const sendAt = input.send_at === undefined ? null : new Date(input.send_at)
       const token = sendAt === null ? null : yield* ids.make("req")
-      const content = mergeContent({}, input)
+      const stored = yield* storeInline(mergeContent({}, input), newAttachmentId)
+      const content = stored.content
       return yield* sql.withTransaction(Effect.gen(function*() {
         const clientId = input.client_id ?? null
         const rows = yield* sql`INSERT INTO drafts ${
@@ -271,6 +356,7 @@ export class Drafts extends Context.Service<Drafts, {
           const existing = yield* sql`SELECT * FROM drafts WHERE inbox_id = ${inbox.id} AND client_id = ${clientId}`.pipe(decodeRows(DraftRow))
           return toDraft(existing[0]!)
         }
+        yield* blobs.store(stored.blobs)
         if (sendAt !== null && token !== null) yield* scheduleJob(id, token, sendAt)
         return toDraft(rows[0])
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -297,7 +383,11 @@ export class Drafts extends Context.Service<Drafts, {
         const row = yield* find(principal, inbox.id, draftId, true)
         yield* refuseWhileSending(row)
         const at = yield* now
-        const content = mergeContent(row.content, input)
+        // New attachments are stored; kept ones (even inline ones of a row from before 0046) stay as they are.
+        const stored = Object.hasOwn(input, "attachments")
+          ? yield* storeInline(mergeContent(row.content, input), newAttachmentId)
+          : { content: mergeContent(row.content, input), blobs: [] }
+        const content = stored.content
         const reschedule = Object.hasOwn(input, "send_at")
         const sendAt = reschedule ? (input.send_at === null || input.send_at === undefined ? null : new Date(input.send_at)) : row.send_at
         const token = reschedule ? (sendAt === null ? null : yield* ids.make("req")) : row.schedule_token
@@ -310,6 +400,7 @@ export class Drafts extends Context.Service<Drafts, {
             failure_code = ${reschedule ? null : row.failure_code}, failure_message = ${reschedule ? null : row.failure_message},
             updated_at = ${at}
           WHERE id = ${row.id} RETURNING *`.pipe(decodeRows(DraftRow))
+        yield* blobs.store(stored.blobs)
         if (reschedule) {
           // The old schedule's job goes; one already running finds the new token and does nothing.
           if (row.schedule_token !== null) yield* jobs.cancel(DRAFT_JOB, `${row.id}:${row.schedule_token}`)
@@ -365,6 +456,52 @@ export class Drafts extends Context.Service<Drafts, {
         return scheduled === undefined ? { _tag: "Busy", until: at } as Claimed : { _tag: "Gone" } as Claimed
       }).pipe(Effect.orDie)
 
+    /** The send fields with each stored attachment's bytes back inline, as Sending takes them. */
+    const inflate = (content: Content) =>
+      Effect.gen(function*() {
+        if (content.attachments === undefined) return content as SendInput
+        const attachments: Array<AttachmentInput> = []
+        for (const a of content.attachments) {
+          const { sha256, size: _size, attachment_id: _id, ...rest } = a
+          attachments.push(sha256 === undefined ? rest : { ...rest, content: Buffer.from(yield* blobs.readAll(sha256)).toString("base64") })
+        }
+        return { ...content, attachments } as SendInput
+      })
+
+    /**
+     * A draft's attachment by id. A row from before migration 0046 (bytes inline) is
+     * converted first, under its lock: its bytes go to the blob store, keeping the ids shown.
+     */
+    const attachment = Effect.fn("Drafts.attachment")(function*(principal: Principal, inboxId: string | undefined, draftId: string, attachmentId: string, podId?: string) {
+      let row = yield* find(principal, inboxId, draftId, false, podId)
+      if (hasInline(row.content)) {
+        row = yield* sql.withTransaction(Effect.gen(function*() {
+          const locked = (yield* sql`SELECT * FROM drafts WHERE id = ${row.id} FOR UPDATE`.pipe(decodeRows(DraftRow)))[0]
+          if (locked === undefined) return yield* notFound("Draft", draftId)
+          if (!hasInline(locked.content)) return locked
+          const stored = yield* storeInline(locked.content, (a, i) => Effect.succeed(legacyAttachmentId(locked.id, i, a)))
+          const rows = yield* sql`UPDATE drafts SET content = ${JSON.stringify(stored.content)}::jsonb WHERE id = ${locked.id}
+            RETURNING *`.pipe(decodeRows(DraftRow))
+          yield* blobs.store(stored.blobs)
+          return rows[0]!
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }
+      const shown = draftAttachments(row.id, row.content)
+      const i = shown.findIndex((a) => a.attachment_id === attachmentId)
+      if (i < 0) return yield* notFound("Attachment", attachmentId)
+      const a = row.content.attachments![i]!
+      const meta = {
+        attachment_id: attachmentId,
+        filename: a.filename,
+        ...attachmentKind(a, a.filename),
+        content_id: a.content_id,
+        size: a.size
+      }
+      if (a.sha256 === undefined) return compact({ ...meta, url: a.url, download_url: a.url ?? "" }) as DraftAttachmentInfo
+      const signed: SignedDownload = yield* blobs.downloadUrl({ sha256: a.sha256, contentType: meta.content_type, ...(a.filename === undefined ? {} : { filename: a.filename }) })
+      return compact({ ...meta, ...signed }) as DraftAttachmentInfo
+    })
+
     /** Sends a claimed draft through Sending; consumes it on success. */
     const sendClaimed = (row: DraftRow, claimToken: string, byItsJob = false) =>
       Effect.gen(function*() {
@@ -373,7 +510,7 @@ export class Drafts extends Context.Service<Drafts, {
           kind,
           inboxId: row.inbox_id,
           ...(row.reply_to_message_id === null ? {} : { messageId: row.reply_to_message_id }),
-          input: row.content,
+          input: yield* inflate(row.content),
           idempotencyKey: `draft_${row.id}`
         })
         yield* sql`DELETE FROM drafts WHERE id = ${row.id} AND sending_claim = ${claimToken}`.pipe(Effect.orDie)
@@ -452,12 +589,13 @@ export class Drafts extends Context.Service<Drafts, {
       get: Effect.fn("Drafts.get")(function*(principal, inboxId, draftId, podId) {
         return toDraft(yield* find(principal, inboxId, draftId, false, podId))
       }),
+      attachment,
       update,
       delete: remove,
       send
     })
   }))
 
-  /** With the services it uses (Inboxes, Jobs, Messages, Pods, Sending); the ports are the caller's. */
-  static readonly layer = Drafts.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Inboxes.layer, Jobs.layer, Messages.layer, Pods.layer, Sending.layer)))
+  /** With the services it uses (Blobs, Inboxes, Jobs, Messages, Pods, Sending); the ports are the caller's. */
+  static readonly layer = Drafts.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Blobs.layer, Inboxes.layer, Jobs.layer, Messages.layer, Pods.layer, Sending.layer)))
 }

@@ -1,13 +1,14 @@
 /**
  * The draft operations of the catalogue (spec: Drafts): create, list and get (organization
- * and inbox level), update, delete, and send now. Scheduling is `send_at` on create or update.
+ * and inbox level), an attachment by id (organization, pod and inbox level), update, delete,
+ * and send now. Scheduling is `send_at` on create or update.
  */
 import { Effect, Schema } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { SendAnswer } from "../sending/Idempotency.ts"
 import { SEND_BODY_LIMIT } from "../sending/operations.ts"
 import { listBody } from "../shared/pagination.ts"
-import { CreateDraftInput, Draft, Drafts, ListDraftsQuery, UpdateDraftInput } from "./Drafts.ts"
+import { CreateDraftInput, Draft, DraftAttachmentInfo, Drafts, ListDraftsQuery, UpdateDraftInput } from "./Drafts.ts"
 
 const BASE = "/v0/inboxes/:inbox_id/drafts"
 const COLUMNS = ["draft_id", "inbox_id", "subject", "send_status", "send_at", "updated_at"]
@@ -52,6 +53,22 @@ export const getDraft = operation({
   run: ({ principal, params }) => Drafts.use((d) => d.get(principal, params.inbox_id, params.draft_id, params.pod_id))
 })
 
+export const getDraftAttachment = operation({
+  name: "drafts.attachment",
+  summary: "An attachment of a draft, by its id: metadata with a short-lived download URL (or the url it was given by).",
+  routes: [
+    route.get("/v0/drafts/:draft_id/attachments/:attachment_id"),
+    route.get("/v0/pods/:pod_id/drafts/:draft_id/attachments/:attachment_id"),
+    route.get(`${BASE}/:draft_id/attachments/:attachment_id`)
+  ],
+  access: { kind: "member", permission: "draft_read" },
+  output: Output.json(DraftAttachmentInfo),
+  mutates: false,
+  mcp: { tool: "get_draft_attachment" },
+  cli: { command: "drafts attachment" },
+  run: ({ principal, params }) => Drafts.use((d) => d.attachment(principal, params.inbox_id, params.draft_id, params.attachment_id, params.pod_id))
+})
+
 export const updateDraft = operation({
   name: "drafts.update",
   summary: "Change any draft field; null clears a field, and send_at: null unschedules. Refused with draft_sending while it is being sent.",
@@ -91,4 +108,4 @@ export const sendDraft = operation({
   run: ({ principal, params }) => Drafts.use((d) => d.send(principal, params.inbox_id, params.draft_id))
 })
 
-export const draftOperations = [createDraft, listDrafts, getDraft, updateDraft, deleteDraft, sendDraft]
+export const draftOperations = [createDraft, listDrafts, getDraft, getDraftAttachment, updateDraft, deleteDraft, sendDraft]

@@ -247,13 +247,17 @@ const fileNameFromUrl = (url: string): string | undefined => {
   return last === undefined || last === "" ? undefined : new URLSearchParams(`f=${last.replace(/\+/g, "%2B")}`).get("f") ?? last
 }
 
+/** The media type and disposition an attachment is sent with when the caller gives none (a draft's attachment shows the same). */
+export const attachmentKind = (a: AttachmentInput, filename: string | undefined, fetchedType?: string) => ({
+  content_type: (a.content_type ?? fetchedType ?? (filename === undefined ? undefined : libmime.detectMimeType(filename)) ?? "application/octet-stream").toLowerCase(),
+  content_disposition: a.content_disposition ?? (a.content_id !== undefined ? "inline" as const : "attachment" as const)
+})
+
 const meta = (a: AttachmentInput, bytes: Uint8Array, fetchedType: string | undefined, fallbackName: string | undefined): AttachmentMeta => {
   const filename = a.filename ?? fallbackName
-  const contentType = (a.content_type ?? fetchedType ?? (filename === undefined ? undefined : libmime.detectMimeType(filename)) ?? "application/octet-stream").toLowerCase()
   return {
     ...(filename === undefined ? {} : { filename }),
-    content_type: contentType,
-    content_disposition: a.content_disposition ?? (a.content_id !== undefined ? "inline" : "attachment"),
+    ...attachmentKind(a, filename, fetchedType),
     size: bytes.byteLength,
     ...(a.content_id === undefined ? {} : { content_id: a.content_id })
   }
