@@ -46,7 +46,7 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
     Effect.gen(function*() {
       const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body
       const list = doc.paths["/v0/pods/{pod_id}/inboxes"].get
-      assert.deepStrictEqual(list.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`), ["path:pod_id", "query:limit", "query:page_token"])
+      assert.deepStrictEqual(list.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`), ["path:pod_id", "query:limit", "query:page_token", "query:ascending"])
       const create = doc.paths["/v0/inboxes"].post
       assert.includeMembers(Object.keys(create.requestBody.content["application/json"].schema.properties), ["username", "domain", "display_name", "client_id", "metadata"])
       assert.deepStrictEqual(doc.paths["/public/plans"].get.security, [])

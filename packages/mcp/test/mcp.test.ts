@@ -306,8 +306,15 @@ for (const storage of storages()) {
         yield* call("delete_inbox", { inbox_id: inbox["inbox_id"] })
         yield* call("delete_pod", { pod_id: pod["pod_id"] })
         // Drafts: made, read, changed, sent (consumed), and one deleted.
-        const draft = yield* call("create_draft", { inbox_id: agent.inbox_id, to: "someone@example.net", subject: "draft", text: "later" })
+        const draft = yield* call("create_draft", {
+          inbox_id: agent.inbox_id,
+          to: "someone@example.net",
+          subject: "draft",
+          text: "later",
+          attachments: [{ filename: "plan.txt", content: Buffer.from("plan").toString("base64") }]
+        })
         yield* call("get_draft", { draft_id: draft["draft_id"] })
+        yield* call("get_draft_attachment", { draft_id: draft["draft_id"], attachment_id: draft["attachments"][0]["attachment_id"] })
         yield* call("list_drafts", { inbox_id: agent.inbox_id })
         yield* call("update_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"], subject: null, send_at: "2100-01-01T00:00:00.000Z" })
         yield* call("send_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"] })

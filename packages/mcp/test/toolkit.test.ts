@@ -86,13 +86,17 @@ for (const storage of storages()) {
         yield* call("get_inbox", { inboxId: a["inbox_id"] })
         yield* call("update_inbox", { inboxId: a["inbox_id"], displayName: "Kit A2" })
 
-        yield* call("send_message", {
+        const sent = yield* call("send_message", {
           inboxId: a["inbox_id"],
           to: [b["email"]],
           subject: "Toolkit hello",
           text: "From the toolkit",
+          labels: ["kit-sent"],
           attachments: [{ filename: "n.txt", contentType: "text/plain", content: Buffer.from("notes").toString("base64") }]
         })
+        // The toolkit's labels are on the sent message, beside sent.
+        const sentCopy = yield* call("get_message", { inboxId: a["inbox_id"], messageId: sent["message_id"] })
+        assert.sameMembers(sentCopy["labels"], ["sent", "kit-sent"])
         const listed = yield* call("list_messages", { inboxId: b["inbox_id"], limit: 10 })
         const received = listed["messages"][0] as { message_id: string; thread_id: string }
         const full = yield* call("get_message", { inboxId: b["inbox_id"], messageId: received.message_id })
@@ -100,6 +104,10 @@ for (const storage of storages()) {
         const attachment = yield* call("get_attachment", { inboxId: b["inbox_id"], threadId: received.thread_id, attachmentId: full["attachments"][0]["attachment_id"] })
         assert.strictEqual(attachment["filename"], "n.txt")
         yield* call("list_threads", { inboxId: b["inbox_id"] })
+        // The toolkit's thread filters: lists of substrings, all of which must match.
+        const subjects = (result: Record<string, any>) => result["threads"].map((t: { subject: string }) => t.subject)
+        assert.deepStrictEqual(subjects(yield* call("list_threads", { inboxId: b["inbox_id"], senders: [a["email"].toUpperCase()], recipients: [b["email"]], ascending: true })), ["Toolkit hello"])
+        assert.deepStrictEqual(subjects(yield* call("list_threads", { inboxId: b["inbox_id"], senders: [a["email"], "nobody"] })), [])
         yield* call("search_threads", { inboxId: b["inbox_id"], q: "toolkit" })
         yield* call("search_messages", { inboxId: b["inbox_id"], q: "toolkit" })
         yield* call("get_thread", { inboxId: b["inbox_id"], threadId: received.thread_id })

@@ -33,9 +33,9 @@ import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
 import { ClientId, compact, Line, Metadata, Name, normaliseDomain, Username } from "../shared/fields.ts"
 import { idempotentInsert } from "../shared/idempotency.ts"
-import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
+import { AscendingField, isTrue, keyset, newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { traced } from "../shared/span.ts"
-import { decodeRows, Json } from "../shared/sql.ts"
+import { decodeRows, escapeLike, Json } from "../shared/sql.ts"
 import { iso, now, Timestamp } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 import { RESERVED_USERNAMES } from "../shared/usernames.ts"
@@ -99,7 +99,7 @@ export const UpdateInboxInput = Schema.Struct({
 })
 export type UpdateInboxInput = typeof UpdateInboxInput.Type
 
-export const ListInboxesQuery = Schema.Struct(PageQueryFields)
+export const ListInboxesQuery = Schema.Struct({ ...PageQueryFields, ...AscendingField })
 
 /** `q`: words that must each occur in the address, display name, id or client_id (case-insensitive). */
 export const SearchInboxesQuery = Schema.Struct({
@@ -107,7 +107,6 @@ export const SearchInboxesQuery = Schema.Struct({
   ...PageQueryFields
 })
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 type Refusal = ValidationError | ReservedUsername | DomainNotVerified
 
@@ -228,7 +227,8 @@ export class Inboxes extends Context.Service<Inboxes, {
       }),
       list: Effect.fn("Inboxes.list")(function*(principal, query, podId) {
         if (podId !== undefined) yield* pods.find(principal, podId)
-        const page = yield* newestFirst(sql, query)
+        // Newest first, as the spec's lists; `ascending` (the SDK's) oldest first.
+        const page = yield* keyset(sql, query, { column: "created_at", ascending: isTrue(query.ascending) })
         const pod = podId === undefined ? sql`` : sql`AND pod_id = ${podId}`
         const rows = yield* sql`SELECT * FROM inboxes WHERE ${visible(principal)} ${pod} ${page.after}
           ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))

@@ -27,8 +27,8 @@ import type { NotFound, ValidationError } from "../errors/errors.ts"
 import type { Download } from "../shared/download.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
-import { keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
-import { decodeRows } from "../shared/sql.ts"
+import { AscendingField, BooleanParam, isTrue, keyset, type Page, PageQueryFields, toPageBy } from "../shared/pagination.ts"
+import { decodeRows, escapeLike } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 import { downloadOf } from "../blobs/download.ts"
@@ -52,8 +52,14 @@ import {
   toSummary
 } from "./model.ts"
 
+/**
+ * A filter that may hold several values (all must match): a list (MCP, the toolkit's
+ * arrays), or one string holding a JSON array (the SDK's query form) or the value itself.
+ */
+export const FilterValues = (max: number) => Schema.Union([Schema.Array(Line(max)).check(Schema.isMaxLength(50)), Line(4096)])
+
 export const TimeParam = Line(64).check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || "Expected an ISO 8601 timestamp"))
-export const BooleanParam = Schema.Union([Schema.Boolean, Schema.Literals(["true", "false"])])
+export { BooleanParam }
 
 export const MAX_BATCH = 100
 
@@ -81,12 +87,12 @@ export const ListMessagesQuery = Schema.Struct({
   ...PageQueryFields,
   ...IncludeHiddenFields,
   labels: Schema.optionalKey(LabelsFilter),
-  from: Schema.optionalKey(Line(320)),
-  to: Schema.optionalKey(Line(320)),
-  subject: Schema.optionalKey(Line(998)),
+  from: Schema.optionalKey(FilterValues(320)),
+  to: Schema.optionalKey(FilterValues(320)),
+  subject: Schema.optionalKey(FilterValues(998)),
   before: Schema.optionalKey(TimeParam),
   after: Schema.optionalKey(TimeParam),
-  ascending: Schema.optionalKey(BooleanParam)
+  ...AscendingField
 })
 export type ListMessagesQuery = typeof ListMessagesQuery.Type
 
@@ -116,9 +122,9 @@ export const AttachmentInfo = Schema.Struct({
   expires_at: Schema.String
 })
 
-/** The values of a filter that may hold several (all must match): a JSON array, or the value itself. */
-export const filterValuesOf = (value: string | undefined): ReadonlyArray<string> =>
-  value === undefined ? [] : (jsonListOf(value) ?? [value]).filter((v) => v.trim().length > 0)
+/** The values of a filter that may hold several (all must match). */
+export const filterValuesOf = (value: string | ReadonlyArray<string> | undefined): ReadonlyArray<string> =>
+  value === undefined ? [] : (typeof value === "string" ? jsonListOf(value) ?? [value] : value).filter((v) => v.trim().length > 0)
 
 const HIDDEN_PERMISSION: Readonly<Record<HiddenLabel, Permission>> = {
   spam: "label_spam_read",
@@ -136,11 +142,22 @@ export const hiddenLabelPermissions = (labels: ReadonlyArray<string>): ReadonlyA
   hiddenAmong(labels).map((l) => HIDDEN_PERMISSION[l])
 
 /** Checks a label change: no system label, nothing both added and removed. */
+/** Labels set by the service among `labels`, each an issue at `field`. */
+const systemLabelIssues = (labels: ReadonlyArray<string>, field: string) =>
+  labels.filter((l) => (SYSTEM_LABELS as ReadonlyArray<string>).includes(l)).map((l) => ({ path: [field], message: `"${l}" is set by the service and cannot be added` }))
+
+/** Labels a message is sent with (`labels` of a send): caller-defined ones, as PATCH may add. */
+export const checkSendLabels = (labels: ReadonlyArray<string> | undefined): Effect.Effect<ReadonlyArray<string>, ValidationError> => {
+  const add = labelsOf(labels)
+  const issues = systemLabelIssues(add, "labels")
+  return issues.length > 0 ? Effect.fail(validationError(issues)) : Effect.succeed(add)
+}
+
 export const checkLabelChanges = (input: UpdateLabelsInput): Effect.Effect<{ readonly add: ReadonlyArray<string>; readonly remove: ReadonlyArray<string> }, ValidationError> => {
   const add = labelsOf(input.add_labels)
   const remove = labelsOf(input.remove_labels)
   const issues = [
-    ...add.filter((l) => (SYSTEM_LABELS as ReadonlyArray<string>).includes(l)).map((l) => ({ path: ["add_labels"], message: `"${l}" is set by the service and cannot be added` })),
+    ...systemLabelIssues(add, "add_labels"),
     ...remove.filter((l) => (SYSTEM_LABELS as ReadonlyArray<string>).includes(l)).map((l) => ({ path: ["remove_labels"], message: `"${l}" is set by the service and cannot be removed` })),
     ...add.filter((l) => remove.includes(l)).map((l) => ({ path: ["add_labels"], message: `"${l}" is both added and removed` }))
   ]
@@ -163,7 +180,6 @@ export const hiddenCondition = (
     : sql`AND NOT (${sql.literal(columns.labels)} && ${notRequested}::text[])`
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export class Messages extends Context.Service<Messages, {
   list(principal: Principal, inboxId: string, query: ListMessagesQuery): Effect.Effect<Page<MessageSummary>, NotFound | ValidationError>
@@ -221,7 +237,7 @@ export class Messages extends Context.Service<Messages, {
         const labels = labelsOf(query.labels)
         // Their permissions were checked when the operation admitted the query (permissionsFor).
         const requested = [...new Set([...hiddenAmong(labels), ...includedHidden(query)])]
-        const ascending = query.ascending === true || query.ascending === "true"
+        const ascending = isTrue(query.ascending)
         const page = yield* keyset(sql, query, { column: "timestamp", ascending })
         // from, to and subject each take one value or a JSON array of values, all of which must match.
         const filters = [

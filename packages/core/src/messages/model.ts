@@ -244,7 +244,9 @@ export const Thread = Schema.Struct({
   attachments: Schema.Array(AttachmentMeta),
   count: Schema.Number,
   limit: Schema.Number,
-  messages: Schema.Array(Message)
+  messages: Schema.Array(Message),
+  /** With `limit` or `page_token` (a page of the thread's messages): the token of the older ones, when there are. */
+  next_page_token: Schema.optionalKey(Schema.String)
 })
 export type Thread = typeof Thread.Type
 

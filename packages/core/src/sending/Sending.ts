@@ -55,7 +55,7 @@ import { MailParser } from "../mail/parse.ts"
 import { addressList, headerFields, rfc5322Date, withHeadersFirst, withoutHeader } from "../mail/submission.ts"
 import { normaliseAddress } from "../shared/fields.ts"
 import { compose, type ComposeKind, MAX_RECIPIENTS, type ParentMessage, type SendInput, validateSend } from "../mail/compose.ts"
-import { Messages } from "../messages/Messages.ts"
+import { checkSendLabels, Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import type { FullMessageRow } from "../messages/model.ts"
 import { type OrganizationRow, Organizations, planOf } from "../organizations/Organizations.ts"
@@ -83,6 +83,8 @@ export interface SendRequest {
   /** The message answered or forwarded. */
   readonly messageId?: string
   readonly input: SendInput
+  /** Labels the sent message carries beside `sent` (the agentmail SDK's `labels` on a send); caller-defined ones only. */
+  readonly labels?: ReadonlyArray<string> | undefined
   readonly idempotencyKey?: string
 }
 
@@ -90,7 +92,14 @@ const dayOf = (at: Date) => at.toISOString().slice(0, 10)
 const monthStartOf = (at: Date) => `${at.toISOString().slice(0, 7)}-01`
 
 const hashRequest = (request: SendRequest) =>
-  createHash("sha256").update(JSON.stringify([request.kind, request.inboxId, request.messageId ?? null, request.input])).digest("hex")
+  createHash("sha256").update(JSON.stringify([
+    request.kind,
+    request.inboxId,
+    request.messageId ?? null,
+    request.input,
+    // Only when given, so a request without labels hashes as it did before they were taken.
+    ...(request.labels === undefined ? [] : [request.labels])
+  ])).digest("hex")
 
 /** What compose needs of a stored message it answers or forwards. */
 const parentOf = (row: FullMessageRow, attachmentContents?: ParentMessage["attachment_contents"]): ParentMessage => ({
@@ -308,6 +317,8 @@ export class Sending extends Context.Service<Sending, {
       const parentRow = request.messageId === undefined ? undefined : yield* messages.find(principal, request.inboxId, request.messageId)
       const sender = { email: inbox.email, ...(inbox.display_name === null ? {} : { display_name: inbox.display_name }) }
       const { addresses } = yield* validateSend(request.kind, request.input, sender, parentRow === undefined ? undefined : parentOf(parentRow))
+      // The labels a message may be given later (PATCH add_labels) it may be sent with.
+      const extraLabels = yield* checkSendLabels(request.labels)
       if (request.input.track_opens === true && !settings.openTracking) {
         return yield* new TrackingDisabled({ message: "Open tracking is turned off on this server.", fix: "Leave track_opens unset." })
       }
@@ -372,7 +383,7 @@ export class Sending extends Context.Service<Sending, {
           headers: readBack.message.headers,
           attachments: composed.attachments.map(attachmentBlob),
           raw: { sha256: sha256Of(composed.raw), bytes: composed.raw },
-          labels: ["sent"],
+          labels: ["sent", ...extraLabels],
           ...(request.kind === "reply" || request.kind === "reply_all"
             ? { thread_id: parentRow?.thread_id ?? "" }
             : request.kind === "forward"

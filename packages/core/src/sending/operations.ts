@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import type { Permission } from "../access/permissions.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { type ComposeKind, SendInput } from "../mail/compose.ts"
+import { Labels } from "../messages/model.ts"
 import { Line } from "../shared/fields.ts"
 import { SendAnswer, Sending } from "./Sending.ts"
 
@@ -15,9 +16,15 @@ const IdempotencyHeader = Schema.Struct({ "idempotency-key": Schema.optionalKey(
 /** 6 MB of inline attachments is about 8 MB of base64, plus the bodies. */
 export const SEND_BODY_LIMIT = 10 * 1024 * 1024
 
+/** The send body: the send fields, and `labels` the sent message carries beside `sent` (the agentmail SDK's). */
+export const SendBody = Schema.Struct({ ...SendInput.fields, labels: Schema.optionalKey(Labels) })
+
+/** The request to Sending: the send fields apart from the labels. */
+const requestOf = ({ labels, ...input }: typeof SendBody.Type) => ({ input, labels })
+
 const common = {
   access: undefined as never,
-  body: SendInput,
+  body: SendBody,
   headers: IdempotencyHeader,
   bodyLimit: SEND_BODY_LIMIT,
   output: Output.json(SendAnswer),
@@ -47,7 +54,7 @@ const answering = (spec: {
     mcp: { tool: spec.tool },
     cli: { command: spec.command },
     run: ({ principal, params, input, headers }) =>
-      Sending.use((s) => s.send(principal, { kind: spec.kind, inboxId: params.inbox_id, messageId: params.message_id, input, ...keyOf(headers) }))
+      Sending.use((s) => s.send(principal, { kind: spec.kind, inboxId: params.inbox_id, messageId: params.message_id, ...requestOf(input), ...keyOf(headers) }))
   })
 
 export const sendMessage = operation({
@@ -59,7 +66,7 @@ export const sendMessage = operation({
   mcp: { tool: "send_message" },
   cli: { command: "messages send", aliases: ["send"] },
   run: ({ principal, params, input, headers }) =>
-    Sending.use((s) => s.send(principal, { kind: "send", inboxId: params.inbox_id, input, ...keyOf(headers) }))
+    Sending.use((s) => s.send(principal, { kind: "send", inboxId: params.inbox_id, ...requestOf(input), ...keyOf(headers) }))
 })
 
 export const replyToMessage = answering({

@@ -27,6 +27,13 @@ export const IntegerParam = <S extends Schema.Codec<number, number>>(schema: S) 
     encode: SchemaGetter.transform((n: number) => String(n))
   }))])
 
+/** A boolean query parameter: a JSON boolean (MCP, CLI) or the string `true` / `false` (a URL). */
+export const BooleanParam = Schema.Union([Schema.Boolean, Schema.Literals(["true", "false"])])
+export const isTrue = (value: boolean | "true" | "false" | undefined) => value === true || value === "true"
+
+/** `ascending`: a list in the other order, oldest first (the agentmail SDK's parameter on its lists). */
+export const AscendingField = { ascending: Schema.optionalKey(BooleanParam) }
+
 /** Query fields of every list: `limit` (1..100, also as a numeric string) and `page_token`. */
 export const PageQueryFields = {
   limit: Schema.optionalKey(IntegerParam(Limit)),

@@ -45,3 +45,6 @@ export const noAutovacuum = (sql: SqlClient.SqlClient) =>
     Effect.orDie
   )
 
+
+/** A value matched literally inside a LIKE / ILIKE pattern (the default escape character, backslash). */
+export const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)

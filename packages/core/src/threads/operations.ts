@@ -5,7 +5,7 @@ import { notFound } from "../access/Principal.ts"
 import { AttachmentInfo, hiddenLabelPermissions, includedHidden, Messages, UpdateLabelsInput } from "../messages/Messages.ts"
 import { labelsOf, Thread, ThreadSummary } from "../messages/model.ts"
 import { listBody } from "../shared/pagination.ts"
-import { ListThreadsQuery, Threads } from "./Threads.ts"
+import { GetThreadQuery, ListThreadsQuery, Threads } from "./Threads.ts"
 
 const COLUMNS = ["thread_id", "timestamp", "subject", "senders", "message_count", "labels"]
 
@@ -27,14 +27,16 @@ export const listThreads = operation({
 
 export const getThread = operation({
   name: "threads.get",
-  summary: "Get a thread with every message (full form, oldest first) and its attachments.",
+  summary: "Get a thread with every message (full form, oldest first) and its attachments; limit or page_token answer a page of its messages, newest first by page, with next_page_token for older ones.",
   routes: [route.get("/v0/threads/:thread_id"), route.get("/v0/pods/:pod_id/threads/:thread_id"), route.get("/v0/inboxes/:inbox_id/threads/:thread_id")],
   access: { kind: "member", permission: "thread_read" },
+  query: GetThreadQuery,
   output: Output.json(Thread),
   mutates: false,
   mcp: { tool: "get_thread" },
   cli: { command: "threads get" },
-  run: ({ principal, params }) => Threads.use((t) => t.get(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id))
+  run: ({ principal, params, input }) =>
+    Threads.use((t) => t.get(principal, { podId: params.pod_id, inboxId: params.inbox_id }, params.thread_id, input))
 })
 
 export const updateThread = operation({
