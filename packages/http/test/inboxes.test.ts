@@ -155,6 +155,33 @@ for (const storage of storages()) {
           assert.strictEqual(bad.body.code, "validation_error")
         }))
 
+      it.effect("PATCH metadata merges: keys given are set, a key given as null is removed, the others kept; an empty object is validation_error", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const { key } = yield* newOrganization()
+          const inbox = (yield* app.request("POST", "/v0/inboxes", { key, json: { metadata: { team: "care", tier: "gold", region: "eu" } } })).body
+          const patch = (json: unknown) => app.request("PATCH", `/v0/inboxes/${inbox.inbox_id}`, { key, json })
+          const merged = yield* patch({ metadata: { tier: "platinum", owner: "ann", region: null } })
+          assert.strictEqual(merged.status, 200, merged.text)
+          assert.deepStrictEqual(merged.body.metadata, { team: "care", tier: "platinum", owner: "ann" })
+          assert.deepStrictEqual((yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}`, { key })).body.metadata, merged.body.metadata)
+          // Other fields leave metadata as it is.
+          assert.deepStrictEqual((yield* patch({ display_name: "Care" })).body.metadata, merged.body.metadata)
+          const empty = yield* patch({ metadata: {} })
+          assert.strictEqual(empty.status, 400)
+          assert.strictEqual(empty.body.code, "validation_error")
+          assert.include(empty.body.message, "null")
+          // Past the limit once merged: refused, nothing changed.
+          const many = Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, "v"]))
+          const over = yield* patch({ metadata: many })
+          assert.strictEqual(over.status, 400)
+          assert.strictEqual(over.body.code, "validation_error")
+          assert.deepStrictEqual((yield* app.request("GET", `/v0/inboxes/${inbox.inbox_id}`, { key })).body.metadata, merged.body.metadata)
+          // Removing every key leaves no metadata.
+          const none = yield* patch({ metadata: { team: null, tier: null, owner: null } })
+          assert.notProperty(none.body, "metadata")
+        }))
+
       it.effect("lists inboxes newest first, and page tokens stay correct while rows are inserted", () =>
         Effect.gen(function*() {
           const app = yield* TestApp

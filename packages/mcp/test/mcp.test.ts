@@ -314,7 +314,7 @@ for (const storage of storages()) {
           attachments: [{ filename: "plan.txt", content: Buffer.from("plan").toString("base64") }]
         })
         yield* call("get_draft", { draft_id: draft["draft_id"] })
-        yield* call("get_draft_attachment", { draft_id: draft["draft_id"], attachment_id: draft["attachments"][0]["attachment_id"] })
+        yield* call("get_draft_attachment", { draft_id: draft["draft_id"], attachment_id: (draft["attachments"] as Array<{ attachment_id: string }>)[0]!.attachment_id })
         yield* call("list_drafts", { inbox_id: agent.inbox_id })
         yield* call("update_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"], subject: null, send_at: "2100-01-01T00:00:00.000Z" })
         yield* call("send_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"] })

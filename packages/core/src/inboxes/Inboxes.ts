@@ -31,7 +31,7 @@ import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
-import { ClientId, compact, Line, Metadata, Name, normaliseDomain, Username } from "../shared/fields.ts"
+import { ClientId, compact, Line, MAX_METADATA_KEYS, Metadata, MetadataChanges, Name, normaliseDomain, Username } from "../shared/fields.ts"
 import { idempotentInsert } from "../shared/idempotency.ts"
 import { AscendingField, isTrue, keyset, newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { traced } from "../shared/span.ts"
@@ -95,11 +95,31 @@ export type CreateInboxInput = typeof CreateInboxInput.Type
 export const UpdateInboxInput = Schema.Struct({
   display_name: Schema.optionalKey(Schema.NullOr(Name)),
   status: Schema.optionalKey(Schema.Literals(["active", "paused"])),
-  metadata: Schema.optionalKey(Schema.NullOr(Metadata))
+  /** Merged: keys given are set, keys given as null removed, others kept; `null` clears it all. */
+  metadata: Schema.optionalKey(Schema.NullOr(MetadataChanges))
 })
 export type UpdateInboxInput = typeof UpdateInboxInput.Type
 
 export const ListInboxesQuery = Schema.Struct({ ...PageQueryFields, ...AscendingField })
+
+/**
+ * Metadata after a PATCH: `null` clears it; otherwise the change is merged (keys set, keys
+ * given as null removed; the agentmail SDK's rule, the spec not saying). The result keeps
+ * the limit of MAX_METADATA_KEYS; none left is no metadata.
+ */
+const mergeMetadata = (stored: Readonly<Record<string, string>> | null, change: Readonly<Record<string, string | null>> | null) => {
+  if (change === null) return Effect.succeed(null)
+  const merged: Record<string, string> = { ...stored }
+  for (const [key, value] of Object.entries(change)) {
+    if (value === null) delete merged[key]
+    else merged[key] = value
+  }
+  const count = Object.keys(merged).length
+  if (count > MAX_METADATA_KEYS) {
+    return Effect.fail(validationError([{ path: ["metadata"], message: `metadata would hold ${count} keys; at most ${MAX_METADATA_KEYS}` }]))
+  }
+  return Effect.succeed(count === 0 ? null : merged)
+}
 
 /** `q`: words that must each occur in the address, display name, id or client_id (case-insensitive). */
 export const SearchInboxesQuery = Schema.Struct({
@@ -116,7 +136,7 @@ export class Inboxes extends Context.Service<Inboxes, {
   /** The inboxes matching every word of `q`, newest first (the agentmail SDK's inbox search). */
   search(principal: Principal, query: typeof SearchInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
   get(principal: Principal, idOrEmail: string): Effect.Effect<Inbox, NotFound>
-  update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, NotFound>
+  update(principal: Principal, idOrEmail: string, input: UpdateInboxInput): Effect.Effect<Inbox, NotFound | ValidationError>
   delete(principal: Principal, idOrEmail: string, podId?: string): Effect.Effect<void, NotFound>
   /** The inbox row by id or email if it exists and is visible to the principal. */
   find(principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, NotFound>
@@ -250,19 +270,24 @@ export class Inboxes extends Context.Service<Inboxes, {
         return toInbox(yield* find(principal, idOrEmail))
       }, traced("Inboxes.get")),
       update: Effect.fn("Inboxes.update")(function*(principal, idOrEmail, input) {
-        const row = yield* find(principal, idOrEmail)
-        const at = yield* now
-        const next: InboxRow = {
-          ...row,
-          ...(input.display_name === undefined ? {} : { display_name: input.display_name }),
-          ...(input.status === undefined ? {} : { status: input.status }),
-          ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
-          updated_at: at
-        }
-        yield* sql`UPDATE inboxes SET display_name = ${next.display_name}, status = ${next.status},
-          metadata = ${next.metadata === null ? null : JSON.stringify(next.metadata)}::jsonb, updated_at = ${at}
-          WHERE id = ${row.id}`.pipe(Effect.orDie)
-        return toInbox(next)
+        const found = yield* find(principal, idOrEmail)
+        // Under the row's lock: two PATCHes of different keys at once both land.
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const row = (yield* sql`SELECT * FROM inboxes WHERE id = ${found.id} FOR UPDATE`.pipe(decodeRows(InboxRow)))[0] ?? found
+          const at = yield* now
+          const metadata = input.metadata === undefined ? row.metadata : yield* mergeMetadata(row.metadata, input.metadata)
+          const next: InboxRow = {
+            ...row,
+            ...(input.display_name === undefined ? {} : { display_name: input.display_name }),
+            ...(input.status === undefined ? {} : { status: input.status }),
+            metadata,
+            updated_at: at
+          }
+          yield* sql`UPDATE inboxes SET display_name = ${next.display_name}, status = ${next.status},
+            metadata = ${next.metadata === null ? null : JSON.stringify(next.metadata)}::jsonb, updated_at = ${at}
+            WHERE id = ${row.id}`
+          return toInbox(next)
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
       }),
       delete: Effect.fn("Inboxes.delete")(function*(principal, idOrEmail, podId) {
         const row = yield* find(principal, idOrEmail)

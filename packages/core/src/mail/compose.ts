@@ -337,7 +337,9 @@ const plan = (kind: ComposeKind, input: SendInput, parent: ParentMessage | undef
   const parentCc = storedMailboxes(parent.cc).filter(notSelf)
   // answering a message this inbox sent: the reply goes to whom it was sent
   const primary = sender.length > 0 ? sender : parentTo
-  if (kind === "reply") return { to: dedupe([...primary, ...to], seen), cc: dedupe(cc, seen), bcc: dedupe(bcc, seen) }
+  // A reply's `to` replaces its default recipient, the sender (the agentmail SDK's rule; the
+  // spec says only that a reply goes to the sender, which it does without one).
+  if (kind === "reply") return { to: dedupe(to.length > 0 ? to : primary, seen), cc: dedupe(cc, seen), bcc: dedupe(bcc, seen) }
   return {
     to: dedupe([...primary, ...parentTo, ...to], seen),
     cc: dedupe([...parentCc, ...cc], seen),

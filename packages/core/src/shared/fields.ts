@@ -49,13 +49,28 @@ const metadataKeyProblem = (key: string): string | undefined =>
 
 // The keys are checked by a filter over the whole record, not by the Record's key schema:
 // a Record drops a key its key schema refuses, which silently lost the entry.
-export const Metadata = Schema.Record(Schema.String, Text(1024)).check(Schema.makeFilter((m) => {
-  const keys = Object.keys(m)
-  if (keys.length > 50) return "metadata has at most 50 keys"
-  return keys.flatMap((key) => {
+export const MAX_METADATA_KEYS = 50
+
+const metadataKeyIssues = (m: object) =>
+  Object.keys(m).flatMap((key) => {
     const problem = metadataKeyProblem(key)
     return problem === undefined ? [] : [{ path: [key], issue: problem }]
   })
+
+export const Metadata = Schema.Record(Schema.String, Text(1024)).check(Schema.makeFilter((m) => {
+  if (Object.keys(m).length > MAX_METADATA_KEYS) return `metadata has at most ${MAX_METADATA_KEYS} keys`
+  return metadataKeyIssues(m)
+}))
+
+/**
+ * A metadata change (PATCH): keys to set, and keys set to null to remove. Merged into the
+ * stored metadata (the agentmail SDK's rule; the spec does not say); an empty object would
+ * change nothing, and is refused so that nobody takes it for "clear" (that is `null`).
+ */
+export const MetadataChanges = Schema.Record(Schema.String, Schema.NullOr(Text(1024))).check(Schema.makeFilter((m) => {
+  if (Object.keys(m).length === 0) return "an empty metadata object changes nothing: send metadata: null to clear it"
+  if (Object.keys(m).length > MAX_METADATA_KEYS) return `metadata has at most ${MAX_METADATA_KEYS} keys`
+  return metadataKeyIssues(m)
 }))
 
 /** The local part of an inbox address; trimmed and lower-cased, then checked (usernames.ts). */

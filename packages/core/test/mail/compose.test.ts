@@ -210,6 +210,17 @@ describe("Mail.compose replies and forwards", () => {
       assert.match(head, /^References: <root@example\.org> <parent@example\.org>$/m)
     }))
 
+  it.effect("a reply's to replaces the default recipient (the sender); its cc and bcc are added", () =>
+    Effect.gen(function*() {
+      const c = yield* reply("reply", { text: "Passing this on", to: ["Dee <dee@example.com>"], cc: "eve@example.com" })
+      assert.deepStrictEqual(c.to, ["Dee <dee@example.com>"])
+      assert.deepStrictEqual(c.cc, ["eve@example.com"])
+      assert.deepStrictEqual(c.envelope.to, ["dee@example.com", "eve@example.com"])
+      assert.strictEqual(c.in_reply_to, "<parent@example.org>")
+      const onlyCc = yield* reply("reply", { text: "cc only", cc: "eve@example.com" })
+      assert.deepStrictEqual(onlyCc.to, ["Ann Lee <ann@example.org>"])
+    }))
+
   it.effect("reply goes to Reply-To when the parent has one", () =>
     Effect.gen(function*() {
       const c = yield* reply("reply", { text: "ok" }, { ...parent, headers: { "reply-to": "Help Desk <help@example.org>" } })
