@@ -224,6 +224,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "messages.attachmentDownload": (w) =>
     Effect.flatMap(delivered(w), (d) =>
       Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { inbox_id: w.a.inboxId, message_id: d.message_id, attachment_id: id } }))),
+  "messages.correspondents": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { q: "a", limit: 5 } }),
   "threads.attachment": (w) =>
     Effect.flatMap(delivered(w), (d) => Effect.map(attachmentOf(w, d.message_id), (id) => ({ params: { thread_id: d.thread_id, attachment_id: id } }))),
   "threads.list": fixed({}),

@@ -314,6 +314,9 @@ for (const storage of storages()) {
           attachments: [{ filename: "plan.txt", content: Buffer.from("plan").toString("base64") }]
         })
         yield* call("get_draft", { draft_id: draft["draft_id"] })
+        const suggested = yield* call("list_correspondents", { inbox_id: agent.inbox_id, q: "some" })
+        assert.isAbove(suggested["count"] as number, 0)
+        for (const c of suggested["correspondents"] as Array<{ address: string }>) assert.match(c.address, /^some/)
         yield* call("get_draft_attachment", { draft_id: draft["draft_id"], attachment_id: (draft["attachments"] as Array<{ attachment_id: string }>)[0]!.attachment_id })
         yield* call("list_drafts", { inbox_id: agent.inbox_id })
         yield* call("update_draft", { inbox_id: agent.inbox_id, draft_id: draft["draft_id"], subject: null, send_at: "2100-01-01T00:00:00.000Z" })

@@ -54,6 +54,7 @@ import { Dns } from "../dns/Dns.ts"
 import { Domains } from "../domains/Domains.ts"
 import { Metrics } from "../metrics/Metrics.ts"
 import { Billing } from "../billing/Billing.ts"
+import { Correspondents } from "../messages/Correspondents.ts"
 
 export type EngineServices =
   | Organizations
@@ -69,6 +70,7 @@ export type EngineServices =
   | Suppressions
   | MessageStore
   | Messages
+  | Correspondents
   | Threads
   | Inbound
   | Idempotency
@@ -118,6 +120,7 @@ const services = Layer.mergeAll(
   Blobs.layer,
   MessageStore.layer,
   Messages.layer,
+  Correspondents.layer,
   Threads.layer,
   Inbound.layer,
   Idempotency.layer,

@@ -1,4 +1,4 @@
-/** The message operations of the catalogue (spec: Messages, Attachment). */
+/** The message operations of the catalogue (spec: Messages, Attachment), and the inbox's correspondents (recipient suggestions). */
 import { Effect, Schema } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { listBody } from "../shared/pagination.ts"
@@ -14,6 +14,7 @@ import {
   RawInfo,
   UpdateLabelsInput
 } from "./Messages.ts"
+import { Correspondents, CorrespondentsAnswer, CorrespondentsQuery } from "./Correspondents.ts"
 import { labelsOf, Message, MessageSummary } from "./model.ts"
 
 const COLUMNS = ["message_id", "timestamp", "from", "subject", "labels", "thread_id"]
@@ -166,6 +167,19 @@ export const downloadAttachment = operation({
     Messages.use((m) => m.attachmentDownload(principal, params.inbox_id, params.message_id, params.attachment_id))
 })
 
+export const listCorrespondents = operation({
+  name: "messages.correspondents",
+  summary: "Recipient suggestions: the inbox's past correspondents (senders of its mail, recipients of what it sent), most recent first; q matches the start of the address or of a word of the name, case-insensitively; limit 1-50 (10).",
+  routes: [route.get("/v0/inboxes/:inbox_id/correspondents")],
+  access: { kind: "member", permission: "message_read" },
+  query: CorrespondentsQuery,
+  output: Output.json(CorrespondentsAnswer),
+  mutates: false,
+  mcp: { tool: "list_correspondents" },
+  cli: { command: "messages correspondents" },
+  run: ({ principal, params, input }) => Correspondents.use((c) => c.suggest(principal, params.inbox_id, input))
+})
+
 export const messageOperations = [
   listMessages,
   getMessage,
@@ -176,5 +190,6 @@ export const messageOperations = [
   getRawMessage,
   downloadRawMessage,
   getAttachment,
-  downloadAttachment
+  downloadAttachment,
+  listCorrespondents
 ]
