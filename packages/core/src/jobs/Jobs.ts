@@ -79,7 +79,9 @@ const JobRow = Schema.Struct({
   payload: Json(Schema.Unknown),
   run_at: Schema.Date,
   attempts: Schema.Number,
-  claim: Schema.NullOr(Schema.String)
+  claim: Schema.NullOr(Schema.String),
+  /** What the kind's `prepare` answered for this job in its claim (null: none, or no row). */
+  prepared: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 export type Job = typeof JobRow.Type
 
@@ -89,6 +91,13 @@ export interface Handler {
   /** Jobs of this kind run at most this many at a time in one process. */
   readonly concurrency: number
   readonly run: (job: Job) => Effect.Effect<void, JobFailed | JobDeferred>
+  /**
+   * Work done in the claim's own statement, so a handler's first round trip rides on the
+   * claim: CTEs that may read `claimed` (the claimed rows: id, kind, key, payload, run_at,
+   * attempts, claim) and write, ending in one named `prepared` (job_id, value jsonb); a
+   * job's `value` arrives as `job.prepared`. `at` is the claim's time.
+   */
+  readonly prepare?: (at: Date) => Statement.Fragment
 }
 
 export class Jobs extends Context.Service<Jobs, {
@@ -207,17 +216,22 @@ export class Jobs extends Context.Service<Jobs, {
         // Leases run out first, then the due jobs oldest first, each read in its own index's
         // order so a claim stops after `limit` rows: one ORDER BY over both conditions sorted
         // every due job on each claim, so a claim cost more the longer the queue.
+        const prepare = handlers.get(kind)?.handler.prepare
         const rows = yield* sql`WITH expired AS (
             SELECT id FROM jobs WHERE state = 'running' AND lease_until < ${at} AND kind = ${kind}
             ORDER BY lease_until LIMIT ${limit} FOR UPDATE SKIP LOCKED
           ), due AS (
             SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ${at} AND kind = ${kind}
             ORDER BY run_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
-          )
-          UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ${leaseEnd(at)},
-            claim = ${token} || ':' || id, updated_at = ${at}
-          WHERE id IN (SELECT id FROM (SELECT id FROM expired UNION ALL SELECT id FROM due) AS ready LIMIT ${limit})
-          RETURNING id, kind, key, payload, run_at, attempts, claim`.pipe(decodeRows(JobRow))
+          ), claimed AS (
+            UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = ${leaseEnd(at)},
+              claim = ${token} || ':' || id, updated_at = ${at}
+            WHERE id IN (SELECT id FROM (SELECT id FROM expired UNION ALL SELECT id FROM due) AS ready LIMIT ${limit})
+            RETURNING id, kind, key, payload, run_at, attempts, claim
+          )${prepare === undefined ? sql`` : sql`, ${prepare(at)}`}
+          SELECT c.id, c.kind, c.key, c.payload, c.run_at, c.attempts, c.claim${
+          prepare === undefined ? sql`` : sql`, p.value AS prepared`}
+          FROM claimed c${prepare === undefined ? sql`` : sql` LEFT JOIN prepared p ON p.job_id = c.id`}`.pipe(decodeRows(JobRow))
         return rows
       })
 

@@ -3,7 +3,7 @@
  * job per delivery, written with the event: FanOut.ts). Each attempt:
  * - reads the delivery, its webhook and its event; a deleted webhook ends the job, a
  *   disabled one fails the delivery (`webhook_disabled`) without calling it;
- * - marks it `sending` (with the read, one statement), checks the URL again (guard.ts: resolve, check every address,
+ * - marks it `sending` (with the read, in the job's claim statement), checks the URL again (guard.ts: resolve, check every address,
  *   connect to the checked one; a refusal is `invalid_url`), and POSTs the envelope signed
  *   the Standard Webhooks way: `webhook-id` (the event's id, equal on every retry and for
  *   every attempt after a crash), `webhook-timestamp` (seconds), `webhook-signature`
@@ -45,8 +45,7 @@ import { webhookResealing } from "./sealed.ts"
 import { openStored } from "../shared/sealing.ts"
 import { sign } from "../shared/signing.ts"
 import { traced } from "../shared/span.ts"
-import { batched, batchedWith } from "../shared/batching.ts"
-import { decodeRows, Json } from "../shared/sql.ts"
+import { batched } from "../shared/batching.ts"
 import { now } from "../shared/time.ts"
 import { type EventRow, toEnvelope } from "../events/Events.ts"
 import { DELIVERY_JOB } from "./FanOut.ts"
@@ -104,14 +103,14 @@ const Row = Schema.Struct({
   status: Schema.String,
   /** as the row was before this attempt marked it sending: a deferred attempt puts them back */
   previous_attempts: Schema.Number,
-  previous_attempt_at: Schema.NullOr(Schema.Date),
+  previous_attempt_at: Schema.NullOr(Schema.String),
   webhook_id: Schema.String,
   attempt: Schema.Number,
   url: Schema.String,
   secret: Schema.String,
   enabled: Schema.Boolean,
   header_values: Schema.NullOr(Schema.String),
-  event: Schema.NullOr(Json(Schema.Struct({
+  event: Schema.NullOr(Schema.Struct({
     id: Schema.String,
     organization_id: Schema.String,
     pod_id: Schema.NullOr(Schema.String),
@@ -119,7 +118,7 @@ const Row = Schema.Struct({
     event_type: Schema.String,
     payload: Schema.Record(Schema.String, Schema.Unknown),
     created_at: Schema.String
-  })))
+  }))
 })
 
 export interface Attempt {
@@ -273,30 +272,23 @@ const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
       return yield* new JobFailed({ message: outcome.error, retry: true })
     })
 
-  // One statement reads each delivery about to be attempted, its webhook and event, and
-  // marks it `sending` when it is to be attempted (the statement's snapshot decides both
-  // alike); attempts starting together share it (a backlog starts up to
-  // DELIVERY_CONCURRENCY at once): it was the one statement each attempt still made alone.
-  const begin = yield* batchedWith((attempts: ReadonlyArray<{ readonly id: string; readonly attempt: number }>) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const rows = yield* sql`WITH input AS (
-            SELECT * FROM unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.attempt)}::int[]) AS i (id, attempt)),
-          target AS (
-            SELECT d.id, d.status, d.attempts AS previous_attempts, d.last_attempt_at AS previous_attempt_at,
-              d.webhook_id, w.url, w.secret, w.enabled, w.header_values, i.attempt,
-              (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
-                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-                FROM events WHERE id = d.event_id) e) AS event
-            FROM input i JOIN webhook_deliveries d ON d.id = i.id JOIN webhooks w ON w.id = d.webhook_id),
-          sending AS (
-            UPDATE webhook_deliveries d SET status = 'sending', attempts = t.attempt, last_attempt_at = ${at}, updated_at = ${at}
-            FROM target t WHERE d.id = t.id AND t.enabled AND t.event IS NOT NULL AND t.status NOT IN ('delivered', 'failed'))
-          SELECT * FROM target`.pipe(decodeRows(Row), Effect.orDie)
-      const byId = new Map(rows.map((r) => [r.id, r]))
-      return attempts.map((a) => ({ row: byId.get(a.id), at }))
-    })
-  )
+  // Run in the claim's own statement (Jobs' `prepare`): reads each claimed delivery, its
+  // webhook and event, and marks it `sending` when it is to be attempted (the statement's
+  // snapshot decides both alike). A statement of its own after the claim was one more
+  // round trip before every POST.
+  const prepare = (at: Date) =>
+    sql`target AS (
+        SELECT c.id AS job_id, d.id, d.status, d.attempts AS previous_attempts, d.last_attempt_at AS previous_attempt_at,
+          d.webhook_id, w.url, w.secret, w.enabled, w.header_values, c.attempts AS attempt,
+          (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+            FROM events WHERE id = d.event_id) e) AS event
+        FROM claimed c JOIN webhook_deliveries d ON d.id = c.payload->>'delivery_id' JOIN webhooks w ON w.id = d.webhook_id),
+      sending AS (
+        UPDATE webhook_deliveries d SET status = 'sending', attempts = t.attempt, last_attempt_at = ${at}, updated_at = ${at}
+        FROM target t WHERE d.id = t.id AND t.enabled AND t.event IS NOT NULL AND t.status NOT IN ('delivered', 'failed')),
+      prepared AS (SELECT job_id, to_jsonb(target) - 'job_id' AS value FROM target)`
+  const decodePrepared = Schema.decodeUnknownSync(Schema.NullOr(Row))
 
   /**
    * The signing secret and the custom header values: sealed rows open with INBOX_SECRET_KEY;
@@ -322,8 +314,9 @@ const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
   const run = (job: Job) =>
     Effect.gen(function*() {
       const id = (job.payload as { delivery_id: string }).delivery_id
-      const { row, at } = yield* begin({ id, attempt: job.attempts })
-      if (row === undefined || row.status === "delivered" || row.status === "failed") return
+      const row = decodePrepared(job.prepared ?? null)
+      const at = yield* now
+      if (row === null || row.status === "delivered" || row.status === "failed") return
       if (!row.enabled || row.event === null) {
         yield* sql`UPDATE webhook_deliveries SET status = 'failed', error = ${row.enabled ? "event_deleted" : "webhook_disabled"},
           updated_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
@@ -373,7 +366,7 @@ const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
       yield* record(id, row.webhook_id, job, outcome)
     }).pipe(traced("Webhooks.deliver"))
 
-  yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run })
+  yield* jobs.register({ kind: DELIVERY_JOB, policy, concurrency: DELIVERY_CONCURRENCY, run, prepare })
 }))
 
 /** The delivery handler, registered with the job queue it uses (its ports are the caller's). */
