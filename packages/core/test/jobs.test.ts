@@ -38,28 +38,38 @@ for (const storage of storages()) {
         assert.deepStrictEqual(yield* Ref.get(ran), [{ n: 1 }, { n: 2 }])
       }))
 
-    it.effect("the worker's pass looks at the kinds with news (a signal named it, or its job ended), and at every kind once a poll interval", () =>
+    it.effect("the worker's pass looks at the kinds with news (a job enqueued here committed, a signal named it, or its job ended), and at every kind once a poll interval", () =>
       Effect.gen(function*() {
         const jobs = yield* Jobs
+        const sql = yield* SqlClient.SqlClient
         const ran = yield* Ref.make(0)
+        // As another process writes a job: the row, and no news in this one.
+        let written = 0
+        const enqueuedElsewhere = Effect.gen(function*() {
+          const at = new Date(yield* Clock.currentTimeMillis)
+          yield* sql`INSERT INTO jobs (id, kind, payload, run_at, state, created_at, updated_at)
+            VALUES (${`job_elsewhere${written++}`}, 't.news', '{}', ${at}, 'queued', ${at}, ${at})`
+        }).pipe(Effect.orDie)
         yield* jobs.register({ kind: "t.news", policy: RETRY_POLICIES.once, concurrency: 4, run: () => Ref.update(ran, (n) => n + 1) })
         // A pass of every kind first, so the next ones within the second look at news only.
         yield* TestClock.adjust("1 second")
         yield* jobs.runDue({ wait: true, onlyNews: true })
-        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        yield* enqueuedElsewhere
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0, "no signal named the kind")
-        yield* jobs.wakeUp("t.news")
+        yield* jobs.wakeUp("t.news req_elsewhere")
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "a signal named it")
-        // Its job ended: the kind has news, and a job of it enqueued meanwhile is claimed.
-        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        // Its job ended: the kind has news, and a job of it written meanwhile is claimed.
+        yield* enqueuedElsewhere
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "its job ended")
-        yield* jobs.enqueue({ kind: "t.news", payload: {} })
-        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "its job ended again")
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0)
-        yield* jobs.enqueue({ kind: "t.news", payload: {} })
+        yield* enqueuedElsewhere
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0, "no news")
         yield* TestClock.adjust("1 second")
         assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "the poll interval passed")
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 0)
+        // Enqueued in this process: its commit woke the kind, no signal needed.
+        yield* sql.withTransaction(jobs.enqueue({ kind: "t.news", payload: {} })).pipe(Effect.orDie)
+        assert.strictEqual(yield* jobs.runDue({ wait: true, onlyNews: true }), 1, "enqueued here")
         assert.strictEqual(yield* Ref.get(ran), 4)
       }))
 

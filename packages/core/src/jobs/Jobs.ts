@@ -125,9 +125,11 @@ export class Jobs extends Context.Service<Jobs, {
   readonly lastPass: Effect.Effect<Date | undefined>
   /**
    * Ends a current or the next `awaitWork` (the worker calls it on a signal: a job of `kind`
-   * was enqueued somewhere; no kind: any may have been).
+   * was enqueued somewhere; no kind: any may have been). The signal's message is the kind
+   * and the process that enqueued it: this process's own are ignored, as it woke its
+   * worker when their transaction committed.
    */
-  wakeUp(kind?: string): Effect.Effect<void>
+  wakeUp(signal?: string): Effect.Effect<void>
   /**
    * Waits until there may be work: a job of this process ended (a slot is free) or
    * `wakeUp` was called since the last `runDue` began, or the timeout passed.
@@ -152,6 +154,13 @@ export class Jobs extends Context.Service<Jobs, {
     // draft in a burst of them), finding nothing.
     const news = new Set<string>()
     let everyKindAt = 0
+    // Names this process in its wake-up signals (see wakeUp).
+    const origin = yield* ids.make("req")
+    const wake = (kind: string | undefined) => {
+      if (kind !== undefined && handlers.has(kind)) news.add(kind)
+      else everyKindAt = 0
+      work.openUnsafe()
+    }
 
     const leaseEnd = (at: Date) => new Date(at.getTime() + Duration.toMillis(JOB_LEASE))
 
@@ -272,8 +281,11 @@ export class Jobs extends Context.Service<Jobs, {
       Effect.forkScoped
     )
 
-    // One statement for the jobs of a change (and the rows they are about, `alongside`),
-    // then one wake-up signal per kind, sent after the commit.
+    // One statement for the jobs of a change (and the rows they are about, `alongside`).
+    // Once it commits, this process's worker is woken in process (no round trip between the
+    // commit and the claim), and other processes' by a signal per kind. The signal is not
+    // sent by the transaction itself (a NOTIFY in it, delivered at its commit): PostgreSQL
+    // runs the commits of transactions that sent one one at a time (db/Signals.ts).
     const enqueueMany = Effect.fn("Jobs.enqueue")(function*(batch: ReadonlyArray<NewJob>, alongside?: Statement.Fragment) {
       const at = yield* now
       const rows: Array<Record<string, unknown>> = []
@@ -295,7 +307,10 @@ export class Jobs extends Context.Service<Jobs, {
         ON CONFLICT (kind, key) WHERE key IS NOT NULL AND state IN ('queued', 'running')
         DO UPDATE SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, updated_at = EXCLUDED.updated_at
         RETURNING id, kind, key`
-      for (const kind of new Set(batch.map((j) => j.kind))) yield* signals.notify(WAKE, kind)
+      for (const kind of new Set(batch.map((j) => j.kind))) {
+        if (handlers.has(kind)) yield* sql.afterCommit(Effect.sync(() => wake(kind)))
+        if (signals.crossProcess) yield* signals.notify(WAKE, `${kind} ${origin}`)
+      }
       // In the order given: a keyed job answers the row it replaced, if any.
       return rows.map((row) =>
         row["key"] === null
@@ -318,11 +333,10 @@ export class Jobs extends Context.Service<Jobs, {
         }),
       runDue,
       lastPass: Effect.sync(() => lastPass),
-      wakeUp: (kind) =>
-        Effect.suspend(() => {
-          if (kind !== undefined && handlers.has(kind)) news.add(kind)
-          else everyKindAt = 0
-          return work.open.pipe(Effect.asVoid)
+      wakeUp: (signal) =>
+        Effect.sync(() => {
+          const [kind, from] = signal === undefined ? [] : signal.split(" ")
+          if (from !== origin) wake(kind)
         }),
       awaitWork: (timeout) => work.await.pipe(Effect.timeoutOption(timeout), Effect.asVoid),
       purgeSpent: (before, limit) =>
