@@ -197,6 +197,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
       headers: { "content-type": "message/rfc822" },
       body: `From: ${w.a.inboxEmail}\r\nTo: someone@example.net\r\nSubject: walk\r\n\r\nwalk\r\n`
     }),
+  "inboxes.clientSettings": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "mailboxes.list": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId } }),
   "mailboxes.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { name: "Walked" } }),
   "mailboxes.sync": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" } })),

@@ -8,6 +8,8 @@ import { ApiKeys } from "../apikeys/ApiKeys.ts"
 import { Auth } from "../auth/Auth.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { InvalidCredentials } from "../errors/errors.ts"
+import { Inboxes } from "../inboxes/Inboxes.ts"
+import { Settings } from "../settings/Settings.ts"
 import { Line } from "../shared/fields.ts"
 import { AppendResult, CopyResult, MailboxInfo, Mailboxes, MailboxState } from "./Mailboxes.ts"
 
@@ -142,4 +144,38 @@ export const mailSignIn = operation({
     })
 })
 
-export const mailboxOperations = [listMailboxes, createMailbox, syncMailbox, flagMessages, copyMessages, expungeMessages, appendMessage, mailSignIn]
+const ClientServer = Schema.Struct({ host: Schema.String, port: Schema.Number, security: Schema.Literals(["starttls", "tls"]) })
+const ClientSettings = Schema.Struct({
+  inbox_id: Schema.String,
+  /** The user name a mail client signs in with: the inbox's address (the password is an API key). */
+  username: Schema.String,
+  imap: Schema.Array(ClientServer),
+  smtp: Schema.Array(ClientServer)
+})
+
+/**
+ * What a person types into a mail client for this inbox, as the dashboard shows it: the host
+ * of INBOX_MAIL_HOST, the ports of the IMAP and submission servers that are configured
+ * (implicit TLS first), and the inbox's address as the user name. Lists are empty when a
+ * server is off.
+ */
+export const clientSettings = operation({
+  name: "inboxes.clientSettings",
+  summary: "The IMAP and SMTP settings a mail client needs for this inbox: host, port and TLS of each server, and the user name (the password is an API key scoped to the inbox).",
+  routes: [route.get("/v0/inboxes/:inbox_id/client-settings")],
+  access: { kind: "member", permission: "inbox_read" },
+  output: Output.json(ClientSettings),
+  mutates: false,
+  mcp: { exclude: "settings for a person's mail client; agents read mail through the message tools" },
+  cli: { command: "inboxes client-settings" },
+  run: ({ principal, params }) =>
+    Effect.gen(function*() {
+      const inbox = yield* Inboxes.use((i) => i.find(principal, params.inbox_id))
+      const settings = yield* Settings
+      const servers = (list: ReadonlyArray<{ readonly port: number; readonly security: "starttls" | "tls" }>) =>
+        list.map((s) => ({ host: settings.mailHost, port: s.port, security: s.security }))
+      return { inbox_id: inbox.id, username: inbox.email, imap: servers(settings.mailClientServers.imap), smtp: servers(settings.mailClientServers.smtp) }
+    })
+})
+
+export const mailboxOperations = [listMailboxes, createMailbox, syncMailbox, flagMessages, copyMessages, expungeMessages, appendMessage, mailSignIn, clientSettings]

@@ -44,8 +44,17 @@ export interface SettingsShape {
   readonly webhookAllowPrivate: boolean,
   /** INBOX_DNS_SERVERS: resolvers (`host:port`) for domain checks and mail authentication; empty: the system's. */
   readonly dnsServers: ReadonlyArray<string>
-  /** INBOX_MAIL_HOST: the host custom domains point their MX record at (default `mx.` + base domain). */
+  /**
+   * INBOX_MAIL_HOST: the host custom domains point their MX record at (default `mx.` + base
+   * domain), and the host mail clients are told to use for IMAP and submission.
+   */
   readonly mailHost: string
+  /**
+   * The IMAP and submission servers a mail client can reach, from INBOX_IMAP_LISTEN,
+   * INBOX_IMAPS_LISTEN, INBOX_SUBMISSION_LISTEN and INBOX_SUBMISSIONS_LISTEN (their ports, or
+   * the INBOX_*_PUBLIC_PORT that a proxy in front publishes); empty when none is configured.
+   */
+  readonly mailClientServers: MailClientServers
   /** INBOX_SECRET_KEY: encrypts secrets at rest (DKIM private keys); unset, custom domains are 503 not_configured. */
   readonly secretKey?: string
   /** INBOX_SECRET_KEY_PREVIOUS: the key before a rotation; secrets sealed under it are re-sealed at startup. */
@@ -207,6 +216,39 @@ export const SETTING_DEFAULTS = {
   maxWebSocketsPerKey: settingDefault("INBOX_MAX_WEBSOCKETS_PER_KEY")
 } as const
 
+/** One server a mail client connects to: its port and how it starts TLS. */
+export interface MailClientServer {
+  readonly port: number
+  readonly security: "starttls" | "tls"
+}
+export interface MailClientServers {
+  readonly imap: ReadonlyArray<MailClientServer>
+  readonly smtp: ReadonlyArray<MailClientServer>
+}
+
+/** The port of a `host:port` (or bare port) listen setting, or of its public-port setting. */
+const clientServer = (listenName: string, publicName: string, security: MailClientServer["security"]) =>
+  Effect.gen(function*() {
+    const listen = Option.getOrElse(yield* Config.option(Config.String(listenName)), () => "").trim()
+    if (listen === "") return []
+    const published = Option.getOrElse(yield* Config.option(Config.String(publicName)), () => "").trim()
+    const port = Number(published !== "" ? published : listen.slice(listen.lastIndexOf(":") + 1))
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return yield* Effect.die(new Error(`${published !== "" ? publicName : listenName}: ${published !== "" ? published : listen} names no port`))
+    return [{ port, security }]
+  })
+
+const mailClientConfig = Effect.gen(function*() {
+  const imap = [
+    ...(yield* clientServer("INBOX_IMAPS_LISTEN", "INBOX_IMAPS_PUBLIC_PORT", "tls")),
+    ...(yield* clientServer("INBOX_IMAP_LISTEN", "INBOX_IMAP_PUBLIC_PORT", "starttls"))
+  ]
+  const smtp = [
+    ...(yield* clientServer("INBOX_SUBMISSIONS_LISTEN", "INBOX_SUBMISSIONS_PUBLIC_PORT", "tls")),
+    ...(yield* clientServer("INBOX_SUBMISSION_LISTEN", "INBOX_SUBMISSION_PUBLIC_PORT", "starttls"))
+  ]
+  return { imap, smtp } satisfies MailClientServers
+})
+
 export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/Settings") {
   static readonly layer = Layer.effect(Settings, Effect.gen(function*() {
     const baseDomain = (yield* Config.String("INBOX_BASE_DOMAIN").pipe(Config.withDefault(settingDefault("INBOX_BASE_DOMAIN")))).toLowerCase()
@@ -228,6 +270,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
     const metricsToken = yield* Config.option(Config.String("INBOX_METRICS_TOKEN"))
     const dnsServers = list(yield* Config.String("INBOX_DNS_SERVERS").pipe(Config.withDefault("")))
     const mailHost = Option.getOrElse(yield* Config.option(Config.String("INBOX_MAIL_HOST")), () => `mx.${baseDomain}`).toLowerCase()
+    const mailClientServers = yield* mailClientConfig
     const secretKey = yield* secretKeyConfig
     const previousSecretKey = yield* Config.option(Config.String("INBOX_SECRET_KEY_PREVIOUS"))
     const billing = yield* billingConfig
@@ -254,6 +297,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       webhookAllowPrivate,
       dnsServers,
       mailHost,
+      mailClientServers,
       ...(secretKey === undefined ? {} : { secretKey }),
       ...(Option.isSome(previousSecretKey) && previousSecretKey.value !== "" ? { previousSecretKey: previousSecretKey.value } : {})
     })
@@ -275,6 +319,7 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("inbox/
       webhookAllowPrivate: false,
       dnsServers: [],
       mailHost: `mx.${baseDomain}`,
+      mailClientServers: { imap: [], smtp: [] },
       ...SETTING_DEFAULTS,
       ...overrides
     }

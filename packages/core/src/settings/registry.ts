@@ -308,8 +308,8 @@ export const SETTINGS = [
     scope: "serve",
     group: "Mail",
     shownDefault: "`mx.` + base domain",
-    help: "host custom domains point their MX and SPF at",
-    meaning: "host name of this server's SMTP receiver: custom domains publish MX and SPF naming it"
+    help: "host custom domains point their MX and SPF at, and mail clients connect to",
+    meaning: "host name of this server's mail servers: custom domains publish MX and SPF naming it, and each inbox's client settings (`GET /v0/inboxes/{inbox_id}/client-settings`) tell IMAP and SMTP clients to connect to it ([Client settings](mail-servers.md#client-settings))"
   },
   {
     env: "INBOX_WEBHOOK_ALLOW_PRIVATE",
@@ -404,6 +404,42 @@ export const SETTINGS = [
     group: "Mail servers",
     help: "starts SMTP submission with implicit TLS there (off when unset)",
     meaning: "`host:port` of SMTP submission with implicit TLS (e.g. `0.0.0.0:465`); needs `INBOX_SMTP_TLS_CERT` and `INBOX_SMTP_TLS_KEY`"
+  },
+  {
+    env: "INBOX_IMAP_PUBLIC_PORT",
+    flag: "--imap-public-port <port>",
+    scope: "serve",
+    group: "Mail servers",
+    shownDefault: "the port of `INBOX_IMAP_LISTEN`",
+    help: "the port mail clients are told for `INBOX_IMAP_LISTEN` (when a proxy publishes another)",
+    meaning: "the port each inbox's client settings give for `INBOX_IMAP_LISTEN`, when a proxy or port mapping publishes another than the one it listens on ([Client settings](mail-servers.md#client-settings))"
+  },
+  {
+    env: "INBOX_IMAPS_PUBLIC_PORT",
+    flag: "--imaps-public-port <port>",
+    scope: "serve",
+    group: "Mail servers",
+    shownDefault: "the port of `INBOX_IMAPS_LISTEN`",
+    help: "the port mail clients are told for `INBOX_IMAPS_LISTEN` (when a proxy publishes another)",
+    meaning: "the port each inbox's client settings give for `INBOX_IMAPS_LISTEN`, when a proxy or port mapping publishes another than the one it listens on ([Client settings](mail-servers.md#client-settings))"
+  },
+  {
+    env: "INBOX_SUBMISSION_PUBLIC_PORT",
+    flag: "--submission-public-port <port>",
+    scope: "serve",
+    group: "Mail servers",
+    shownDefault: "the port of `INBOX_SUBMISSION_LISTEN`",
+    help: "the port mail clients are told for `INBOX_SUBMISSION_LISTEN` (when a proxy publishes another)",
+    meaning: "the port each inbox's client settings give for `INBOX_SUBMISSION_LISTEN`, when a proxy or port mapping publishes another than the one it listens on ([Client settings](mail-servers.md#client-settings))"
+  },
+  {
+    env: "INBOX_SUBMISSIONS_PUBLIC_PORT",
+    flag: "--submissions-public-port <port>",
+    scope: "serve",
+    group: "Mail servers",
+    shownDefault: "the port of `INBOX_SUBMISSIONS_LISTEN`",
+    help: "the port mail clients are told for `INBOX_SUBMISSIONS_LISTEN` (when a proxy publishes another)",
+    meaning: "the port each inbox's client settings give for `INBOX_SUBMISSIONS_LISTEN`, when a proxy or port mapping publishes another than the one it listens on ([Client settings](mail-servers.md#client-settings))"
   },
   {
     env: "INBOX_IMAP_ALLOW_PLAIN_LOOPBACK",
