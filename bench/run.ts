@@ -9,6 +9,7 @@ import { benchColdstart, coldstartSection } from "./coldstart.ts"
 import { benchDashboard, dashboardSection } from "./dashboard.ts"
 import { benchDrafts, draftsSection } from "./drafts.ts"
 import { benchHttp, httpSection } from "./http.ts"
+import { benchImap, imapSection } from "./imap.ts"
 import { benchIngest, benchListing, benchSend, messagingSection } from "./messaging.ts"
 import { benchParse, parseSection } from "./parse.ts"
 import { benchMemory, memorySection } from "./memory.ts"
@@ -60,7 +61,8 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
   ["dashboard", "Dashboard page loads", async () => dashboardSection(await benchDashboard())],
   ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
   ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())],
-  ["memory", "Memory", async () => memorySection(await benchMemory())]
+  ["memory", "Memory", async () => memorySection(await benchMemory())],
+  ["imap", "IMAP beside Dovecot", async () => imapSection(await benchImap())]
 ]
 
 const main = async () => {
