@@ -62,7 +62,8 @@ const python = (script: string, args: ReadonlyArray<string>) =>
   )
 
 for (const storage of storages()) {
-  const server = ImapServer.layer({ host: "127.0.0.1", port: 0, allowPlainLoopback: true, idlePollMs: 200 })
+  // No IDLE poll within a test's time: an idling client hears of changes through the engine's signal alone.
+  const server = ImapServer.layer({ host: "127.0.0.1", port: 0, allowPlainLoopback: true, idlePollMs: 600_000 })
   layer(server.pipe(Layer.provideMerge(TestApp.layer.pipe(Layer.provideMerge(engineLayer(storage.layer, { inboundSecret: TEST_INBOUND_SECRET }))))), { timeout: "180 seconds" })(
     `IMAP (${storage.name})`,
     (it) => {
@@ -264,6 +265,28 @@ print(" ".join(answers))
           yield* w.deliver({ subject: "Wake up", text: "new" })
           const count = yield* Effect.promise(() => Promise.race([told, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000))]))
           assert.strictEqual(count, 1)
+          assert.isBelow(Date.now() - started, 1_000)
+          lock.release()
+        }))
+
+      it.effect("IDLE: a keyword another session stores reaches an idling client as FETCH FLAGS within a second", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "Tag me", text: "body" })
+          const idler = yield* client(w.port, w.inbox.email, w.key)
+          const other = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => idler.getMailboxLock("INBOX"))
+          const told = new Promise<ReadonlyArray<string>>((resolve) => idler.on("flags", (data: { flags: Set<string> }) => resolve([...data.flags])))
+          void idler.idle()
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+          const started = Date.now()
+          yield* Effect.promise(async () => {
+            const otherLock = await other.getMailboxLock("INBOX")
+            await other.messageFlagsAdd("1", ["$Important"], { uid: true })
+            otherLock.release()
+          })
+          const flags = yield* Effect.promise(() => Promise.race([told, new Promise<ReadonlyArray<string>>((resolve) => setTimeout(() => resolve([]), 5_000))]))
+          assert.include(flags, "$Important")
           assert.isBelow(Date.now() - started, 1_000)
           lock.release()
         }))

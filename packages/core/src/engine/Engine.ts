@@ -18,12 +18,14 @@ import { KeyCache } from "../apikeys/KeyCache.ts"
 import { Blobs } from "../blobs/Blobs.ts"
 import type { CallContext, Operation } from "../catalogue/Operation.ts"
 import { Availability } from "../db/Availability.ts"
+import { Signals } from "../db/Signals.ts"
 import * as Maintenance from "../db/Maintenance.ts"
 import { Dns } from "../dns/Dns.ts"
 import { type ApiError, type ServiceUnavailable, ValidationError } from "../errors/errors.ts"
 import type { EventEnvelope } from "../events/Events.ts"
 import { type ListenRefused, LiveEvents, type ServerFrame, type Subscription } from "../events/Live.ts"
 import { Jobs } from "../jobs/Jobs.ts"
+import { MESSAGES_CHANGED } from "../messages/MessageStore.ts"
 import { Metrics } from "../metrics/Metrics.ts"
 import * as Backup from "../operating/Backup.ts"
 import { prometheusText } from "../operating/metrics.ts"
@@ -117,6 +119,12 @@ export interface EngineApi {
     caller: Credential,
     subscription?: { readonly event_types?: ReadonlyArray<string>; readonly inbox_ids?: ReadonlyArray<string>; readonly pod_ids?: ReadonlyArray<string> }
   ) => Stream.Stream<EventEnvelope, ApiError | ListenRefused, Scope.Scope>
+  /**
+   * Ids of inboxes whose messages were stored, relabelled or deleted, from any process on the
+   * database, once committed (best effort: a listener also looks for itself now and then).
+   * IMAP's IDLE wakes on it; a listener reads what changed through operations.
+   */
+  readonly messagesChanged: Stream.Stream<string>
   /** The process's budget for bytes still arriving (request bodies, SMTP DATA). */
   readonly intake: { readonly reserver: () => Reserver; readonly inUse: () => number; readonly limit: number }
   /** A new request id (`req_...`). */
@@ -166,6 +174,7 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
     const budget = Context.get(context, IntakeBudget)
     const live = Context.get(context, LiveEvents)
     const keyCache = Context.get(context, KeyCache)
+    const signals = Context.get(context, Signals)
     const availability = Context.get(context, Availability)
     const dns = Context.get(context, Dns)
 
@@ -229,6 +238,7 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
             }
           })
         ),
+      messagesChanged: signals.subscribe(MESSAGES_CHANGED),
       intake: { reserver: budget.reserver, inUse: budget.inUse, limit: budget.limit },
       requestId: ids.make("req"),
       metricsText: provide(prometheusText),

@@ -22,13 +22,14 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { holds, notFound, type Principal } from "../access/Principal.ts"
 import { attachmentBlob, sha256Of } from "../blobs/Blobs.ts"
+import { Signals } from "../db/Signals.ts"
 import { Drafts } from "../drafts/Drafts.ts"
 import { type ApiError, ValidationError } from "../errors/errors.ts"
 import { addressOf } from "../inbound/Inbound.ts"
 import { Inboxes, type InboxRow } from "../inboxes/Inboxes.ts"
 import { MailParser } from "../mail/parse.ts"
 import { Messages } from "../messages/Messages.ts"
-import { MessageStore } from "../messages/MessageStore.ts"
+import { MESSAGES_CHANGED, MessageStore } from "../messages/MessageStore.ts"
 import { MAX_LABEL_LENGTH } from "../messages/model.ts"
 import { decodeRows, Int8 } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
@@ -126,6 +127,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
     const messages = yield* Messages
     const parser = yield* MailParser
     const drafts = yield* Drafts
+    const signals = yield* Signals
 
     const mayRead = (principal: Principal, label: string) =>
       label === "trash" ? holds(principal, "label_trash_read") : label === "spam" ? holds(principal, "label_spam_read") : true
@@ -307,6 +309,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           yield* sql`UPDATE imap_uids SET flags = ARRAY(
               SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f)
             WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[])`.pipe(Effect.orDie)
+          // Kept flags are no label: their change is told here, as MessageStore tells a label's.
+          yield* signals.notify(MESSAGES_CHANGED, inbox.id)
         }
       }
       return yield* sync(principal, inbox.id, kind.name)

@@ -25,10 +25,15 @@
  *    blobs), then the bytes are stored (Blobs.ts explains why in that order).
  * The result is the same as inserting the messages one after another; on any failure the
  * caller's transaction rolls back and nothing of the batch is kept.
+ *
+ * Every write signals the inboxes it changed on MESSAGES_CHANGED (db/Signals.ts: once the
+ * caller's transaction commits, to every process on the database), so a mail client's IDLE
+ * learns of a message stored, relabelled or deleted from anywhere without asking.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Blobs } from "../blobs/Blobs.ts"
+import { Signals } from "../db/Signals.ts"
 import type { ValidationError } from "../errors/errors.ts"
 import { decideThread, type ThreadDecision } from "../mail/thread.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -200,6 +205,9 @@ interface Written {
   readonly thread_id: string
 }
 
+/** The Signals channel of inbox ids whose messages were stored, relabelled or deleted (IMAP's IDLE listens). */
+export const MESSAGES_CHANGED = "inbox_messages"
+
 /** Oldest first, as the engine's rule wants ("joins the thread of its oldest reply"). */
 const oldestFirst = (a: { readonly timestamp: Date | string; readonly id: string }, b: { readonly timestamp: Date | string; readonly id: string }) =>
   new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
@@ -246,6 +254,9 @@ export class MessageStore extends Context.Service<MessageStore, {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
     const blobs = yield* Blobs
+    const signals = yield* Signals
+    /** Signals each inbox once: sent after the caller's transaction commits, never when it rolls back. */
+    const changed = (inboxIds: Iterable<string>) => Effect.forEach(new Set(inboxIds), (id) => signals.notify(MESSAGES_CHANGED, id), { discard: true })
 
     // Exclusive on the message's own id, shared on the ids it names as parents: a message and
     // its reply (or a second delivery of the same message) still take turns, while replies to
@@ -417,6 +428,7 @@ export class MessageStore extends Context.Service<MessageStore, {
       if (thread === undefined) return yield* Effect.die(new Error(`thread ${threadId} vanished`))
 
       yield* blobs.store(blobsOf([m]))
+      yield* changed([row.inbox_id])
       return { message: row, thread, duplicate: false } satisfies Stored
     })
 
@@ -526,6 +538,7 @@ export class MessageStore extends Context.Service<MessageStore, {
           INSERT INTO messages ${sql.insert(messageRows as never)} RETURNING *`.pipe(decodeRows(FullMessageRow))
         for (const row of rows) inserted.set(row.id, row)
         yield* blobs.store(blobsOf(plans.flatMap((p) => p._tag === "Write" ? [p.m] : [])))
+        yield* changed(rows.map((r) => r.inbox_id))
       }
 
       const results: Array<Stored> = []
@@ -573,6 +586,7 @@ export class MessageStore extends Context.Service<MessageStore, {
             }])
           }
           for (const t of threads) yield* refreshThread(t.thread_id)
+          yield* changed([inboxId])
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
       purgeTrash: (before, limit) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -582,22 +596,25 @@ export class MessageStore extends Context.Service<MessageStore, {
           const threads = [...new Set(doomed.map((m) => m.thread_id))].sort()
           for (const t of threads) yield* lockThread(t)
           // Labels read before the locks may have changed since: only what is still trash goes.
-          const deleted = yield* sql<{ id: string }>`DELETE FROM messages
-            WHERE id = ANY(${doomed.map((m) => m.id)}::text[]) AND 'trash' = ANY(labels) AND updated_at < ${before} RETURNING id`
+          const deleted = yield* sql<{ id: string; inbox_id: string }>`DELETE FROM messages
+            WHERE id = ANY(${doomed.map((m) => m.id)}::text[]) AND 'trash' = ANY(labels) AND updated_at < ${before} RETURNING id, inbox_id`
           for (const t of threads) yield* refreshThread(t)
+          yield* changed(deleted.map((d) => d.inbox_id))
           return deleted.length
         })).pipe(Effect.orDie),
       deleteThread: (threadId) =>
         Effect.gen(function*() {
           yield* lockThread(threadId)
-          yield* sql`DELETE FROM messages WHERE thread_id = ${threadId}`
+          const deleted = yield* sql<{ inbox_id: string }>`DELETE FROM messages WHERE thread_id = ${threadId} RETURNING inbox_id`
           yield* sql`DELETE FROM threads WHERE id = ${threadId}`
+          yield* changed(deleted.map((d) => d.inbox_id))
         }).pipe(Effect.orDie),
       deleteMessage: (messageId, threadId) =>
         Effect.gen(function*() {
           yield* lockThread(threadId)
-          yield* sql`DELETE FROM messages WHERE id = ${messageId}`
+          const deleted = yield* sql<{ inbox_id: string }>`DELETE FROM messages WHERE id = ${messageId} RETURNING inbox_id`
           yield* refreshThread(threadId)
+          yield* changed(deleted.map((d) => d.inbox_id))
         }).pipe(Effect.orDie),
       markSent: (messageId, at) => sql`UPDATE messages SET state = 'sent', updated_at = ${at} WHERE id = ${messageId}`,
       claimSending: (messageId, at, olderThan) =>

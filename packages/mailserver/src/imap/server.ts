@@ -9,13 +9,22 @@
  *
  * A session learns of changes made anywhere (the API, another session, another server
  * process on the same database) by syncing its mailbox: after each command that may see
- * them, and every half second while it IDLEs, so a change reaches an idling client within a
- * second; the sync gives UIDs under a lock in the database, so every process agrees on them.
+ * them, and while it IDLEs when the engine signals that its inbox changed
+ * (`Engine.messagesChanged`, which crosses processes on PostgreSQL), or every `idlePollMs`
+ * (10 s) in case a signal was lost; the sync gives UIDs under a lock in the database, so
+ * every process agrees on them. An idle session costs nothing until its inbox changes.
+ *
+ * Sessions of one key on one mailbox share their syncs: one in flight serves every session
+ * that asks the same question (1,000 idling clients woken by one delivery make one sync),
+ * and the last full answer is kept per key and mailbox, so a SELECT of a mailbox that has
+ * not changed since costs a fingerprint check, and its sessions hold the same message
+ * objects rather than copies each.
  */
 import { type ApiError, Engine, type InputOf, LOCAL, type OperationName, type OutputOf, type Principal } from "@inbox/core"
 import { Cause, Context, Effect, Exit, Layer, Stream } from "effect"
 import { createServer as createNetServer, type Server, type Socket } from "node:net"
 import { createSecureContext, createServer as createTlsServer, type SecureContext, TLSSocket } from "node:tls"
+import { createHash } from "node:crypto"
 import type { AddressInfo } from "node:net"
 import { type Listen, mailAccessConfig, mayTakeCredentials, type TlsFiles } from "../access.ts"
 import { bodyStructureOf, envelopeOf, parsePart, type Part, sectionOf, str } from "./mime.ts"
@@ -25,7 +34,7 @@ export interface ImapOptions extends Listen {
   readonly implicitTls?: boolean
   readonly tls?: TlsFiles
   readonly allowPlainLoopback?: boolean
-  /** How often an IDLE session looks for changes (default 500 ms). */
+  /** How often an IDLE session looks for changes no signal told it of (default 10 s). */
   readonly idlePollMs?: number
 }
 
@@ -92,9 +101,43 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
       const engine = yield* Engine
       const run = Effect.runPromiseExitWith(yield* Effect.context<never>())
       const allowPlain = options.allowPlainLoopback === true
-      const pollMs = options.idlePollMs ?? 500
+      const pollMs = options.idlePollMs ?? 10_000
       const secureContext: SecureContext | undefined = options.tls === undefined ? undefined : createSecureContext({ cert: options.tls.cert, key: options.tls.key })
       const sockets = new Set<Socket>()
+
+      /** The idling sessions of each inbox, woken when the engine signals a change of it. */
+      const idlers = new Map<string, Set<() => void>>()
+      yield* Stream.runForEach(engine.messagesChanged, (inboxId) =>
+        Effect.sync(() => {
+          for (const wake of idlers.get(inboxId) ?? []) wake()
+        })).pipe(Effect.forkScoped)
+
+      /** Syncs in flight, by key, inbox, mailbox and known fingerprint: one answers every session asking the same. */
+      const inFlight = new Map<string, Promise<MailboxState>>()
+      /**
+       * The last full answer per key, inbox and mailbox: what SELECT shows when nothing changed
+       * since; kept while a session has that mailbox selected (`holders`).
+       */
+      const lastState = new Map<string, MailboxState>()
+      const holders = new Map<string, number>()
+      const hold = (key: string) => void holders.set(key, (holders.get(key) ?? 0) + 1)
+      const release = (key: string) => {
+        const left = (holders.get(key) ?? 1) - 1
+        if (left > 0) return void holders.set(key, left)
+        holders.delete(key)
+        lastState.delete(key)
+      }
+      const shared = (key: string, known: string | undefined, sync: () => Promise<MailboxState>): Promise<MailboxState> => {
+        const asked = `${key}\0${known ?? ""}`
+        const running = inFlight.get(asked)
+        if (running !== undefined) return running
+        const answer = sync().then((state) => {
+          if (!state.unchanged) lastState.set(key, state)
+          return state
+        }).finally(() => inFlight.delete(asked))
+        inFlight.set(asked, answer)
+        return answer
+      }
 
       const failureOf = (cause: Cause.Cause<unknown>) => {
         const found = Cause.findErrorOption(cause)
@@ -109,9 +152,16 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let closed = false
         let continued = -1
         let lineWaiter: ((line: string) => void) | undefined
-        let user: { inboxId: string; email: string; principal: Principal } | undefined
+        let user: { inboxId: string; email: string; principal: Principal; keyTag: string } | undefined
         let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: Array<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
+        /** The shared state this session keeps alive by having its mailbox selected. */
+        let holding: string | undefined
+        const unselect = () => {
+          selected = undefined
+          if (holding !== undefined) release(holding)
+          holding = undefined
+        }
         const context = { clientIp: initial.remoteAddress ?? "", requestId: `imap-${Math.random().toString(36).slice(2)}` }
 
         const write = (data: string | Buffer) => {
@@ -159,7 +209,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             const answer = await call("mailboxes.signIn", { username, password, client_ip: context.clientIp })
             const admitted = await run(engine.admit({ kind: "key", key: password }, context))
             if (!Exit.isSuccess(admitted)) throw new Refused(failureOf(admitted.cause))
-            user = { inboxId: answer.inbox_id, email: answer.email, principal: admitted.value }
+            user = { inboxId: answer.inbox_id, email: answer.email, principal: admitted.value, keyTag: createHash("sha256").update(password).digest("base64") }
             write(`${tag} OK [CAPABILITY ${capabilities()}] Signed in as ${answer.email}\r\n`)
           } catch (e) {
             const error = e instanceof Refused ? e.error : undefined
@@ -172,10 +222,22 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
 
         const flagsLine = (m: MailboxMessage) => `FLAGS (${m.flags.join(" ")})`
 
+        /** The mailbox's state, `unchanged` when it is still `known`'s; shared with the key's other sessions (above). */
+        const stateKey = (name: string) => `${user!.keyTag}\0${user!.inboxId}\0${name.toUpperCase() === "INBOX" ? "INBOX" : name.toLowerCase()}`
+        const syncShared = (name: string, known?: string) =>
+          shared(stateKey(name), known, () => call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name, ...(known === undefined ? {} : { known }) }))
+        /** The whole state of a mailbox, from the key's last answer when nothing changed since. */
+        const fullState = async (name: string): Promise<MailboxState> => {
+          const last = lastState.get(stateKey(name))
+          if (last === undefined) return syncShared(name)
+          const state = await syncShared(name, last.fingerprint)
+          return state.unchanged ? last : state
+        }
+
         /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
         const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
           if (selected === undefined) return
-          const next = state ?? await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: selected.name, ...(selected.fingerprint === "" ? {} : { known: selected.fingerprint }) })
+          const next = state ?? await syncShared(selected.name, selected.fingerprint === "" ? undefined : selected.fingerprint)
           if (selected === undefined || next.unchanged) return
           const present = new Map(next.messages.map((m) => [m.uid, m]))
           // Expunges held back (a FETCH by sequence number) must still be found next time.
@@ -206,8 +268,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         }
 
         const select = async (tag: string, name: string, readOnly: boolean) => {
-          selected = undefined
-          const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
+          unselect()
+          const state = await fullState(name)
+          holding = stateKey(state.name)
+          hold(holding)
           selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: [...state.messages] }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
@@ -577,22 +641,56 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           write(`${tag} OK ${result.uid === null ? "" : `[APPENDUID ${result.uidvalidity} ${result.uid}] `}APPEND completed\r\n`)
         }
 
+        /**
+         * IDLE: the session sleeps until the engine signals a change of its inbox (or
+         * `pollMs` passes, for a signal lost), then syncs and tells the client; a signal
+         * during a sync makes one more.
+         */
         const idle = async (tag: string) => {
           write("+ idling\r\n")
           let done = false
+          let pending = false
+          let wakeUp: (() => void) | undefined
+          const wake = () => {
+            pending = true
+            const resume = wakeUp
+            wakeUp = undefined
+            resume?.()
+          }
+          const inboxId = user!.inboxId
+          const watching = idlers.get(inboxId) ?? new Set()
+          idlers.set(inboxId, watching)
+          watching.add(wake)
           const finished = waitLine().then((line) => {
             done = true
+            wake()
             if (line.trim().toUpperCase() !== "DONE") write(`${tag} BAD Expected DONE\r\n`)
           })
-          const poll = async () => {
+          const watch = async () => {
             while (!done && !closed) {
-              await new Promise((resolve) => setTimeout(resolve, pollMs))
+              if (!pending) {
+                let timer: ReturnType<typeof setTimeout> | undefined
+                await new Promise<void>((resolve) => {
+                  wakeUp = resolve
+                  timer = setTimeout(resolve, pollMs)
+                })
+                clearTimeout(timer)
+                wakeUp = undefined
+              }
+              pending = false
               if (done || closed) break
               if (selected !== undefined) await refresh().catch(() => undefined)
             }
           }
-          void poll()
-          await finished
+          try {
+            const watched = watch()
+            await finished
+            // A sync under way finishes first, so its news come before the tagged answer.
+            await watched
+          } finally {
+            watching.delete(wake)
+            if (watching.size === 0) idlers.delete(inboxId)
+          }
           if (!closed) write(`${tag} OK IDLE terminated\r\n`)
         }
 
@@ -716,10 +814,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 return await expunge(tag, byUid ? targets(textOf(args[0]) ?? "", true).map(({ m }) => m.uid) : undefined)
               case "CLOSE":
                 await expunge(undefined, undefined)
-                selected = undefined
+                unselect()
                 return write(`${tag} OK CLOSE completed\r\n`)
               case "UNSELECT":
-                selected = undefined
+                unselect()
                 return write(`${tag} OK UNSELECT completed\r\n`)
             }
             return write(`${tag} BAD Unknown command ${command}\r\n`)
@@ -788,6 +886,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         })
         const end = () => {
           closed = true
+          unselect()
           const waiter = lineWaiter
           lineWaiter = undefined
           waiter?.("")
