@@ -105,6 +105,24 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
       const secureContext: SecureContext | undefined = options.tls === undefined ? undefined : createSecureContext({ cert: options.tls.cert, key: options.tls.key })
       const sockets = new Set<Socket>()
 
+      /**
+       * ENVELOPE, BODYSTRUCTURE and BODY of messages by id, for every session: a message's
+       * bytes never change, so what is read from them once stands (Dovecot's cache file keeps
+       * the same). A FETCH of envelopes then reads no message twice; the oldest go past DERIVED_MAX.
+       */
+      const derived = new Map<string, Map<string, string>>()
+      const DERIVED_MAX = 20_000
+      const remember = (messageId: string, item: string, value: string) => {
+        let known = derived.get(messageId)
+        if (known === undefined) {
+          if (derived.size >= DERIVED_MAX) derived.delete(derived.keys().next().value!)
+          known = new Map()
+          derived.set(messageId, known)
+        }
+        known.set(item, value)
+        return value
+      }
+
       /** The idling sessions of each inbox, woken when the engine signals a change of it. */
       const idlers = new Map<string, Set<() => void>>()
       yield* Stream.runForEach(engine.messagesChanged, (inboxId) =>
@@ -320,7 +338,9 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           else if (macro === "FAST") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE"]
           else if (macro === "FULL") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE", "BODY"]
           if (byUid && !items.some((i) => i.toUpperCase() === "UID")) items = ["UID", ...items]
-          const needsRaw = items.some((i) => !["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE"].includes(i.toUpperCase()))
+          const fromRaw = items.filter((i) => !["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE"].includes(i.toUpperCase()))
+          /** Whether message m's answer needs its bytes: an item read from them that is not remembered. */
+          const needsRaw = (m: MailboxMessage) => fromRaw.some((i) => derived.get(m.message_id)?.has(i.toUpperCase()) !== true)
           const marksSeen = !selected!.readOnly && items.some((i) => /^(BODY\[|RFC822$|RFC822\.TEXT$|BINARY\[)/i.test(i))
           const list = targets(setText, byUid)
           if (marksSeen) {
@@ -334,18 +354,37 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               selected!.fingerprint = ""
             }
           }
-          for (const { m, seq } of list) {
+          let out: Array<Buffer> = []
+          let outBytes = 0
+          const flush = () => {
+            if (out.length > 0) write(Buffer.concat(out))
+            out = []
+            outBytes = 0
+          }
+          // Bytes are read WINDOW messages at a time, concurrently: a round trip each, not one after another.
+          const WINDOW = 16
+          let window = new Map<string, Promise<{ raw: Buffer; part: Part }>>()
+          for (const [at, { m, seq }] of list.entries()) {
+            if (at % WINDOW === 0) {
+              window = new Map(list.slice(at, at + WINDOW).filter(({ m: x }) => needsRaw(x)).map(({ m: x }) => [x.message_id, rawOf(x)]))
+              // Each is awaited below; one refused must not leave the others unhandled.
+              for (const p of window.values()) p.catch(() => undefined)
+            }
             const parts: Array<string | Buffer> = []
-            const entry = needsRaw ? await rawOf(m) : undefined
+            const pending = window.get(m.message_id)
+            let entry = pending === undefined ? undefined : await pending
+            // What was remembered when the window was read may have been forgotten since.
+            if (entry === undefined && needsRaw(m)) entry = await rawOf(m)
+            const cached = (item: string, make: () => string) => derived.get(m.message_id)?.get(item) ?? remember(m.message_id, item, make())
             for (const item of items) {
               const upper = item.toUpperCase()
               if (upper === "UID") parts.push(`UID ${m.uid}`)
               else if (upper === "FLAGS") parts.push(flagsLine(m))
               else if (upper === "INTERNALDATE") parts.push(`INTERNALDATE ${internalDate(m.internal_date)}`)
               else if (upper === "RFC822.SIZE") parts.push(`RFC822.SIZE ${m.size}`)
-              else if (upper === "ENVELOPE") parts.push(`ENVELOPE ${envelopeOf(entry!.part)}`)
-              else if (upper === "BODYSTRUCTURE") parts.push(`BODYSTRUCTURE ${bodyStructureOf(entry!.part, true)}`)
-              else if (upper === "BODY") parts.push(`BODY ${bodyStructureOf(entry!.part, false)}`)
+              else if (upper === "ENVELOPE") parts.push(`ENVELOPE ${cached(upper, () => envelopeOf(entry!.part))}`)
+              else if (upper === "BODYSTRUCTURE") parts.push(`BODYSTRUCTURE ${cached(upper, () => bodyStructureOf(entry!.part, true))}`)
+              else if (upper === "BODY") parts.push(`BODY ${cached(upper, () => bodyStructureOf(entry!.part, false))}`)
               else if (upper === "RFC822" || upper === "RFC822.HEADER" || upper === "RFC822.TEXT") {
                 const bytes = upper === "RFC822" ? entry!.raw : upper === "RFC822.HEADER" ? entry!.part.header : entry!.part.body
                 parts.push(`${upper} {${bytes.length}}\r\n`, bytes)
@@ -371,8 +410,12 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               pieces.push(Buffer.isBuffer(p) ? p : Buffer.from(p, "utf8"))
             })
             pieces.push(Buffer.from(")\r\n"))
-            write(Buffer.concat(pieces))
+            // Answers go out in writes of about 64 KB, not one per message: a socket write is a system call.
+            out.push(...pieces)
+            outBytes += pieces.reduce((n, b) => n + b.length, 0)
+            if (outBytes >= 65_536) flush()
           }
+          flush()
           write(`${tag} OK ${byUid ? "UID " : ""}FETCH completed\r\n`)
         }
 
