@@ -15,6 +15,7 @@ import { ImapServer } from "@inbox/mailserver"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { execFile, execFileSync } from "node:child_process"
+import { connect } from "node:net"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -267,6 +268,32 @@ print(" ".join(answers))
           assert.strictEqual(count, 1)
           assert.isBelow(Date.now() - started, 1_000)
           lock.release()
+        }))
+
+      it.effect("a key revoked after sign-in: the session's next command is answered BYE and the connection ends", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const created = (yield* w.app.request("POST", "/v0/api-keys", { key: w.org.key, json: { name: "to revoke", inbox_id: w.inbox.inbox_id } })).body as { api_key: string; api_key_id: string }
+          const out = yield* Effect.promise(async () => {
+            const socket = connect({ host: "127.0.0.1", port: w.port })
+            let text = ""
+            const ended = new Promise<void>((resolve) => socket.on("close", () => resolve()))
+            const until = async (needle: string) => {
+              for (let i = 0; i < 100 && !text.includes(needle); i++) await new Promise((r) => setTimeout(r, 50))
+            }
+            socket.on("data", (d: Buffer) => void (text += d.toString("latin1")))
+            await until("\r\n")
+            socket.write(`a LOGIN "${w.inbox.email}" "${created.api_key}"\r\n`)
+            await until("a OK")
+            return { socket, ended, until, text: () => text }
+          })
+          assert.include(out.text(), "a OK")
+          assert.strictEqual((yield* w.app.request("DELETE", `/v0/api-keys/${created.api_key_id}`, { key: w.org.key })).status, 204)
+          out.socket.write("b SELECT INBOX\r\n")
+          const closed = yield* Effect.promise(() => Promise.race([out.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]))
+          assert.isTrue(closed)
+          assert.match(out.text(), /\* BYE \[UNAVAILABLE\] The API key was revoked/)
+          assert.notInclude(out.text(), "b OK")
         }))
 
       it.effect("IDLE: a keyword another session stores reaches an idling client as FETCH FLAGS within a second", () =>

@@ -125,6 +125,32 @@ for (const storage of storages()) {
           assert.isAtLeast(!foreignHeader.ok ? foreignHeader.error.responseCode ?? 0 : 0, 500)
         }))
 
+      it.effect("a key revoked after AUTH: the next message on the same connection is refused 535", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const created = (yield* w.app.request("POST", "/v0/api-keys", { key: w.org.key, json: { name: "to revoke", inbox_id: w.inbox.inbox_id } })).body as { api_key: string; api_key_id: string }
+          // One connection for both messages: the second is sent after the revocation, without a new AUTH.
+          const pooled = nodemailer.createTransport({
+            host: "127.0.0.1",
+            port: w.port,
+            secure: false,
+            pool: true,
+            maxConnections: 1,
+            auth: { user: w.inbox.email, pass: created.api_key },
+            requireTLS: true,
+            tls: { rejectUnauthorized: false }
+          })
+          const first = yield* send(pooled, { from: w.inbox.email, to: "friend@example.net", subject: "before", text: "before" })
+          assert.isTrue(first.ok)
+          assert.strictEqual((yield* w.app.request("DELETE", `/v0/api-keys/${created.api_key_id}`, { key: w.org.key })).status, 204)
+          const second = yield* send(pooled, { from: w.inbox.email, to: "friend@example.net", subject: "after", text: "after" })
+          pooled.close()
+          assert.isFalse(second.ok)
+          assert.strictEqual(!second.ok && second.error.responseCode, 535)
+          const sent = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/messages?labels=sent`, { key: w.org.key })).body.messages as Array<{ subject: string }>
+          assert.deepStrictEqual(sent.map((m) => m.subject), ["before"])
+        }))
+
       it.effect("Python's smtplib sends with AUTH PLAIN after STARTTLS; the message lands in Sent", () =>
         Effect.gen(function*() {
           const w = yield* setUp

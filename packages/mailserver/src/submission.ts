@@ -33,7 +33,9 @@ const MAX_BYTES = 10 * 1024 * 1024
 interface SignedIn {
   readonly inboxId: string
   readonly email: string
-  readonly principal: Principal
+  principal: Principal
+  /** The API key signed in with, admitted again for each message (a revoked key sends nothing more). */
+  readonly key: string
 }
 
 const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code })
@@ -100,7 +102,7 @@ export class SubmissionServer extends Context.Service<SubmissionServer, { readon
           const signIn = Effect.gen(function*() {
             const answer = yield* engine.call("mailboxes.signIn", { username: auth.username ?? "", password: auth.password ?? "", client_ip: session.remoteAddress }, LOCAL)
             const principal = yield* engine.admit({ kind: "key", key: auth.password ?? "" }, context)
-            return { inboxId: answer.inbox_id, email: answer.email, principal } satisfies SignedIn
+            return { inboxId: answer.inbox_id, email: answer.email, principal, key: auth.password ?? "" } satisfies SignedIn
           })
           void run(signIn).then((exit) => {
             if (Exit.isSuccess(exit)) return callback(null, { user: exit.value })
@@ -116,7 +118,18 @@ export class SubmissionServer extends Context.Service<SubmissionServer, { readon
           if (address.address.toLowerCase() !== user.email.toLowerCase()) {
             return callback(smtpError(553, `5.7.1 This inbox sends only as ${user.email}`))
           }
-          callback()
+          // Each message admits the key again, as HTTP does each request (from the key cache):
+          // one revoked or expired since AUTH is refused.
+          void run(engine.admit({ kind: "key", key: user.key }, { clientIp: session.remoteAddress, requestId: `smtp-${session.id}` })).then((exit) => {
+            if (Exit.isSuccess(exit)) {
+              user.principal = exit.value
+              return callback()
+            }
+            const error = failureOf(exit.cause)
+            if (error?._tag === "Unauthorized") return callback(smtpError(535, "5.7.8 The API key was revoked or has expired; sign in again"))
+            const reply = replyOf(error)
+            callback(smtpError(reply.code, reply.text))
+          })
         },
         onData(stream, session, callback) {
           const user = session.user as unknown as SignedIn

@@ -170,7 +170,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let closed = false
         let continued = -1
         let lineWaiter: ((line: string) => void) | undefined
-        let user: { inboxId: string; email: string; principal: Principal; keyTag: string } | undefined
+        let user: { inboxId: string; email: string; principal: Principal; key: string; keyTag: string } | undefined
         let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: Array<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
         /** The shared state this session keeps alive by having its mailbox selected. */
@@ -201,6 +201,25 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             throw new Refused(error)
           })
 
+        /**
+         * The signed-in key admitted again, as HTTP admits it on each request (from the key
+         * cache): a key revoked or expired since sign-in ends the session with BYE. Answers
+         * whether the session goes on.
+         */
+        const stillSignedIn = async (): Promise<boolean> => {
+          if (user === undefined) return false
+          const admitted = await run(engine.admit({ kind: "key", key: user.key }, context))
+          if (Exit.isSuccess(admitted)) {
+            user.principal = admitted.value
+            return true
+          }
+          if (failureOf(admitted.cause)?._tag !== "Unauthorized") return true
+          untagged("BYE [UNAVAILABLE] The API key was revoked or has expired; sign in again")
+          closed = true
+          socket.end()
+          return false
+        }
+
         const canAuth = () => mayTakeCredentials(secure, socket.remoteAddress, allowPlain)
         const capabilities = () =>
           [
@@ -227,7 +246,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             const answer = await call("mailboxes.signIn", { username, password, client_ip: context.clientIp })
             const admitted = await run(engine.admit({ kind: "key", key: password }, context))
             if (!Exit.isSuccess(admitted)) throw new Refused(failureOf(admitted.cause))
-            user = { inboxId: answer.inbox_id, email: answer.email, principal: admitted.value, keyTag: createHash("sha256").update(password).digest("base64") }
+            user = { inboxId: answer.inbox_id, email: answer.email, principal: admitted.value, key: password, keyTag: createHash("sha256").update(password).digest("base64") }
             write(`${tag} OK [CAPABILITY ${capabilities()}] Signed in as ${answer.email}\r\n`)
           } catch (e) {
             const error = e instanceof Refused ? e.error : undefined
@@ -722,6 +741,8 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               }
               pending = false
               if (done || closed) break
+              // An idling client sends no command: its key is looked at each time it wakes.
+              if (!(await stillSignedIn())) break
               if (selected !== undefined) await refresh().catch(() => undefined)
             }
           }
@@ -781,6 +802,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             command = (textOf(args[0]) ?? "").toUpperCase()
             args = args.slice(1)
           }
+          if (user !== undefined && !["CAPABILITY", "LOGOUT", "ID"].includes(command) && !(await stillSignedIn())) return
           const authed = user !== undefined
           const inMailbox = selected !== undefined
           try {
