@@ -125,6 +125,19 @@ for (const storage of storages()) {
           assert.isAtLeast(!foreignHeader.ok ? foreignHeader.error.responseCode ?? 0 : 0, 500)
         }))
 
+      it.effect("send-raw: an envelope sender (mail_from) other than the inbox's address is 400 validation_error on mail_from; the inbox's own is sent", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const raw = (subject: string) => new TextEncoder().encode(`From: ${w.inbox.email}\r\nTo: friend@example.net\r\nSubject: ${subject}\r\n\r\nhello\r\n`)
+          const path = (from: string) => `/v0/inboxes/${w.inbox.inbox_id}/messages/send-raw?to=friend@example.net&mail_from=${encodeURIComponent(from)}`
+          const foreign = yield* w.app.request("POST", path("boss@example.com"), { key: w.key, body: raw("spoof"), headers: { "content-type": "message/rfc822" } })
+          assert.strictEqual(foreign.status, 400, foreign.text)
+          assert.strictEqual(foreign.body.code, "validation_error")
+          assert.deepStrictEqual(foreign.body.errors[0].path, ["mail_from"])
+          const own = yield* w.app.request("POST", path(w.inbox.email), { key: w.key, body: raw("own"), headers: { "content-type": "message/rfc822" } })
+          assert.strictEqual(own.status, 200, own.text)
+        }))
+
       it.effect("a key revoked after AUTH: the next message on the same connection is refused 535", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -7,9 +7,9 @@
  * - AUTH PLAIN or LOGIN with the inbox's address and an API key (core's `mailboxes.signIn`,
  *   counted like the dashboard's passwords); never over plain text, unless the client is on
  *   loopback and INBOX_IMAP_ALLOW_PLAIN_LOOPBACK=1 (538 5.7.11 otherwise);
- * - MAIL FROM must be the inbox's own address (553 5.7.1);
- * - the message goes to core's `messages.sendRaw` with RCPT TO as its envelope: every send
- *   rule applies there (From header, suppressions, lists, limits, DKIM, threading) and the
+ * - the message goes to core's `messages.sendRaw` with MAIL FROM and RCPT TO as its
+ *   envelope: every send rule applies there (the envelope sender and the From header must
+ *   be the inbox's, 553 and 550; suppressions, lists, limits, DKIM, threading) and the
  *   Bcc header is removed; it lands in Sent and fires `message.sent` like an API send. A
  *   refusal the client must fix is 5xx, a limit that passes (429) or a fault of ours 4xx.
  */
@@ -44,7 +44,8 @@ const smtpError = (code: number, message: string) => Object.assign(new Error(mes
 export const replyOf = (error: ApiError | undefined): { code: number; text: string } => {
   switch (error?._tag) {
     case "ValidationError":
-      return { code: 550, text: `5.7.1 ${error.message}` }
+      // A sender the inbox may not use is MAIL FROM's own refusal (RFC 5321: 553).
+      return { code: error.errors.some((e) => e.path[0] === "mail_from") ? 553 : 550, text: `5.7.1 ${error.message}` }
     case "TooManyRecipients":
       return { code: 452, text: `4.5.3 ${error.message}` }
     case "RecipientBlocked":
@@ -115,9 +116,6 @@ export class SubmissionServer extends Context.Service<SubmissionServer, { readon
         onMailFrom(address, session, callback) {
           const user = session.user as unknown as SignedIn | undefined
           if (user === undefined) return callback(smtpError(530, "5.7.0 Authentication required"))
-          if (address.address.toLowerCase() !== user.email.toLowerCase()) {
-            return callback(smtpError(553, `5.7.1 This inbox sends only as ${user.email}`))
-          }
           // Each message admits the key again, as HTTP does each request (from the key cache):
           // one revoked or expired since AUTH is refused.
           void run(engine.admit({ kind: "key", key: user.key }, { clientIp: session.remoteAddress, requestId: `smtp-${session.id}` })).then((exit) => {
@@ -142,6 +140,8 @@ export class SubmissionServer extends Context.Service<SubmissionServer, { readon
             const send = engine.call("messages.sendRaw", {
               inbox_id: user.inboxId,
               to: session.envelope.rcptTo.map((r) => r.address).join(","),
+              // Core decides whether the inbox may send as it (`<>` too: it arrives as an empty address).
+              mail_from: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
               raw: Buffer.concat(chunks)
             }, { kind: "principal", principal: user.principal }, { clientIp: session.remoteAddress, requestId: `smtp-${session.id}` })
             void run(send).then((exit) => {

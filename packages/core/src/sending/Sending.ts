@@ -135,13 +135,16 @@ export interface RawSendRequest {
   readonly raw: Uint8Array
   /** The envelope's recipients (SMTP RCPT TO); absent: To, Cc and Bcc of the message. */
   readonly recipients?: ReadonlyArray<string>
+  /** The envelope's sender (SMTP MAIL FROM), when the client gave one: it must be the inbox's address too. */
+  readonly envelopeFrom?: string
 }
 
 export class Sending extends Context.Service<Sending, {
   send(principal: Principal, request: SendRequest): Effect.Effect<SendAnswer, ApiError>
   /**
    * Sends a message as its client wrote it, through every rule of `send` (docs/sending.md,
-   * "Raw messages"): From must be the inbox's address; the Bcc header is removed; a missing
+   * "Raw messages"): From, and the envelope's sender when given, must be the inbox's address
+   * (400 validation_error on `from` or `mail_from`); the Bcc header is removed; a missing
    * Message-ID or Date is added; the thread follows In-Reply-To and References. A message
    * whose Message-ID this inbox already sent is not sent again: its first answer is given.
    */
@@ -411,6 +414,13 @@ export class Sending extends Context.Service<Sending, {
 
     const sendRaw = Effect.fn("Sending.sendRaw")(function*(principal: Principal, request: RawSendRequest) {
       const inbox = yield* inboxes.find(principal, request.inboxId)
+      // The envelope sender is where bounces go and what SPF checks: never another's address (nor none, `<>`).
+      if (request.envelopeFrom !== undefined && normaliseAddress(request.envelopeFrom)?.toLowerCase() !== inbox.email.toLowerCase()) {
+        return yield* new ValidationError({
+          message: `This inbox sends only as ${inbox.email}: the envelope sender must be that address.`,
+          errors: [{ path: ["mail_from"], message: `must be ${inbox.email}` }]
+        })
+      }
       const fields = headerFields(request.raw)
       const fromFields = fields.filter((f) => f.name === "from").flatMap((f) => addressList(f.value))
       if (fromFields.length !== 1 || fromFields[0] !== inbox.email.toLowerCase()) {

@@ -106,10 +106,10 @@ export const forwardMessage = answering({
  */
 export const sendRawMessage = operation({
   name: "messages.sendRaw",
-  summary: "Send a message written as raw RFC 822 bytes (its MIME and Message-ID kept; From must be the inbox; the Bcc header removed) to `to` (comma-separated) or to its To, Cc and Bcc.",
+  summary: "Send a message written as raw RFC 822 bytes (its MIME and Message-ID kept; From, and the envelope sender `mail_from` when given, must be the inbox; the Bcc header removed) to `to` (comma-separated) or to its To, Cc and Bcc.",
   routes: [route.post(`${BASE}/send-raw`)],
   access: { kind: "member", permission: "message_send" },
-  query: Schema.Struct({ to: Schema.optionalKey(Line(64 * 1024)) }),
+  query: Schema.Struct({ to: Schema.optionalKey(Line(64 * 1024)), mail_from: Schema.optionalKey(Line(320)) }),
   raw: { maxBytes: SEND_BODY_LIMIT },
   output: Output.json(SendAnswer),
   mutates: true,
@@ -120,7 +120,8 @@ export const sendRawMessage = operation({
       s.sendRaw(principal, {
         inboxId: params.inbox_id,
         raw,
-        ...(input.to === undefined ? {} : { recipients: input.to.split(",").map((a) => a.trim()).filter((a) => a !== "") })
+        ...(input.to === undefined ? {} : { recipients: input.to.split(",").map((a) => a.trim()).filter((a) => a !== "") }),
+        ...(input.mail_from === undefined ? {} : { envelopeFrom: input.mail_from })
       })
     )
 })
