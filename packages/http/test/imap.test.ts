@@ -12,38 +12,22 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { ImapServer } from "@inbox/mailserver"
-import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
+import { deliverMail, engineLayer, mailClientWorld, selfSignedCertificate, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { connect } from "node:net"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { ImapFlow } from "imapflow"
 
-/** A self-signed certificate for STARTTLS and implicit TLS, made once per run. */
-const certificate = (() => {
-  const dir = mkdtempSync(join(tmpdir(), "imap-tls-"))
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mail.inbox.localhost",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
-  ], { stdio: "ignore" })
-  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
-})()
+const certificate = selfSignedCertificate("mail.inbox.localhost")
 
 const setUp = Effect.gen(function*() {
-  const app = yield* TestApp
-  const org = yield* newOrganization()
-  const make = () => Effect.map(app.request("POST", "/v0/inboxes", { key: org.key, json: {} }), (r) => r.body as { inbox_id: string; email: string })
-  const inbox = yield* make()
-  const other = yield* make()
-  const scoped = (yield* app.request("POST", "/v0/api-keys", { key: org.key, json: { name: "mail client", inbox_id: inbox.inbox_id } })).body as { api_key: string }
+  const { app, org, inbox, other, key } = yield* mailClientWorld
   const port = (yield* ImapServer).port
   const deliver = (mail: TestMail = {}) => deliverMail(inbox.email, mail)
   const messages = (query = "") =>
     Effect.map(app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages${query}`, { key: org.key }), (r) => r.body.messages as Array<{ message_id: string; subject: string; labels: Array<string> }>)
   const raw = (id: string) => Effect.map(app.request("GET", `/v0/inboxes/${inbox.inbox_id}/messages/${id}/raw/download`, { key: org.key }), (r) => r.text)
-  return { app, org, inbox, other, key: scoped.api_key, port, deliver, messages, raw }
+  return { app, org, inbox, other, key, port, deliver, messages, raw }
 })
 
 const client = (port: number, user: string, pass: string) =>

@@ -9,28 +9,16 @@
 import { assert, it, layer } from "@effect/vitest"
 import { Engine, Inbound, Settings } from "@inbox/core/internal"
 import { SmtpReceiver } from "@inbox/mailserver"
-import { engineWithDns, LoopbackDns, newOrganization, storages, TestApp } from "@inbox/testkit"
+import { engineWithDns, LoopbackDns, newOrganization, selfSignedCertificate, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFileSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { connect } from "node:net"
-import { join } from "node:path"
 import nodemailer from "nodemailer"
 
 const MAX_BYTES = 64 * 1024
 
-/** A self-signed certificate for STARTTLS, made once per run. */
-const certificate = (() => {
-  const dir = mkdtempSync(join(tmpdir(), "smtp-tls-"))
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mx.inbox.localhost",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
-  ], { stdio: "ignore" })
-  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
-})()
+const certificate = selfSignedCertificate("mx.inbox.localhost")
 
 const setUp = Effect.gen(function*() {
   const app = yield* TestApp

@@ -8,33 +8,17 @@
  */
 import { assert, it, layer } from "@effect/vitest"
 import { SubmissionServer } from "@inbox/mailserver"
-import { CapturedMail, engineLayer, newOrganization, storages, TestApp } from "@inbox/testkit"
+import { CapturedMail, engineLayer, mailClientWorld, selfSignedCertificate, storages, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
-import { execFile, execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { execFile } from "node:child_process"
 import nodemailer from "nodemailer"
 
-const certificate = (() => {
-  const dir = mkdtempSync(join(tmpdir(), "submission-tls-"))
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=mx.inbox.localhost",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
-  ], { stdio: "ignore" })
-  return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }
-})()
+const certificate = selfSignedCertificate("mx.inbox.localhost")
 
 /** An organization with two inboxes and a key scoped to the first. */
 const setUp = Effect.gen(function*() {
-  const app = yield* TestApp
-  const org = yield* newOrganization()
-  const make = () => Effect.map(app.request("POST", "/v0/inboxes", { key: org.key, json: {} }), (r) => r.body as { inbox_id: string; email: string })
-  const inbox = yield* make()
-  const other = yield* make()
-  const scoped = (yield* app.request("POST", "/v0/api-keys", { key: org.key, json: { name: "mail client", inbox_id: inbox.inbox_id } })).body as { api_key: string }
-  const port = (yield* SubmissionServer).port
-  return { app, org, inbox, other, key: scoped.api_key, port }
+  const world = yield* mailClientWorld
+  return { ...world, port: (yield* SubmissionServer).port }
 })
 
 const transport = (port: number, user: string, pass: string, tls: "none" | "starttls" = "starttls") =>
