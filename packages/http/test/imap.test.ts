@@ -254,6 +254,27 @@ print(" ".join(answers))
           lock.release()
         }))
 
+      it.effect("a label with non-ASCII letters is listed in modified UTF-7 to imaplib, and selected by that name", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const delivered = yield* w.deliver({ subject: "Facture", text: "due" })
+          const id = (delivered.body.delivered[0] as { message_id: string }).message_id
+          const labelled = yield* w.app.request("PATCH", `/v0/inboxes/${w.inbox.inbox_id}/messages/${id}`, { key: w.org.key, json: { add_labels: ["reçus"] } })
+          assert.strictEqual(labelled.status, 200, labelled.text)
+          const out = yield* python(`
+import imaplib, sys
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+m.login(sys.argv[2], sys.argv[3])
+for l in m.list()[1]:
+    if b"re&" in l: print(l.decode())
+typ, data = m.select('"re&AOc-us"')
+print(typ, data[0].decode())
+`, [String(w.port), w.inbox.email, w.key])
+          assert.strictEqual(out.code, 0, out.stderr)
+          assert.include(out.stdout, '(\\HasNoChildren) "/" "re&AOc-us"')
+          assert.include(out.stdout, "OK 1")
+        }))
+
       it.effect("a key revoked after sign-in: the session's next command is answered BYE and the connection ends", () =>
         Effect.gen(function*() {
           const w = yield* setUp

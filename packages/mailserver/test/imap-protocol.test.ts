@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { addressesOf, bodyStructureOf, envelopeOf, parsePart, sectionOf } from "../src/imap/mime.ts"
-import { compactSet, frame, parseSet, SyntaxError, textOf, tokenize } from "../src/imap/parser.ts"
+import { compactSet, decodeMailboxName, encodeMailboxName, frame, parseSet, SyntaxError, textOf, tokenize } from "../src/imap/parser.ts"
 
 const b = (s: string) => Buffer.from(s, "latin1")
 
@@ -40,6 +40,14 @@ describe("IMAP command syntax", () => {
     assert.deepStrictEqual(parseSet("*:5", 3), [[3, 5]])
     assert.throws(() => parseSet("1:x", 3), SyntaxError)
     assert.strictEqual(compactSet([5, 1, 2, 3, 9]), "1:3,5,9")
+  })
+
+  it("mailbox names in modified UTF-7: RFC 3501's examples, & as &-, and every name back as it was", () => {
+    assert.strictEqual(encodeMailboxName("~peter/mail/台北/日本語"), "~peter/mail/&U,BTFw-/&ZeVnLIqe-")
+    assert.strictEqual(decodeMailboxName("~peter/mail/&U,BTFw-/&ZeVnLIqe-"), "~peter/mail/台北/日本語")
+    assert.strictEqual(encodeMailboxName("reçus & factures"), "re&AOc-us &- factures")
+    assert.strictEqual(decodeMailboxName("re&AOc-us &- factures"), "reçus & factures")
+    for (const name of ["inbox", "café", "😀 emoji", "a&b", "ünïcödé/ñ", "日本"]) assert.strictEqual(decodeMailboxName(encodeMailboxName(name)), name)
   })
 
   it("fuzz: 3,000 generated and mutated commands parse or fail with a SyntaxError, nothing else", () => {

@@ -148,3 +148,40 @@ export const compactSet = (numbers: ReadonlyArray<number>): string => {
   }
   return out.join(",")
 }
+
+/**
+ * Mailbox names in modified UTF-7 (RFC 3501 5.1.3), as clients that have not enabled
+ * UTF8=ACCEPT send and expect them: printable ASCII stands for itself (`&` as `&-`), any
+ * other run is `&`, its UTF-16BE in base64 with `,` for `/` and no padding, then `-`.
+ */
+export const encodeMailboxName = (name: string): string => {
+  let out = ""
+  let run: Array<number> = []
+  const flush = () => {
+    if (run.length === 0) return
+    const bytes = Buffer.alloc(run.length * 2)
+    run.forEach((unit, i) => bytes.writeUInt16BE(unit, i * 2))
+    out += `&${bytes.toString("base64").replace(/=+$/, "").replace(/\//g, ",")}-`
+    run = []
+  }
+  for (let i = 0; i < name.length; i++) {
+    const unit = name.charCodeAt(i)
+    if (unit >= 0x20 && unit <= 0x7e) {
+      flush()
+      out += unit === 0x26 ? "&-" : name[i]
+    } else run.push(unit)
+  }
+  flush()
+  return out
+}
+
+/** A modified UTF-7 mailbox name as text; a malformed `&...-` run is left as it is. */
+export const decodeMailboxName = (name: string): string =>
+  name.replace(/&([A-Za-z0-9+,]*)-/g, (whole, encoded: string) => {
+    if (encoded === "") return "&"
+    const bytes = Buffer.from(encoded.replace(/,/g, "/"), "base64")
+    if (bytes.length % 2 !== 0) return whole
+    let text = ""
+    for (let i = 0; i < bytes.length; i += 2) text += String.fromCharCode(bytes.readUInt16BE(i))
+    return text
+  })

@@ -28,7 +28,7 @@ import { createHash } from "node:crypto"
 import type { AddressInfo } from "node:net"
 import { type Listen, mailAccessConfig, mayTakeCredentials, type TlsFiles } from "../access.ts"
 import { bodyStructureOf, envelopeOf, parsePart, type Part, sectionOf, str } from "./mime.ts"
-import { compactSet, frame, inSet, parseSet, SyntaxError, textOf, type Token, tokenize } from "./parser.ts"
+import { compactSet, decodeMailboxName, encodeMailboxName, frame, inSet, parseSet, SyntaxError, textOf, type Token, tokenize } from "./parser.ts"
 
 export interface ImapOptions extends Listen {
   readonly implicitTls?: boolean
@@ -150,7 +150,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         const running = inFlight.get(asked)
         if (running !== undefined) return running
         const answer = sync().then((state) => {
-          if (!state.unchanged) lastState.set(key, state)
+          if (!state.unchanged && holders.has(key)) lastState.set(key, state)
           return state
         }).finally(() => inFlight.delete(asked))
         inFlight.set(asked, answer)
@@ -173,6 +173,13 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let user: { inboxId: string; email: string; principal: Principal; key: string; keyTag: string } | undefined
         let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: Array<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
+        /** ENABLE UTF8=ACCEPT: mailbox names are UTF-8 both ways; before it, modified UTF-7 (RFC 3501 5.1.3). */
+        let utf8 = false
+        const mailboxIn = (token: Token | undefined) => {
+          const text = textOf(token) ?? ""
+          return utf8 ? text : decodeMailboxName(text)
+        }
+        const mailboxOut = (name: string) => str(utf8 ? name : encodeMailboxName(name))
         /** The shared state this session keeps alive by having its mailbox selected. */
         let holding: string | undefined
         const unselect = () => {
@@ -306,9 +313,17 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
 
         const select = async (tag: string, name: string, readOnly: boolean) => {
           unselect()
-          const state = await fullState(name)
-          holding = stateKey(state.name)
-          hold(holding)
+          // Held first, so the answer is kept for the sessions that select it next.
+          const key = stateKey(name)
+          hold(key)
+          let state: MailboxState
+          try {
+            state = await fullState(name)
+          } catch (e) {
+            release(key)
+            throw e
+          }
+          holding = key
           selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: [...state.messages] }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
@@ -469,7 +484,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
 
         const copy = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, move: boolean) => {
           const list = targets(textOf(args[0]) ?? "", byUid)
-          const to = textOf(args[1]) ?? ""
+          const to = mailboxIn(args[1])
           const verb = `${byUid ? "UID " : ""}${move ? "MOVE" : "COPY"}`
           if (list.length === 0) return write(`${tag} OK ${verb} completed\r\n`)
           const result = await call("mailboxes.copy", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), to, move })
@@ -659,9 +674,9 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             specialOnly = rest[0].items.some((t) => (textOf(t) ?? "").toUpperCase() === "SPECIAL-USE")
             rest = rest.slice(1)
           }
-          const reference = textOf(rest[0]) ?? ""
+          const reference = mailboxIn(rest[0])
           const patternToken = rest[1]
-          const patterns = patternToken?.kind === "list" ? patternToken.items.map((t) => textOf(t) ?? "") : [textOf(patternToken) ?? ""]
+          const patterns = patternToken?.kind === "list" ? patternToken.items.map((t) => mailboxIn(t)) : [mailboxIn(patternToken)]
           if (patterns.length === 1 && patterns[0] === "") {
             untagged(`${verb} (\\Noselect) "/" ""`)
             return write(`${tag} OK ${verb} completed\r\n`)
@@ -671,13 +686,13 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             if (specialOnly && box.special_use === null) continue
             if (!patterns.some((p) => matches(reference + p, box.name))) continue
             const attributes = ["\\HasNoChildren", ...(box.special_use === null ? [] : [box.special_use])]
-            untagged(`${verb} (${attributes.join(" ")}) "/" ${str(box.name)}`)
+            untagged(`${verb} (${attributes.join(" ")}) "/" ${mailboxOut(box.name)}`)
           }
           write(`${tag} OK ${verb} completed\r\n`)
         }
 
         const status = async (tag: string, args: ReadonlyArray<Token>) => {
-          const name = textOf(args[0]) ?? ""
+          const name = mailboxIn(args[0])
           const wanted = args[1]?.kind === "list" ? args[1].items.map((t) => (textOf(t) ?? "").toUpperCase()) : []
           const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
           const values: Record<string, number> = {
@@ -689,12 +704,12 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             DELETED: state.messages.filter((m) => m.flags.includes("\\Deleted")).length,
             SIZE: state.messages.reduce((n, m) => n + m.size, 0)
           }
-          untagged(`STATUS ${str(name)} (${wanted.filter((w) => w in values).map((w) => `${w} ${values[w]}`).join(" ")})`)
+          untagged(`STATUS ${mailboxOut(name)} (${wanted.filter((w) => w in values).map((w) => `${w} ${values[w]}`).join(" ")})`)
           write(`${tag} OK STATUS completed\r\n`)
         }
 
         const append = async (tag: string, args: ReadonlyArray<Token>) => {
-          const name = textOf(args[0]) ?? ""
+          const name = mailboxIn(args[0])
           const message = args.at(-1)
           if (message?.kind !== "string") throw new SyntaxError("APPEND needs a message literal")
           const flags = args[1]?.kind === "list" ? flagsArg(args[1]) : []
@@ -833,14 +848,14 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             switch (command) {
               case "SELECT":
               case "EXAMINE":
-                return await select(tag, textOf(args[0]) ?? "", command === "EXAMINE")
+                return await select(tag, mailboxIn(args[0]), command === "EXAMINE")
               case "LIST":
               case "LSUB":
                 return await list(tag, args, command)
               case "STATUS":
                 return await status(tag, args)
               case "CREATE":
-                await call("mailboxes.create", { inbox_id: user!.inboxId, name: (textOf(args[0]) ?? "").replace(/\/$/, "") })
+                await call("mailboxes.create", { inbox_id: user!.inboxId, name: mailboxIn(args[0]).replace(/\/$/, "") })
                 return write(`${tag} OK CREATE completed\r\n`)
               case "DELETE":
               case "RENAME":
@@ -853,6 +868,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 return write(`${tag} OK NAMESPACE completed\r\n`)
               case "ENABLE": {
                 const wanted = args.map((t) => (textOf(t) ?? "").toUpperCase()).filter((c) => c === "UTF8=ACCEPT")
+                if (wanted.length > 0) utf8 = true
                 untagged(`ENABLED${wanted.length === 0 ? "" : ` ${wanted.join(" ")}`}`)
                 return write(`${tag} OK ENABLE completed\r\n`)
               }
