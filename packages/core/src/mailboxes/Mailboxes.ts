@@ -101,6 +101,9 @@ const SPECIAL: ReadonlyArray<{ readonly name: string; readonly use: SpecialUse; 
   { name: "Trash", use: "\\Trash", label: "trash" },
   { name: "Junk", use: "\\Junk", label: "spam" }
 ]
+/** UIDs given by one sync past which imap_uids' statistics are renewed at once (autovacuum would take its minute). */
+const ANALYZE_AFTER = 1_000
+
 /** Labels that are no user mailbox of their own. */
 const NOT_MAILBOXES = new Set(["received", "sent", "unread", "draft", "scheduled", "spam", "blocked", "unauthenticated", "trash", "starred"])
 
@@ -198,7 +201,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           + (SELECT count(*) FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}
             AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = u.message_id AND ${inMailbox}))::int
           + (SELECT CASE WHEN EXISTS (SELECT 1 FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}) THEN 0 ELSE 1 END)::int AS n`.pipe(Effect.orDie)
-      return yield* sql.withTransaction(Effect.gen(function*() {
+      let bulk = false
+      const answer = yield* sql.withTransaction(Effect.gen(function*() {
         if ((pending[0]?.n ?? 1) > 0) {
           yield* ensure(inbox.id, kind.name, false)
           // The row's lock orders every process's UID assignment for this mailbox.
@@ -214,6 +218,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
             SELECT count(*)::int AS n FROM fresh`
           const n = added[0]?.n ?? 0
           if (n > 0) yield* sql`UPDATE imap_mailboxes SET uidnext = uidnext + ${n} WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`
+          bulk = n >= ANALYZE_AFTER
         }
         const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`.pipe(decodeRows(StateRow)))[0]!
         // What a client sees of each message: its UID and its flags (the labels that are flags, and the kept ones).
@@ -242,6 +247,11 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           }))
         }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
+      // A mailbox's first sync gives every message its UID at once; until the statistics know,
+      // the planner takes imap_uids for nearly empty and the next sync's check above runs as a
+      // nested loop over both sides (17 s instead of 0.1 s at 20,000 messages, pnpm bench imap).
+      if (bulk) yield* sql`ANALYZE imap_uids`.pipe(Effect.orDie)
+      return answer
     })
 
     /** The messages of these UIDs in the mailbox (after a sync), in UID order. */
