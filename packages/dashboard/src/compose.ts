@@ -103,12 +103,6 @@ export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: (
   }
 }
 
-// Whether the server has the correspondents route (GET /v0/inboxes/{inbox_id}/correspondents,
-// not in every version yet): a 404 turns the suggestions off for the page's life.
-let correspondentsRoute = true
-
-interface Correspondent { readonly address: string; readonly name?: string | null }
-
 /**
  * Suggestions for the address fields (`names`) of `form`: as the last address of a field is
  * typed, the inbox's past correspondents that match, offered in a <datalist> (each option is
@@ -130,16 +124,11 @@ export const suggestRecipients = (form: HTMLFormElement, inboxOf: () => string, 
         const at = control.value.lastIndexOf(",")
         const before = at < 0 ? "" : `${control.value.slice(0, at + 1)} `
         const q = control.value.slice(at + 1).trim()
-        if (!correspondentsRoute || q.length < 2) return
-        const res = await fetch(`/v0/inboxes/${encodeURIComponent(inboxOf())}/correspondents?q=${encodeURIComponent(q)}&limit=8`, { credentials: "same-origin", headers: { accept: "application/json" } })
-        if (res.status === 404) {
-          // No such route on this server: no suggestions.
-          correspondentsRoute = false
-          return
-        }
-        if (!res.ok) return
-        const data = await res.json() as { correspondents?: ReadonlyArray<Correspondent> }
-        datalist.replaceChildren(...(data.correspondents ?? []).map((c) => {
+        if (q.length < 2) return
+        const { data } = await client.GET("/v0/inboxes/{inbox_id}/correspondents", { params: { path: { inbox_id: inboxOf() }, query: { q, limit: 8 } } })
+        // A failed lookup offers nothing: suggestions are a help, never in the way.
+        if (data === undefined) return
+        datalist.replaceChildren(...data.correspondents.map((c) => {
           const option = document.createElement("option")
           option.value = `${before}${c.address}`
           if (c.name) option.label = `${c.name} <${c.address}>`

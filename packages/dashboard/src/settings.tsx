@@ -1,14 +1,14 @@
 /**
  * An inbox's settings for a mail app (IMAP to read, SMTP to send): the user name and each
- * server's host, port and security, from `GET /v0/inboxes/{inbox_id}/client-settings`. That
- * route is not on every server version yet, so it is asked by plain fetch and a 404 says the
- * server does not offer them; empty lists say they are not configured.
+ * server's host, port and security, from `GET /v0/inboxes/{inbox_id}/client-settings`; empty
+ * lists say the server runs no such server.
  */
 import { render } from "preact"
+import { type Answer, client } from "./client.ts"
 import { h, notice, page } from "./dom.js"
 
-interface Server { readonly host: string; readonly port: number; readonly security: "starttls" | "tls" }
-interface ClientSettings { readonly inbox_id: string; readonly username: string; readonly imap: ReadonlyArray<Server>; readonly smtp: ReadonlyArray<Server> }
+type ClientSettings = Answer<"inboxes.clientSettings">
+type Server = ClientSettings["imap"][number]
 
 const SECURITY: Readonly<Record<Server["security"], string>> = { starttls: "STARTTLS", tls: "SSL/TLS" }
 
@@ -40,16 +40,14 @@ const View = ({ settings: shown }: { readonly settings: ClientSettings }) => (
 )
 
 export const clientSettings = async (inboxId: string) => {
-  const res = await fetch(`/v0/inboxes/${encodeURIComponent(inboxId)}/client-settings`, { credentials: "same-origin", headers: { accept: "application/json" } })
+  const answer = await client.GET("/v0/inboxes/{inbox_id}/client-settings", { params: { path: { inbox_id: inboxId } } })
   const back = h("p", {}, h("a", { href: `#/inbox/${encodeURIComponent(inboxId)}` }, "← Back to the inbox"))
-  if (!res.ok) {
-    const body = await res.json().catch(() => ({})) as { message?: string }
-    page("Mail app settings", back, h("p", { className: "muted" }, res.status === 404
-      ? "This server does not offer IMAP and SMTP settings for an inbox."
-      : body.message ?? "The settings could not be read."))
+  const settings = answer.data
+  if (settings === undefined) {
+    const body = (answer.error ?? {}) as { message?: string }
+    page("Mail app settings", back, h("p", { className: "muted" }, body.message ?? "The settings could not be read."))
     return
   }
-  const settings = await res.json() as ClientSettings
   const container = h("div", {})
   page(`Mail app settings · ${settings.username}`, back, container)
   render(<View settings={settings} />, container)

@@ -732,19 +732,35 @@ describe("The mail client and console's feel (Chromium)", () => {
     await context.close()
   }, 60_000)
 
-  it("an inbox's Mail app settings page shows its IMAP and SMTP servers, or says the server does not offer them", async () => {
+  it("an inbox's Mail app settings page shows its user name and each IMAP and SMTP server the API names, or that none is configured", async () => {
     const { context, page } = await owner()
     const address = await createInbox(page, `settings${emails++}`)
     await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
     await page.getByRole("link", { name: "Mail app settings" }).click()
-    const offered = await page.evaluate((inbox) => fetch(`/v0/inboxes/${encodeURIComponent(inbox)}/client-settings`).then((r) => r.status), address)
-    if (offered === 404) await explained(page, page.getByText("This server does not offer IMAP and SMTP settings for an inbox."))
-    else {
-      await explained(page, page.getByRole("heading", { name: /^Mail app settings · / }))
-      await explained(page, page.getByRole("heading", { name: "IMAP (reading)" }))
+    const answer = await page.evaluate((inbox) => fetch(`/v0/inboxes/${encodeURIComponent(inbox)}/client-settings`).then((r) => r.json()), address) as { username: string; imap: Array<{ host: string; port: number }>; smtp: Array<{ host: string; port: number }> }
+    assert.strictEqual(answer.username, address)
+    await explained(page, page.getByRole("heading", { name: `Mail app settings · ${address}` }))
+    await explained(page, page.getByRole("heading", { name: "IMAP (reading)" }))
+    for (const [name, servers] of [["IMAP", answer.imap], ["SMTP", answer.smtp]] as const) {
+      if (servers.length === 0) await explained(page, page.getByText(`${name}: not configured on this server.`))
+      for (const server of servers) await explained(page, page.getByRole("table", { name: `${name} servers` }).getByRole("row").filter({ hasText: String(server.port) }))
     }
     await page.getByRole("link", { name: "← Back to the inbox" }).click()
     await explained(page, page.getByRole("navigation", { name: "Views" }))
+    await context.close()
+  }, 60_000)
+
+  it("compose suggests recipients from the inbox's past correspondents as an address is typed", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `suggest${emails++}`)
+    await deliver(address, mail(address, "Hello from Ann", "Hi."))
+    await page.goto(`${url}/#/compose/${encodeURIComponent(address)}`)
+    const to = page.getByLabel("To (comma-separated)")
+    await to.pressSequentially("an")
+    const list = await to.getAttribute("list")
+    assert.isString(list)
+    await page.locator(`datalist[id="${list}"] option[value="ann@example.org"]`).waitFor({ state: "attached", timeout: 10_000 })
+    assert.strictEqual(await page.locator(`datalist[id="${list}"] option[value="ann@example.org"]`).getAttribute("label"), "Ann <ann@example.org>")
     await context.close()
   }, 60_000)
 
