@@ -1,8 +1,8 @@
 // The mail pages: an inbox (threads, search, live updates over the WebSocket), a
 // thread (messages oldest first, quoted history folded, attachments, raw, label editing),
 // compose / reply / reply all / forward, and drafts with scheduled sends. HTML mail is shown
-// only in a sandboxed frame without scripts, with its own CSP that blocks remote images
-// until the reader allows them; every other text from mail goes in as text nodes.
+// only in a sandboxed frame without scripts, as tall as its content, with its own CSP that
+// blocks remote images until the reader allows them; every other text from mail goes in as text nodes.
 import { keepAsDraft, suggestRecipients } from "./compose.ts"
 import { drawThreads, loadThreads, PAGE_SIZE } from "./threads.tsx"
 import { $, api, button, enc, field, fieldProblem, flash, form, go, h, list, notice, page, prefetch, select, session, table, when } from "./dom.js"
@@ -138,9 +138,9 @@ const cidKey = (value) => {
 
 /**
  * The message's inline images: each `cid:` its HTML names, matched to an attachment by its
- * `content_id`, as that attachment's signed `download_url` (spec: Attachment). The frame is
- * sandboxed without same-origin, so it sends no session cookie: a URL that is its own
- * credential is what it can load. A map from the content id to the URL.
+ * `content_id`, as that attachment's signed `download_url` (spec: Attachment): a URL that is its
+ * own credential, so the mail's document needs no session, and its CSP allows those URLs' origin
+ * and no other until the reader allows remote images. A map from the content id to the URL.
  */
 const inlineImages = async (inboxId, m) => {
   if (!m.html) return new Map()
@@ -154,10 +154,40 @@ const inlineImages = async (inboxId, m) => {
 const htmlFrame = (html, inline) => {
   const shown = inline.size ? html.replace(CID, (all, id) => inline.get(cidKey(id))?.replace(/&/g, "&amp;") ?? all) : html
   const sources = [...new Set([...inline.values()].map((u) => new URL(u, location.href).origin))]
-  const frame = h("iframe", { className: "mail", title: "HTML message", sandbox: "allow-popups allow-popups-to-escape-sandbox", referrerpolicy: "no-referrer" })
+  // allow-same-origin without allow-scripts: nothing in the mail runs (and the frame's own CSP and
+  // the page's `script-src 'self'` would block it again), while this page may read the frame's
+  // document to size it to its content. Links open outside the sandbox, in a new tab.
+  const frame = h("iframe", { className: "mail", title: "HTML message", sandbox: "allow-same-origin allow-popups allow-popups-to-escape-sandbox", referrerpolicy: "no-referrer" })
   frame.srcdoc = mailDocument(shown, false, sources)
+  fitToContent(frame)
   const allow = h("button", { type: "button", onclick: () => { frame.srcdoc = mailDocument(shown, true, sources); allow.remove() } }, "Show remote images")
   return [allow, frame]
+}
+
+/**
+ * Makes the frame as tall as its document: on each load (and "Show remote images" loads it
+ * again), when an image in it loads, and when the frame's width changes (text wraps anew). The
+ * frame is first made 0 px tall so a document shorter than the last height is measured as it is.
+ */
+const fitToContent = (frame) => {
+  const fit = () => {
+    const root = frame.contentDocument?.documentElement
+    if (!root) return
+    frame.style.height = "0px"
+    // The frame's border is inside its height (box-sizing: border-box): added to the content's.
+    frame.style.height = `${root.scrollHeight + frame.offsetHeight - frame.clientHeight}px`
+  }
+  frame.addEventListener("load", () => {
+    fit()
+    // Image loads do not bubble: caught on their way down, at the document.
+    frame.contentDocument?.addEventListener("load", fit, true)
+  })
+  let width = 0
+  new ResizeObserver(([entry]) => {
+    if (entry.contentRect.width === width) return
+    width = entry.contentRect.width
+    fit()
+  }).observe(frame)
 }
 
 /**

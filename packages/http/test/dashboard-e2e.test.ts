@@ -190,6 +190,45 @@ describe("Dashboard in Chromium", () => {
     await context.close()
   }, 60_000)
 
+  it("the HTML message's frame is as tall as its content, and the page's policy blocks a script in it even without the sandbox", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const dialogs: Array<string> = []
+    page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss() })
+    await signUpAndIn(page, uniqueEmail("tall"))
+    const address = await createInbox(page, `tall${emails}`)
+    const lines = Array.from({ length: 80 }, (_, i) => `<p>Line ${i + 1}</p>`).join("")
+    await deliver(address, mail(address, "Long letter", `${lines}<img src="x" onerror="alert('onerror')"><script>alert("ran")</script>`, "text/html"))
+    await deliver(address, mail(address, "Short note", "<p>Just one line</p>", "text/html"))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    const measure = () => page.locator("iframe.mail").first().evaluate((f: HTMLIFrameElement) =>
+      [f.getBoundingClientRect().height, f.contentDocument?.documentElement.scrollHeight ?? -1, f.contentDocument?.documentElement.clientHeight ?? -1])
+    await page.getByRole("link", { name: "Long letter" }).click()
+    const long = page.frameLocator("iframe.mail")
+    await long.getByText("Line 80", { exact: true }).waitFor()
+    await page.waitForFunction(() => (document.querySelector("iframe.mail") as HTMLIFrameElement | null)?.style.height.endsWith("px"))
+    const [height, content, inner] = await measure()
+    assert.isAbove(height, 1500, "eighty paragraphs are not squeezed into a box")
+    assert.isAtMost(content, inner, "nothing is left below the frame's edge to scroll to")
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Short note" }).click()
+    await page.frameLocator("iframe.mail").getByText("Just one line").waitFor()
+    await page.waitForFunction(() => (document.querySelector("iframe.mail") as HTMLIFrameElement | null)?.style.height.endsWith("px"))
+    const [short] = await measure()
+    assert.isBelow(short, 150, "a one-line mail takes a line's room, not a fixed box")
+    assert.deepStrictEqual(dialogs, [], "neither the script nor the onerror handler ran")
+    // Defence in depth: with the sandbox taken away, the page's Content-Security-Policy (which a
+    // srcdoc frame inherits) still refuses inline scripts and handlers.
+    await page.locator("iframe.mail").first().evaluate((f: HTMLIFrameElement) => {
+      f.removeAttribute("sandbox")
+      f.srcdoc = `<p>Unsandboxed</p><img src="x" onerror="alert('onerror')"><script>alert("ran")</script>`
+    })
+    await page.frameLocator("iframe.mail").getByText("Unsandboxed").waitFor()
+    await page.waitForTimeout(300)
+    assert.deepStrictEqual(dialogs, [], "the page's policy blocked both")
+    await context.close()
+  }, 60_000)
+
   it("enable 2FA, then sign in with a TOTP code and with a recovery code", async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
