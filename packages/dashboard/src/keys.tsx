@@ -1,6 +1,7 @@
 /**
  * Keyboard shortcuts in Gmail's spirit, for the mail pages: `j`/`k` move through the thread
- * list (focus on the row's link, so Enter or `o` opens it), `e` archives and `#` trashes the
+ * list (focus on the row's link, so Enter or `o` opens it; from the thread open in the reading
+ * pane when no row has focus), `e` archives and `#` trashes the
  * open thread, `r`/`a`/`f` reply, reply all and forward to its last message, `c` composes,
  * `/` goes to the search box, `?` shows this list. A key typed in a field is the field's.
  * Each shortcut presses a control the page already shows (by its name), so a shortcut does
@@ -32,7 +33,9 @@ const rowLinks = () => [...document.querySelectorAll<HTMLAnchorElement>("#thread
 const move = (by: number) => {
   const links = rowLinks()
   if (links.length === 0) return false
-  const at = links.indexOf(document.activeElement as HTMLAnchorElement)
+  const focused = links.indexOf(document.activeElement as HTMLAnchorElement)
+  // From the thread open in the reading pane when no row has focus: j is the one after it.
+  const at = focused >= 0 ? focused : links.findIndex((a) => a.closest("tr")?.getAttribute("aria-current") === "true")
   const next = links[Math.min(links.length - 1, Math.max(0, at < 0 ? 0 : at + by))]
   next?.focus()
   next?.closest("tr")?.scrollIntoView({ block: "nearest" })

@@ -23,6 +23,20 @@ export const inboxHash = (inboxId, view, state = {}) => {
   return `#/inbox/${enc(inboxId)}${view && view !== "inbox" ? `/${enc(view)}` : ""}${query ? `?${query}` : ""}`
 }
 
+/**
+ * The address of a thread opened from a view: the view's state rides along (`view`, `q`, `page`,
+ * `at`), so on a wide screen the reading pane shows the same list beside it, and Back returns.
+ */
+export const threadHash = (inboxId, threadId, view, state = {}) => {
+  const params = new URLSearchParams(Object.entries({ view: view && view !== "inbox" ? view : undefined, ...state })
+    .filter(([, v]) => v !== undefined && v !== null && v !== ""))
+  const query = params.toString()
+  return `#/thread/${enc(inboxId)}/${enc(threadId)}${query ? `?${query}` : ""}`
+}
+
+/** A screen wide enough for the reading pane beside the list; at 720 px and less, pages stack as on a phone. */
+export const wide = () => matchMedia("(min-width: 721px)").matches
+
 /** The API path of a view's threads (as threads.tsx asks it), for the first load's prefetch. */
 const threadsPath = (inboxId, view, q, token) => {
   const label = viewLabel(view)
@@ -35,7 +49,10 @@ const threadsPath = (inboxId, view, q, token) => {
 /** The first GETs of the inbox and thread pages, for the first load (see `prefetch`). */
 export const prefetchPage = (name, [inboxId, second], params) => {
   if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, second, params?.get("q"), params?.get("page")))
-  if (name === "thread" && inboxId && second) prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(second)}`)
+  if (name === "thread" && inboxId && second) {
+    prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(second)}`)
+    if (wide()) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, params?.get("view") ?? "inbox", params?.get("q"), params?.get("page")))
+  }
 }
 
 /** Labels that belong to the service (spec: Labels): they cannot be added or removed. */
@@ -69,9 +86,11 @@ const viewNav = (inboxId, view) => {
  * next_page_token; the address holds the token, so Back returns to the newer page), or the
  * results of a search (the query in the address too). New mail redraws the list only on the
  * newest page of a view with no search: elsewhere it would replace what the reader is looking
- * at, so a note offers the newest mail instead.
+ * at, so a note offers the newest mail instead. On a wide screen a reading pane sits beside the
+ * list, with the thread `open` in it (see `readingPane`); the answer gives the pane and a way
+ * to show a thread read in the list.
  */
-export const inbox = async (inboxId, view = "inbox", params = new URLSearchParams()) => {
+export const inbox = async (inboxId, view = "inbox", params = new URLSearchParams(), open = undefined) => {
   if (!VIEWS.some(([v]) => v === view)) view = "inbox"
   const q = params.get("q")?.trim() || undefined
   const token = params.get("page") || undefined
@@ -84,7 +103,9 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   const viewName = VIEWS.find(([v]) => v === view)[1]
   const status = h("p", { role: "status", className: "muted", "data-testid": "threads-status" })
   const rows = h("div", { id: "threads" })
-  const redraw = () => drawThreads(rows, { inboxId, threads, labelWords, changed: (note) => { flash(note); go(location.hash) } })
+  const state = { q, page: token, at: at > 1 ? at : undefined }
+  const hrefOf = (threadId) => threadHash(inboxId, threadId, view, state)
+  const redraw = () => drawThreads(rows, { inboxId, threads, labelWords, open, hrefOf, changed: (note) => { flash(note); go(location.hash) } })
   redraw()
   const searchField = field("Search (query language, e.g. from:alice subject:invoice is:unread)", { name: "q", type: "search", value: q ?? "" })
   const describe = () => {
@@ -95,11 +116,14 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
   }
   status.textContent = describe()
   const next = failed ? undefined : data.next_page_token
+  const paned = wide()
+  const pane = h("section", { className: "reading-pane", "aria-label": "Reading pane" },
+    open ? null : h("p", { className: "muted" }, threads.length ? "Choose a thread to read it here." : ""))
   page(`${viewName} · ${box.email ?? inboxId}`,
     h("nav", { "aria-label": "This inbox", className: "tabs" }, h("a", { href: `#/compose/${enc(inboxId)}` }, "Compose"),
       h("a", { href: `${own}/lists` }, "This inbox's lists"), h("a", { href: `${own}/webhooks` }, "This inbox's webhooks"), h("a", { href: `${own}/metrics` }, "This inbox's metrics"),
       h("a", { href: `#/mail-settings/${enc(box.inbox_id)}` }, "Mail app settings")),
-    h("div", { className: "mailbox" },
+    h("div", { className: paned ? "mailbox reading" : "mailbox" },
       viewNav(inboxId, view),
       h("div", { className: "mailbox-list" },
         form("Search", searchField, "Search", (v) => go(inboxHash(inboxId, view, { q: v.q.trim() }))),
@@ -108,7 +132,8 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
         rows,
         h("nav", { "aria-label": "Pages", className: "pager" },
           token ? h("a", { href: inboxHash(inboxId, view, { q }) }, q ? "First results" : "Newest") : null,
-          next ? h("a", { href: inboxHash(inboxId, view, { q, page: next, at: at + threads.length }) }, q ? "More results" : "Older") : null))))
+          next ? h("a", { href: inboxHash(inboxId, view, { q, page: next, at: at + threads.length }) }, q ? "More results" : "Older") : null)),
+      paned ? pane : null))
   if (failed) fieldProblem(searchField[1], failed)
   live(box.inbox_id, async () => {
     if (q || token) {
@@ -120,6 +145,16 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
     redraw()
     status.textContent = describe()
   })
+  return {
+    pane,
+    /** The open thread was marked read: its row is no longer bold. */
+    read: (threadId) => {
+      const i = threads.findIndex((t) => t.thread_id === threadId)
+      if (i < 0) return
+      threads[i] = { ...threads[i], labels: threads[i].labels.filter((l) => l !== "unread") }
+      redraw()
+    }
+  }
 }
 
 /**
@@ -241,14 +276,38 @@ const messageView = (inboxId, m, n, labels, inline = new Map()) => {
  * page reads the thread again and redraws every label in place, since one changes the other,
  * and puts focus back in the field of the labels just changed.
  */
-export const thread = async (inboxId, threadId) => {
-  const path = `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`
-  const t = await api("GET", path)
+export const thread = async (inboxId, threadId, params = new URLSearchParams()) =>
+  drawThread(inboxId, await loadThread(inboxId, threadId), undefined, listHash(inboxId, params))
+
+/** The list a thread was opened from (its address's `view`, `q`, `page`, `at`), for "Back to the inbox". */
+const listHash = (inboxId, params) =>
+  inboxHash(inboxId, params.get("view") ?? "inbox", { q: params.get("q"), page: params.get("page"), at: params.get("at") })
+
+/**
+ * The inbox's list with the thread open in the reading pane beside it (a wide screen): the list
+ * keeps the view and search the thread was opened from (the address's `view`, `q`, `page`),
+ * both read at once.
+ */
+export const readingPane = async (inboxId, threadId, params) => {
+  const [list, loaded] = await Promise.all([inbox(inboxId, params.get("view") ?? "inbox", params, threadId), loadThread(inboxId, threadId)])
+  await drawThread(inboxId, loaded, list)
+}
+
+/** The thread, each message in full, and each message's inline images. */
+const loadThread = async (inboxId, threadId) => {
+  const t = await api("GET", `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`)
   // The thread lists its messages in summary form: the bodies come from each full message.
   const summaries = [...(t.messages ?? [])].sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)))
   const messages = await Promise.all(summaries.map((m) => m.text !== undefined || m.html !== undefined ? m
     : api("GET", `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`)))
   const inline = await Promise.all(messages.map((m) => inlineImages(inboxId, m)))
+  return { t, messages, inline }
+}
+
+/** Draws a loaded thread as its own page, or into the reading pane of `list` (see `inbox`). */
+const drawThread = async (inboxId, { t, messages, inline }, list = undefined, back = `#/inbox/${enc(inboxId)}`) => {
+  const threadId = t.thread_id
+  const path = `/v0/inboxes/${enc(inboxId)}/threads/${enc(threadId)}`
   const unread = messages.filter((m) => m.labels?.includes("unread")).map((m) => m.message_id)
   // Opening the thread marks its messages read (below): `unread` is not shown on the first drawing.
   const read = (labels) => (labels ?? []).filter((l) => !unread.length || l !== "unread")
@@ -269,24 +328,33 @@ export const thread = async (inboxId, threadId) => {
     box.querySelector("input")?.focus()
   }
   draw({ labels: read(t.labels), messages: messages.map((m) => ({ message_id: m.message_id, labels: read(m.labels) })) })
-  page(t.subject || "(no subject)", h("p", {}, h("a", { href: `#/inbox/${enc(inboxId)}` }, "← Back to the inbox")),
-    triage(inboxId, t, read(t.labels), path),
-    messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id), inline[i])), threadBox)
-  if (unread.length) await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).catch(() => {})
+  const title = t.subject || "(no subject)"
+  const body = [triage(inboxId, t, read(t.labels), path, list !== undefined),
+    messages.map((m, i) => messageView(inboxId, m, i + 1, messageBoxes.get(m.message_id), inline[i])), threadBox]
+  if (list) {
+    document.title = `${title} · Inbox`
+    list.pane.replaceChildren(h("h2", {}, title), ...body.flat())
+  } else {
+    page(title, h("p", {}, h("a", { href: back }, "← Back to the inbox")), ...body)
+  }
+  if (unread.length) {
+    await api("POST", `/v0/inboxes/${enc(inboxId)}/messages/batch-update`, { message_ids: unread, remove_labels: ["unread"] }).then(() => list?.read(threadId), () => {})
+  }
 }
 
 /**
  * The thread's triage buttons, each a label change on the whole thread (PATCH): archive
  * (`archived`, which the Inbox view leaves out) or back to the inbox, trash or restore, spam or
  * not spam, unread or read. A change that takes the thread out of the view goes back to the
- * list, with a note saying where it went; the others redraw the thread.
+ * list, with a note saying where it went; the others redraw the thread (in the reading pane,
+ * the list beside it too: the change may move the thread in or out of it).
  */
-const triage = (inboxId, t, labels, path) => {
+const triage = (inboxId, t, labels, path, paned) => {
   const has = (l) => labels.includes(l)
   const where = has("trash") ? "trash" : has("spam") ? "spam" : has("archived") ? "archived" : "inbox"
   const act = (text, body, note, leave) => button(text, async () => {
     await api("PATCH", path, body)
-    if (leave) { flash(note); go(inboxHash(inboxId, where)) } else { await thread(inboxId, t.thread_id); notice(note) }
+    if (leave) { flash(note); go(inboxHash(inboxId, where)) } else if (paned) { flash(note); go(location.hash) } else { await thread(inboxId, t.thread_id); notice(note) }
   })
   return h("div", { role: "group", "aria-label": "Thread actions", className: "triage" },
     has("archived") ? act("Move to Inbox", { remove_labels: ["archived"] }, "Moved to the Inbox.", false) : act("Archive", { add_labels: ["archived"] }, "Archived: it is in Archived.", true),

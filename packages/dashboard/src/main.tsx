@@ -9,7 +9,7 @@ import "./app.css"
 import { render } from "preact"
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "./auth.js"
 import { $, api, dropPrefetched, go, h, page, refreshMe, session, showFlash } from "./dom.js"
-import { closeSocket, compose, draft, drafts, inbox, prefetchPage, thread } from "./mail.js"
+import { closeSocket, compose, draft, drafts, inbox, prefetchPage, readingPane, thread, wide } from "./mail.js"
 import { apiKeys, billing, domain, domains, metrics, overview } from "./org.js"
 import { inboxes, pods } from "./pods.js"
 import { lists, suppressions } from "./policy.js"
@@ -76,7 +76,8 @@ const route = async () => {
     case "inboxes": return inboxes(scope)
     case "pods": return pods(args[0])
     case "inbox": return inbox(args[0], args[1], params)
-    case "thread": return thread(args[0], args[1])
+    // Wide: the list with the thread in the reading pane beside it; a phone shows the thread alone.
+    case "thread": return wide() ? readingPane(args[0], args[1], params) : thread(args[0], args[1], params)
     case "mail-settings": return clientSettings(args[0] ?? "")
     case "compose": return compose(args[0], args[1], args[2])
     case "drafts": return drafts(params)

@@ -48,6 +48,10 @@ interface ListProps {
   readonly labelWords: (label: string) => string
   /** Called once a change to the selected threads is done (the page reads its list again), with what was done. */
   readonly changed: (note: string) => void
+  /** The thread open in the reading pane beside the list: its row is marked. */
+  readonly open?: string | undefined
+  /** The address a row's link opens (the reading pane's keeps the list's view and search). */
+  readonly hrefOf: (threadId: string) => string
 }
 
 /**
@@ -55,7 +59,7 @@ interface ListProps {
  * last one clicked; the toolbar above acts on the selection (one PATCH per thread, at once).
  * The selection is kept while new mail redraws the list (Preact keeps this component's state).
  */
-const ThreadList = ({ inboxId, threads, labelWords, changed }: ListProps) => {
+const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf }: ListProps) => {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set())
   const [anchor, setAnchor] = useState<number | null>(null)
   const [busy, setBusy] = useState(false)
@@ -101,11 +105,12 @@ const ThreadList = ({ inboxId, threads, labelWords, changed }: ListProps) => {
         <thead><tr><th><span class="visually-hidden">Select</span></th><th>From</th><th>Subject</th><th>Date</th><th>Labels</th></tr></thead>
         <tbody>
           {threads.map((t, index) => (
-            <tr key={t.thread_id} class={`${t.labels.includes("unread") ? "unread" : ""}${selected.has(t.thread_id) ? " selected" : ""}`}>
+            <tr key={t.thread_id} aria-current={t.thread_id === open ? "true" : undefined}
+              class={`${t.labels.includes("unread") ? "unread" : ""}${selected.has(t.thread_id) ? " selected" : ""}`}>
               <td><input type="checkbox" aria-label={`Select ${t.subject || "(no subject)"}`} checked={selected.has(t.thread_id)} onClick={(e) => click(index, e)} /></td>
               <td>{t.senders.join(", ")}</td>
               <td>
-                <a href={`#/thread/${encodeURIComponent(inboxId)}/${encodeURIComponent(t.thread_id)}`}>{t.subject || "(no subject)"}</a>
+                <a href={hrefOf(t.thread_id)}>{t.subject || "(no subject)"}</a>
                 <div class="muted">{t.preview}</div>
               </td>
               <td>{new Date(t.timestamp).toLocaleString()}</td>

@@ -153,7 +153,9 @@ describe("Dashboard in Chromium", () => {
     assert.include(await page.locator("tr.unread").first().textContent() ?? "", "Lunch on Friday?")
     await shot(page, "inbox")
     await row.click()
-    await page.getByText("Shall we meet at noon?").waitFor()
+    // On a wide screen the thread opens in the reading pane, beside the list (which shows its preview too).
+    await page.getByRole("region", { name: "Reading pane" }).getByRole("article").getByText("Shall we meet at noon?").waitFor()
+    assert.match(new URL(page.url()).hash, /^#\/thread\//, "the address carries the open thread")
     await page.getByRole("link", { name: "Reply", exact: true }).click()
     // The thread's label controls name "message" too: fill the field of the Reply page once it is shown.
     await page.getByRole("heading", { name: "Reply" }).waitFor()
@@ -455,7 +457,8 @@ describe("Dashboard pages of the organization in Chromium", () => {
     await page.getByRole("button", { name: "Add label" }).click()
     await page.getByRole("button", { name: "Remove label legal" }).waitFor()
     await shot(page, "labels")
-    await page.getByRole("link", { name: "← Back to the inbox" }).click()
+    // The list beside the reading pane shows the thread's labels as they are now.
+    await page.reload()
     const row = page.getByRole("row").filter({ hasText: "Contract draft" })
     await row.waitFor()
     assert.include((await row.textContent()) ?? "", "legal")
@@ -463,7 +466,7 @@ describe("Dashboard pages of the organization in Chromium", () => {
     await page.getByRole("button", { name: "Remove label legal" }).click()
     await page.getByRole("button", { name: "Remove label legal" }).waitFor({ state: "detached" })
     await page.reload()
-    await page.getByRole("heading", { name: "Labels" }).waitFor()
+    await page.getByRole("heading", { name: "Thread labels" }).waitFor()
     assert.strictEqual(await page.getByRole("button", { name: "Remove label legal" }).count(), 0)
     await context.close()
   }, 60_000)
