@@ -368,6 +368,25 @@ const inboxChoice = async (label = "From inbox") => {
   return select(label, "inbox_id", all.map((i) => [i.inbox_id, i.email ?? i.inbox_id]))
 }
 
+/**
+ * Files dropped anywhere on the form join those of its file field (kept there, so Send reads
+ * one list, and the field says how many); the form is outlined while files are dragged over it.
+ */
+const dropFiles = (formEl, input) => {
+  const carriesFiles = (e) => e.dataTransfer?.types.includes("Files")
+  formEl.addEventListener("dragover", (e) => { if (carriesFiles(e)) { e.preventDefault(); formEl.classList.add("dropping") } })
+  formEl.addEventListener("dragleave", () => formEl.classList.remove("dropping"))
+  formEl.addEventListener("drop", (e) => {
+    formEl.classList.remove("dropping")
+    if (!e.dataTransfer?.files.length) return
+    e.preventDefault()
+    const all = new DataTransfer()
+    for (const f of [...input.files, ...e.dataTransfer.files]) all.items.add(f)
+    input.files = all.files
+    notice(`Attached: ${[...all.files].map((f) => f.name).join(", ")}.`)
+  })
+}
+
 /** A file's bytes as base64 (FileReader: no spread of a large file's bytes into one call). */
 const base64Of = (file) => new Promise((resolve, reject) => {
   const reader = new FileReader()
@@ -432,7 +451,7 @@ export const compose = async (inboxId, mode, messageId) => {
     quote ? [h("label", { className: "check" }, h("input", { type: "checkbox", name: "quote", checked: true }), "Include the original, quoted"),
       h("pre", { className: "quote", "aria-label": "Quoted original" }, quote)] : null,
     mode === "forward" && parent ? h("details", {}, h("summary", {}, "The forwarded message (added below your text, with its attachments)"), h("pre", { className: "quote" }, parent.text ?? parent.preview ?? "")) : null,
-    h("label", { for: "files" }, "Attachments"), h("input", { id: "files", type: "file", name: "files", multiple: true })
+    h("label", { for: "files" }, "Attachments (or drop files on this form)"), h("input", { id: "files", type: "file", name: "files", multiple: true })
   ].flat(2).filter(Boolean)
   const title = mode === "reply" ? "Reply" : mode === "reply-all" ? "Reply all" : mode === "forward" ? "Forward" : "Compose"
   let keeper = null
@@ -455,6 +474,7 @@ export const compose = async (inboxId, mode, messageId) => {
     go(`#/thread/${enc(target)}/${enc(sent.thread_id)}`)
   }, { busy: "Sending…" }))
   const formEl = $("main").querySelector("form")
+  dropFiles(formEl, formEl.querySelector("#files"))
   const inboxOf = () => inboxId ?? formEl.elements.namedItem("inbox_id")?.value
   suggestRecipients(formEl, inboxOf, ["to", "cc", "bcc"])
   // Forward has no draft form in the API (a draft answers with reply_to_message_id only).

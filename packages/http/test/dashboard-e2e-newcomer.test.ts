@@ -249,6 +249,31 @@ describe("A new person in the dashboard (Chromium)", () => {
     await context.close()
   }, 120_000)
 
+  it("attachments dropped on the compose form are sent with the message", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `drop${emails++}`)
+    await page.goto(`${url}/#/compose/${encodeURIComponent(address)}`)
+    await page.getByLabel("To (comma-separated)").fill("ann@example.org")
+    await page.getByLabel("Subject").fill("Dropped files")
+    await page.getByLabel("Message", { exact: true }).fill("Two files, dragged in.")
+    for (const [name, body] of [["notes.txt", "hello"], ["plan.txt", "step one"]]) {
+      const files = await page.evaluateHandle(([n, b]) => {
+        const transfer = new DataTransfer()
+        transfer.items.add(new File([b ?? ""], n ?? "", { type: "text/plain" }))
+        return transfer
+      }, [name, body])
+      await page.getByRole("form", { name: "Compose" }).dispatchEvent("drop", { dataTransfer: files })
+    }
+    // The form's file field holds both (the live region's note may be cleared by a draft save meanwhile).
+    const held = await page.getByLabel("Attachments (or drop files on this form)").evaluate((i: HTMLInputElement) => [...(i.files ?? [])].map((f) => f.name))
+    assert.deepStrictEqual(held, ["notes.txt", "plan.txt"])
+    await page.getByRole("button", { name: "Send" }).click()
+    const attachments = page.getByRole("list", { name: "Attachments" })
+    await explained(page, attachments.getByRole("link", { name: "notes.txt (5 bytes)" }))
+    await explained(page, attachments.getByRole("link", { name: "plan.txt (8 bytes)" }))
+    await context.close()
+  }, 60_000)
+
   it("Send is disabled and says \"Sending…\" while a message is sent: a double click sends one message", async () => {
     const { context, page } = await owner()
     const address = await createInbox(page, `twice${emails++}`)

@@ -204,7 +204,7 @@ describe("Dashboard in Chromium", () => {
     await deliver(address, mail(address, "Short note", "<p>Just one line</p>", "text/html"))
     await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
     const measure = () => page.locator("iframe.mail").first().evaluate((f: HTMLIFrameElement) =>
-      [f.getBoundingClientRect().height, f.contentDocument?.documentElement.scrollHeight ?? -1, f.contentDocument?.documentElement.clientHeight ?? -1])
+      [f.getBoundingClientRect().height, f.contentDocument?.documentElement.scrollHeight ?? -1, f.contentDocument?.documentElement.clientHeight ?? -1] as const)
     await page.getByRole("link", { name: "Long letter" }).click()
     const long = page.frameLocator("iframe.mail")
     await long.getByText("Line 80", { exact: true }).waitFor()
