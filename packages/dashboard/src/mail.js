@@ -159,7 +159,9 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
 
 /**
  * The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are
- * allowed, except the inline images' signed download URLs (`sources`, their origins).
+ * allowed, except the inline images' signed download URLs (`sources`: each URL's origin and exact
+ * path, so a mail's own `<img src="/v0/...">` of this origin stays blocked although the frame
+ * shares the page's origin to be measured).
  */
 const mailDocument = (html, allowImages, sources = []) =>
   `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${sources.map((o) => ` ${o}`).join("")}${allowImages ? " https: http:" : ""}"><base target="_blank">${html}`
@@ -188,7 +190,7 @@ const inlineImages = async (inboxId, m) => {
 
 const htmlFrame = (html, inline) => {
   const shown = inline.size ? html.replace(CID, (all, id) => inline.get(cidKey(id))?.replace(/&/g, "&amp;") ?? all) : html
-  const sources = [...new Set([...inline.values()].map((u) => new URL(u, location.href).origin))]
+  const sources = [...new Set([...inline.values()].map((u) => { const url = new URL(u, location.href); return `${url.origin}${url.pathname}` }))]
   // allow-same-origin without allow-scripts: nothing in the mail runs (and the frame's own CSP and
   // the page's `script-src 'self'` would block it again), while this page may read the frame's
   // document to size it to its content. Links open outside the sandbox, in a new tab.
