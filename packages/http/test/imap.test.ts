@@ -4,7 +4,7 @@
  * Sign-in with the inbox's address and a key scoped to it (a key of another inbox refused
  * with NO [AUTHENTICATIONFAILED]); LIST with SPECIAL-USE; SELECT; FETCH of flags, envelope,
  * body structure and BODY[] byte-identical to the API's raw message, and partial fetches;
- * flags as labels both ways; SEARCH answered by the engine's search; UIDs strictly
+ * flags as labels both ways; SEARCH answered by the engine's search, every match of it; UIDs strictly
  * increasing with UIDPLUS answers; COPY, MOVE, EXPUNGE to trash; APPEND to a mailbox, to
  * Sent (a copy of a submitted message adds nothing) and to Drafts (a draft the API sees);
  * CREATE of a label mailbox; IDLE told of mail delivered through the API within a second.
@@ -177,6 +177,48 @@ print(" ".join(answers))
           yield* Effect.promise(() => c.messageFlagsAdd(String(uidOf("Lunch")), ["\\Seen"], { uid: true }))
           assert.deepStrictEqual(yield* Effect.promise(() => c.search({ seen: false }, { uid: true })), [uidOf("Invoice March")])
           lock.release()
+        }))
+
+      it.effect("SEARCH TEXT returns every matching message of the mailbox, not only the newest 500 the ranked search shows; mailboxes.search pages them all", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const matching = 620
+          yield* Effect.forEach(Array.from({ length: matching }, (_, i) => i), (i) =>
+            Effect.flatMap(w.deliver({ subject: `Report ${i}`, text: `the harbour figures, part ${i}` }), (r) =>
+              r.status === 200 ? Effect.void : Effect.die(new Error(`delivery: ${r.status} ${r.text}`))), { concurrency: 4, discard: true })
+          yield* w.deliver({ subject: "Lunch", text: "sandwiches today" })
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const all = yield* Effect.promise(async () => {
+            const out = []
+            for await (const m of c.fetch("1:*", { uid: true, envelope: true })) out.push(m)
+            return out
+          })
+          const expected = all.filter((m) => m.envelope?.subject?.startsWith("Report ")).map((m) => m.uid).sort((a, b) => a - b)
+          assert.strictEqual(expected.length, matching)
+          const found = (yield* Effect.promise(() => c.search({ text: "harbour" }, { uid: true }))) as Array<number>
+          assert.deepStrictEqual([...found].sort((a, b) => a - b), expected)
+          lock.release()
+
+          // The operation behind it, in pages of 250 ids: every match once, then no token.
+          const ids: Array<string> = []
+          let token: string | undefined
+          let pages = 0
+          do {
+            const res = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/search`, {
+              key: w.org.key,
+              json: { q: "harbour", limit: 250, ...(token === undefined ? {} : { page_token: token }) }
+            })
+            assert.strictEqual(res.status, 200, res.text)
+            ids.push(...(res.body.message_ids as Array<string>))
+            token = res.body.next_page_token as string | undefined
+            pages++
+          } while (token !== undefined)
+          assert.strictEqual(pages, 3)
+          assert.strictEqual(ids.length, matching)
+          assert.strictEqual(new Set(ids).size, matching)
+          const bad = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/search`, { key: w.org.key, json: { q: "harbour", page_token: "not a token" } })
+          assert.strictEqual(bad.status, 400, bad.text)
         }))
 
       it.effect("COPY and MOVE change labels with COPYUID; \\Deleted and EXPUNGE move to trash; UIDs are never reused", () =>

@@ -204,6 +204,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "mailboxes.flags": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: { uids: [1], add: ["\\Seen"] } })),
   "mailboxes.copy": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: { uids: [1], to: "walked" } })),
   "mailboxes.expunge": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: {} }),
+  "mailboxes.search": (w) => Effect.map(delivered(w), () => ({ params: { inbox_id: w.a.inboxId, mailbox: "INBOX" }, input: { q: "walk" } })),
   "mailboxes.append": (w) =>
     Effect.succeed({
       params: { inbox_id: w.a.inboxId, mailbox: "INBOX" },

@@ -31,6 +31,7 @@ import { MailParser } from "../mail/parse.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MESSAGES_CHANGED, MessageStore } from "../messages/MessageStore.ts"
 import { MAX_LABEL_LENGTH } from "../messages/model.ts"
+import { Search } from "../search/Search.ts"
 import { decodeRows, Int8 } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 
@@ -64,6 +65,16 @@ export const MailboxState = Schema.Struct({
   messages: Schema.Array(MailboxMessage)
 })
 export type MailboxState = typeof MailboxState.Type
+
+export const SearchMatches = Schema.Struct({
+  /** Ids of the mailbox's messages that match, in id order (not ranked). */
+  message_ids: Schema.Array(Schema.String),
+  /** Present when more matches follow: pass it as `page_token`. */
+  next_page_token: Schema.optionalKey(Schema.String)
+})
+
+/** Ids per page of `search` (and its most): large enough that SEARCH over 100,000 matches takes ten reads. */
+export const SEARCH_PAGE = 10_000
 
 export const CopyResult = Schema.Struct({
   uidvalidity: Schema.Number,
@@ -122,6 +133,12 @@ export class Mailboxes extends Context.Service<Mailboxes, {
   copy(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean): Effect.Effect<typeof CopyResult.Type, ApiError>
   expunge(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number> | undefined): Effect.Effect<ReadonlyArray<number>, ApiError>
   append(principal: Principal, inboxId: string, mailbox: string, raw: Uint8Array, flags: ReadonlyArray<string>): Effect.Effect<typeof AppendResult.Type, ApiError>
+  /**
+   * Every message of the mailbox that the search query `q` matches (IMAP SEARCH TEXT, FROM,
+   * SUBJECT …), in pages of `limit` ids (SEARCH_PAGE by default): all of them, where
+   * `messages.search` ranks the newest 500.
+   */
+  search(principal: Principal, inboxId: string, mailbox: string, q: string, page: { readonly page_token?: string; readonly limit?: number }): Effect.Effect<typeof SearchMatches.Type, ApiError>
 }>()("inbox/Mailboxes") {
   static readonly layerNoDeps = Layer.effect(Mailboxes, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -131,6 +148,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
     const parser = yield* MailParser
     const drafts = yield* Drafts
     const signals = yield* Signals
+    const searching = yield* Search
 
     const mayRead = (principal: Principal, label: string) =>
       label === "trash" ? holds(principal, "label_trash_read") : label === "spam" ? holds(principal, "label_spam_read") : true
@@ -422,7 +440,23 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       return { uidvalidity: state.uidvalidity, uid, message_id: stored.message.id }
     })
 
+    const search = Effect.fn("Mailboxes.search")(function*(principal: Principal, inboxId: string, mailbox: string, q: string, page: { readonly page_token?: string; readonly limit?: number }) {
+      const kind = yield* kindOf(principal, mailbox)
+      // Trash and Junk hold hidden messages, which a search leaves out unless asked for;
+      // kindOf has checked the key may read them. Other mailboxes' words are matched in
+      // the whole inbox: the caller keeps the ids its mailbox holds.
+      const scoped = kind._tag === "special" && (kind.label === "trash" || kind.label === "spam") ? `${q} label:${kind.label}` : q
+      // The token is the page's last id: pages follow each other by id, so none repeats or skips a match.
+      const after = page.page_token === undefined ? undefined : Buffer.from(page.page_token, "base64url").toString("utf8")
+      if (after !== undefined && !/^[\w-]{1,128}$/.test(after)) return yield* new ValidationError({ message: "Invalid page token", errors: [{ path: ["page_token"], message: "Invalid page token" }] })
+      const limit = page.limit ?? SEARCH_PAGE
+      const ids = yield* searching.allMatches(principal, inboxId, scoped, after, limit + 1)
+      const found = ids.slice(0, limit)
+      return ids.length > limit ? { message_ids: found, next_page_token: Buffer.from(found.at(-1)!).toString("base64url") } : { message_ids: found }
+    })
+
     return Mailboxes.of({
+      search,
       inbox: (principal, idOrEmail) => inboxes.find(principal, idOrEmail),
       list,
       create,
@@ -434,6 +468,6 @@ export class Mailboxes extends Context.Service<Mailboxes, {
     })
   }))
 
-  /** With the services it uses (Drafts, Inboxes, MailParser, Messages, MessageStore); the ports are the caller's. */
-  static readonly layer = Mailboxes.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Drafts.layer, Inboxes.layer, MailParser.layer, Messages.layer, MessageStore.layer)))
+  /** With the services it uses (Drafts, Inboxes, MailParser, Messages, MessageStore, Search); the ports are the caller's. */
+  static readonly layer = Mailboxes.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Drafts.layer, Inboxes.layer, MailParser.layer, Messages.layer, MessageStore.layer, Search.layer)))
 }

@@ -9,9 +9,12 @@ import { Auth } from "../auth/Auth.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { InvalidCredentials } from "../errors/errors.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
+import { MAX_QUERY_LENGTH } from "../search/query.ts"
+import { searchPermissions } from "../search/Search.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Line } from "../shared/fields.ts"
-import { AppendResult, CopyResult, MailboxInfo, Mailboxes, MailboxState } from "./Mailboxes.ts"
+import { IntegerParam } from "../shared/pagination.ts"
+import { AppendResult, CopyResult, MailboxInfo, Mailboxes, MailboxState, SEARCH_PAGE, SearchMatches } from "./Mailboxes.ts"
 
 const BASE = "/v0/inboxes/:inbox_id/mailboxes"
 const Uids = Schema.Array(Schema.Int.check(Schema.isGreaterThan(0))).check(Schema.isMaxLength(100_000))
@@ -114,6 +117,25 @@ export const appendMessage = operation({
     )
 })
 
+export const searchMailbox = operation({
+  name: "mailboxes.search",
+  summary: "Every message of a mailbox that a search query matches (q as in search_messages), unranked, by id, in pages of `limit` ids (at most and by default 10,000): " +
+    "what IMAP SEARCH answers, where messages.search ranks only the newest 500 matches.",
+  routes: [route.post(`${BASE}/:mailbox/search`)],
+  access: { kind: "member", permission: "message_read" },
+  body: Schema.Struct({
+    q: Line(MAX_QUERY_LENGTH),
+    limit: Schema.optionalKey(IntegerParam(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: SEARCH_PAGE })))),
+    page_token: Schema.optionalKey(Line(1024))
+  }),
+  permissionsFor: (input) => searchPermissions(input.q),
+  output: Output.json(SearchMatches),
+  mutates: false,
+  mcp: NO_TOOL,
+  cli: NO_COMMAND,
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.search(principal, params.inbox_id, params.mailbox, input.q, input))
+})
+
 const SignedIn = Schema.Struct({ inbox_id: Schema.String, email: Schema.String, organization_id: Schema.String, pod_id: Schema.String })
 
 /**
@@ -178,4 +200,4 @@ export const clientSettings = operation({
     })
 })
 
-export const mailboxOperations = [listMailboxes, createMailbox, syncMailbox, flagMessages, copyMessages, expungeMessages, appendMessage, mailSignIn, clientSettings]
+export const mailboxOperations = [listMailboxes, createMailbox, syncMailbox, flagMessages, copyMessages, expungeMessages, appendMessage, searchMailbox, mailSignIn, clientSettings]

@@ -11,7 +11,8 @@
  * subject above from above to above body, then newest first. What a user gives up: a
  * better match older than the newest SEARCH_CANDIDATES matches is not shown; narrowing the
  * query (more words, `before:`) reaches it. Pages are offsets into that ranking (a new
- * message may shift them by one).
+ * message may shift them by one). `allMatches` is the other answer, for IMAP SEARCH: every
+ * match of an inbox, unranked, in pages by id.
  *
  * Scope and hidden labels apply exactly as in lists: rows outside the key's scope are
  * absent, and spam, blocked, unauthenticated and trash messages are left out unless the
@@ -158,6 +159,12 @@ export const highlight = (text: string, terms: ReadonlyArray<{ readonly word: st
 export class Search extends Context.Service<Search, {
   messages(principal: Principal, inboxId: string, query: SearchQuery): Effect.Effect<Page<MessageSearchResult>, NotFound | ValidationError | MissingPermission>
   threads(principal: Principal, place: SearchPlace, query: SearchQuery): Effect.Effect<Page<ThreadSummary>, NotFound | ValidationError | MissingPermission>
+  /**
+   * Every match of `q` in an inbox, unranked and uncapped (IMAP SEARCH answers all of a
+   * mailbox's matches, RFC 9051 6.4.4): the ids after `after`, in id order, at most `limit`.
+   * Same query language, scope and hidden labels as `messages`; the caller pages by the last id.
+   */
+  allMatches(principal: Principal, inboxId: string, q: string, after: string | undefined, limit: number): Effect.Effect<ReadonlyArray<string>, NotFound | ValidationError>
 }>()("inbox/Search") {
   static readonly layerNoDeps = Layer.effect(Search, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -347,6 +354,17 @@ export class Search extends Context.Service<Search, {
           return [{ ...toSummary(row), highlights: { text: [inSubject.includes("**") ? inSubject : inBody] } }]
         })
         return pageOf(ids, items, offset, limit)
+      }),
+      allMatches: Effect.fn("Search.allMatches")(function*(principal, inboxId, q, after, limit) {
+        const inbox = yield* inboxes.find(principal, inboxId)
+        const compiled = yield* compile(principal, q)
+        // The place's own term lets the GIN index find the inbox's matches alone (migration 0025);
+        // paging by id keeps each page a bounded read, however many match.
+        const rows = yield* sql<{ id: string }>`SELECT s.message_id AS id FROM message_search s ${compiled.join}
+          WHERE s.inbox_id = ${inbox.id} AND ${visible(principal)} AND s.search @@ ${placeTerm("inbox", inbox.id)}::tsquery
+            AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`}
+          ORDER BY s.message_id LIMIT ${limit}`.pipe(Effect.orDie)
+        return rows.map((r) => r.id)
       }),
       threads: Effect.fn("Search.threads")(function*(principal, place, query) {
         const offset = yield* offsetOf(query.page_token)

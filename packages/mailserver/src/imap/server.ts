@@ -4,7 +4,7 @@
  * Thunderbird, Apple Mail or imaplib. It speaks the protocol and nothing more: the mailboxes,
  * UIDs, flags, copies and appends are core's `mailboxes.*` operations, the bytes are
  * `messages.rawDownload` (so BODY[] is byte-identical to the API's raw message), SEARCH's
- * words go to `messages.search`, and sign-in is `mailboxes.signIn`
+ * words go to `mailboxes.search` (every match, unranked), and sign-in is `mailboxes.signIn`
  * (docs/mail-servers.md, "IMAP and SMTP submission").
  *
  * A session learns of changes made anywhere (the API, another session, another server
@@ -604,18 +604,15 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           }
         }
 
-        /** Message ids the engine's search finds for `q` in this mailbox. */
+        /** Message ids the engine's search finds for `q` in this mailbox: every match, page by page. */
         const textMatches = async (q: string) => {
-          const mailbox = selected!.name.toLowerCase()
-          const scoped = mailbox === "trash" ? `${q} label:trash` : mailbox === "junk" ? `${q} label:spam` : q
           const ids = new Set<string>()
           let token: string | undefined
-          for (let page = 0; page < 100; page++) {
-            const result = await call("messages.search", { inbox_id: user!.inboxId, q: scoped, limit: 100, ...(token === undefined ? {} : { page_token: token }) })
-            for (const m of result.messages) ids.add(m.message_id)
+          do {
+            const result = await call("mailboxes.search", { inbox_id: user!.inboxId, mailbox: selected!.name, q, ...(token === undefined ? {} : { page_token: token }) })
+            for (const id of result.message_ids) ids.add(id)
             token = result.next_page_token
-            if (token === undefined) break
-          }
+          } while (token !== undefined)
           return ids
         }
 
