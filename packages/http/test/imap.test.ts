@@ -221,6 +221,32 @@ print(" ".join(answers))
           assert.strictEqual(bad.status, 400, bad.text)
         }))
 
+      it.effect("SEARCH TEXT in Trash finds the trashed messages, which INBOX's SEARCH leaves out", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "Ferry kept", text: "the ferry leaves at nine" })
+          yield* w.deliver({ subject: "Ferry binned", text: "the ferry was late" })
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const lock = yield* Effect.promise(() => c.getMailboxLock("INBOX"))
+          const uidOf = yield* Effect.promise(async () => {
+            const found = new Map<string, number>()
+            for await (const m of c.fetch("1:*", { uid: true, envelope: true })) found.set(m.envelope?.subject ?? "", m.uid)
+            return found
+          })
+          yield* Effect.promise(() => c.messageDelete(String(uidOf.get("Ferry binned")), { uid: true }))
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ text: "ferry" }, { uid: true })), [uidOf.get("Ferry kept")!])
+          lock.release()
+          const trashLock = yield* Effect.promise(() => c.getMailboxLock("Trash"))
+          const inTrash = yield* Effect.promise(async () => {
+            const out = []
+            for await (const m of c.fetch("1:*", { uid: true, envelope: true })) out.push(m)
+            return out
+          })
+          assert.deepStrictEqual(inTrash.map((m) => m.envelope?.subject), ["Ferry binned"])
+          assert.deepStrictEqual(yield* Effect.promise(() => c.search({ text: "ferry" }, { uid: true })), [inTrash[0]!.uid])
+          trashLock.release()
+        }))
+
       it.effect("COPY and MOVE change labels with COPYUID; \\Deleted and EXPUNGE move to trash; UIDs are never reused", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -358,12 +358,14 @@ export class Search extends Context.Service<Search, {
       allMatches: Effect.fn("Search.allMatches")(function*(principal, inboxId, q, after, limit) {
         const inbox = yield* inboxes.find(principal, inboxId)
         const compiled = yield* compile(principal, q)
-        // The place's own term lets the GIN index find the inbox's matches alone (migration 0025);
-        // paging by id keeps each page a bounded read, however many match.
-        const rows = yield* sql<{ id: string }>`SELECT s.message_id AS id FROM message_search s ${compiled.join}
-          WHERE s.inbox_id = ${inbox.id} AND ${visible(principal)} AND s.search @@ ${placeTerm("inbox", inbox.id)}::tsquery
-            AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`}
-          ORDER BY s.message_id LIMIT ${limit}`.pipe(Effect.orDie)
+        // The place's own term lets the GIN index find the inbox's matches alone (migration 0025).
+        // OFFSET 0 keeps the id order out of the matching, as in `candidates`: walking the key
+        // in order would test every vector of the inbox. Paging by id keeps each answer bounded.
+        const rows = yield* sql<{ id: string }>`SELECT id FROM (
+            SELECT s.message_id AS id FROM message_search s ${compiled.join}
+            WHERE s.inbox_id = ${inbox.id} AND ${visible(principal)} AND s.search @@ ${placeTerm("inbox", inbox.id)}::tsquery
+              AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`} OFFSET 0) x
+          ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
         return rows.map((r) => r.id)
       }),
       threads: Effect.fn("Search.threads")(function*(principal, place, query) {
