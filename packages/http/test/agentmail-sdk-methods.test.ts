@@ -12,7 +12,7 @@
  * unlisted one fails. docs/client-compatibility.md gives each difference and its reason.
  */
 import { assert, layer } from "@effect/vitest"
-import { deliverMailOverHttp, lastCode, LoopbackServer, loopbackServer, newOrganization, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"
+import { deliverMailOverHttp, lastCode, LoopbackServer, loopbackServer, newOrganization, recordingFetch, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"
 import { AgentMailClient, AgentMailError, serialization as S } from "agentmail"
 import { Effect } from "effect"
 
@@ -82,13 +82,6 @@ const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "domains.getSetupLink": "left out: a link into a hosted DNS provider's setup flow; publish the domain's records or zone file",
 }
 
-interface Exchange {
-  readonly method: string
-  readonly path: string
-  readonly status: number
-  readonly body: unknown
-}
-
 const unique = () => Math.random().toString(16).slice(2, 10)
 const SCAN = Uint8Array.from({ length: 300 }, (_, i) => (i * 37 + 11) % 256)
 const b64 = (text: string) => Buffer.from(text).toString("base64")
@@ -99,19 +92,7 @@ type Case = readonly [method: string, run: () => Promise<unknown>, schema?: SdkS
 const suite = Effect.gen(function*() {
   const { url } = yield* LoopbackServer
   const org = yield* newOrganization({ plan: "scale" })
-  const exchanges: Array<Exchange> = []
-  const recording: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init)
-    const text = await response.clone().text()
-    let body: unknown = text
-    try {
-      body = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      // not JSON: kept as text
-    }
-    exchanges.push({ method: init?.method ?? "GET", path: new URL(String(input)).pathname, status: response.status, body })
-    return response
-  }
+  const { fetch: recording, exchanges } = recordingFetch()
   const client = new AgentMailClient({ baseUrl: url, apiKey: org.key, fetch: recording, maxRetries: 0 })
   const u = unique()
 

@@ -11,16 +11,10 @@
  * docs/api.md, "Compatibility with the agentmail SDK", lists what differs and why.
  */
 import { assert, layer } from "@effect/vitest"
-import { CapturedMail, deliverMailOverHttp, LoopbackServer, loopbackServer, newOrganization, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"
+import { CapturedMail, deliverMailOverHttp, type Exchange, LoopbackServer, loopbackServer, newOrganization, recordingFetch, storages, TEST_INBOUND_SECRET } from "@inbox/testkit"
 import { AgentMail, AgentMailClient, AgentMailError, serialization } from "agentmail"
 import { Effect } from "effect"
 
-interface Exchange {
-  readonly method: string
-  readonly url: URL
-  readonly status: number
-  readonly body: unknown
-}
 
 /** The SDK's schemas, validating (the SDK itself parses with validation skipped). */
 interface SdkSchema {
@@ -42,19 +36,7 @@ const conforms = (schema: SdkSchema, raw: unknown, what: string) => {
 const sdkClient = Effect.gen(function*() {
   const { url } = yield* LoopbackServer
   const org = yield* newOrganization({ plan: "scale" })
-  const exchanges: Array<Exchange> = []
-  const recording: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init)
-    const text = await response.clone().text()
-    let body: unknown = text
-    try {
-      body = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      // not JSON: kept as text
-    }
-    exchanges.push({ method: init?.method ?? "GET", url: new URL(String(input)), status: response.status, body })
-    return response
-  }
+  const { fetch: recording, exchanges } = recordingFetch()
   const client = new AgentMailClient({ baseUrl: url, apiKey: org.key, fetch: recording, maxRetries: 0 })
   /** The last exchange, which must be `method path`; its JSON body. */
   const last = (method: string, path: string) => {
