@@ -42,7 +42,7 @@ const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0
 const DATABASE = "inbox_bench_memory"
 
 /** VmRSS and VmHWM of a live process, in MiB. */
-const status = (pid: number) => {
+export const status = (pid: number) => {
   const text = readFileSync(`/proc/${pid}/status`, "utf8")
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN)
   return { rss: kib("VmRSS") / 1024, hwm: kib("VmHWM") / 1024 }
@@ -59,7 +59,7 @@ const freePort = () =>
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-const cleanEnv = () => {
+export const cleanEnv = () => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("INBOX_")) env[k] = v
   return { ...env, NODE_ENV: "production" }
@@ -99,7 +99,7 @@ const measure = async (
   }
 }
 
-const healthy = (port: number) => async (child: ChildProcess) => {
+export const healthy = (port: number) => async (child: ChildProcess) => {
   child.stdout!.resume()
   for (;;) {
     if (child.exitCode !== null) return
@@ -135,7 +135,7 @@ const referenceScript = () => {
   return join(dir, "reference.mjs")
 }
 
-const referencePostgres = async (url: string) => {
+export const referencePostgres = async (url: string) => {
   const port = await freePort()
   return measure([referenceScript()], { ...cleanEnv(), REF_DATABASE_URL: url, REF_PORT: String(port) }, async (child) => {
     await line("REFERENCE_READY")(child)
@@ -197,12 +197,17 @@ const rounds = async (
   return c === undefined ? { database, ours: result.ours, reference: result.reference, loads: result.loads } : result
 }
 
-export const benchMemory = async (): Promise<ReadonlyArray<Pair>> => {
-  // scripts/inboxctl builds the bundle when a source is newer than it.
+/** scripts/inboxctl builds the bundle when a source is newer than it; the bundle's path. */
+export const buildBundle = async () => {
   await new Promise<void>((resolve, reject) =>
     spawn(join(ROOT, "scripts/inboxctl"), ["--version"], { stdio: ["ignore", "ignore", "inherit"] })
       .on("close", (code) => (code === 0 && existsSync(BUNDLE) ? resolve() : reject(new Error("scripts/inboxctl --version failed"))))
   )
+  return BUNDLE
+}
+
+export const benchMemory = async (): Promise<ReadonlyArray<Pair>> => {
+  await buildBundle()
   const pairs: Array<Pair> = []
   if (process.env["BENCH_SKIP_POSTGRES"] !== "1") {
     await adminSql(SERVER, `DROP DATABASE IF EXISTS ${DATABASE}`)

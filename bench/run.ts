@@ -14,6 +14,7 @@ import { benchIngest, benchListing, benchSend, messagingSection } from "./messag
 import { benchParse, parseSection } from "./parse.ts"
 import { benchMemory, memorySection } from "./memory.ts"
 import { benchMetrics, metricsSection } from "./metrics.ts"
+import { benchSoak, soakSection } from "./soak.ts"
 import { writeSection } from "./report.ts"
 import { loadavg } from "node:os"
 import { benchDomains, benchSmtp, domainsSection, measuredLoad, smtpSection } from "./smtp.ts"
@@ -62,6 +63,7 @@ const benchmarks: ReadonlyArray<readonly [string, string, () => Promise<string>]
   ["webhooks", "Events: webhook deliveries", async () => webhooksSection(await benchWebhooks())],
   ["websocket", "Events: WebSocket fan-out", async () => webSocketSection(await benchWebSocket())],
   ["memory", "Memory", async () => memorySection(await benchMemory())],
+  ["soak", "Memory: a soak under inbound mail and webhooks", async () => soakSection(await benchSoak())],
   ["imap", "IMAP beside Dovecot", async () => imapSection(await benchImap())]
 ]
 
