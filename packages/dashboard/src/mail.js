@@ -4,6 +4,7 @@
 // only in a sandboxed frame without scripts, as tall as its content, with its own CSP that
 // blocks remote images until the reader allows them; every other text from mail goes in as text nodes.
 import { keepAsDraft, suggestRecipients } from "./compose.ts"
+import { messageArticle } from "./message.tsx"
 import { drawThreads, loadThreads, PAGE_SIZE } from "./threads.tsx"
 import { $, api, button, enc, field, fieldProblem, flash, form, go, h, list, notice, page, prefetch, select, session, table, when } from "./dom.js"
 
@@ -145,15 +146,18 @@ export const inbox = async (inboxId, view = "inbox", params = new URLSearchParam
     redraw()
     status.textContent = describe()
   })
+  const relabel = (threadId, labelsOf) => {
+    const i = threads.findIndex((t) => t.thread_id === threadId)
+    if (i < 0) return
+    threads[i] = { ...threads[i], labels: labelsOf(threads[i].labels) }
+    redraw()
+  }
   return {
     pane,
     /** The open thread was marked read: its row is no longer bold. */
-    read: (threadId) => {
-      const i = threads.findIndex((t) => t.thread_id === threadId)
-      if (i < 0) return
-      threads[i] = { ...threads[i], labels: threads[i].labels.filter((l) => l !== "unread") }
-      redraw()
-    }
+    read: (threadId) => relabel(threadId, (labels) => labels.filter((l) => l !== "unread")),
+    /** The open thread's labels changed in the pane: its row shows them. */
+    labelled: (threadId, labels) => relabel(threadId, () => labels)
   }
 }
 
@@ -241,36 +245,12 @@ const labelControls = (names, labels, change) => [
 const THREAD_LABELS = { list: "Thread labels", remove: (l) => `Remove label ${l}`, form: "Add a label", field: "New label", submit: "Add label" }
 const messageLabels = (n) => ({ list: `Labels of message ${n}`, remove: (l) => `Remove ${l} from message ${n}`, form: `Label message ${n}`, field: `Add a label to message ${n}`, submit: `Add to message ${n}` })
 
-const messageView = (inboxId, m, n, labels, inline = new Map()) => {
-  const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
-  const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
-  const files = (m.attachments ?? []).filter((a) => !(a.content_id && inline.has(cidKey(a.content_id))))
-  return h("article", { className: "message", "aria-label": `Message ${n}, from ${m.from}` },
-    h("dl", { className: "envelope" },
-      h("dt", {}, "From"), h("dd", {}, h("strong", {}, m.from)),
-      (m.to ?? []).length ? [h("dt", {}, "To"), h("dd", {}, m.to.join(", "))] : null,
-      (m.cc ?? []).length ? [h("dt", {}, "Cc"), h("dd", {}, m.cc.join(", "))] : null,
-      (m.bcc ?? []).length ? [h("dt", {}, "Bcc"), h("dd", {}, m.bcc.join(", "))] : null,
-      h("dt", {}, "Date"), h("dd", { className: "muted" }, `${new Date(m.timestamp).toLocaleString()} · #${n}`)),
-    labels,
-    m.html ? htmlFrame(m.html, inline) : h("pre", {}, m.extracted_text || m.text || ""),
-    !m.html && quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null,
-    m.html && m.text ? h("details", {}, h("summary", {}, "Show plain text"), h("pre", {}, m.extracted_text ?? m.text), quoted ? h("details", {}, h("summary", {}, "Show quoted text"), h("pre", {}, m.text)) : null) : null,
-    // Images shown inline are not listed again as attachments.
-    // An image attachment is previewed: the page (not the mail's frame) may load it with the session.
-    files.length ? h("ul", { "aria-label": "Attachments", className: "attachments" }, files.map((a) => {
-      const href = `${base}/attachments/${enc(a.attachment_id)}/download`
-      return h("li", {}, /^image\/(png|jpeg|gif|webp)$/i.test(a.content_type ?? "") ? h("img", { src: href, alt: `Preview of ${a.filename ?? "the image"}`, loading: "lazy", className: "preview" }) : null,
-        h("a", { href, download: a.filename ?? "" }, `${a.filename ?? a.attachment_id} (${a.size} bytes)`))
-    })) : null,
-    m.headers && Object.keys(m.headers).length ? h("details", {}, h("summary", {}, "Show headers"),
-      h("pre", { className: "quote" }, Object.entries(m.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : v}`).join("\n"))) : null,
-    h("p", {},
-      h("a", { href: `${base}/raw/download` }, "Raw message"), " · ",
-      h("a", { href: `#/compose/${enc(inboxId)}/reply/${enc(m.message_id)}` }, "Reply"), " · ",
-      h("a", { href: `#/compose/${enc(inboxId)}/reply-all/${enc(m.message_id)}` }, "Reply all"), " · ",
-      h("a", { href: `#/compose/${enc(inboxId)}/forward/${enc(m.message_id)}` }, "Forward")))
-}
+const messageView = (inboxId, m, n, labels, inline = new Map()) => messageArticle({
+  inboxId, message: m, n, labels,
+  html: m.html ? () => htmlFrame(m.html, inline) : undefined,
+  // Images shown inline are not listed again as attachments.
+  files: (m.attachments ?? []).filter((a) => !(a.content_id && inline.has(cidKey(a.content_id))))
+})
 
 /**
  * A thread: its messages oldest first, each with its own labels (PATCH on the message), and
@@ -326,7 +306,10 @@ const drawThread = async (inboxId, { t, messages, inline }, list = undefined, ba
   }
   const change = (box, target) => async (body) => {
     await api("PATCH", target, body)
-    draw(await api("GET", path))
+    const fresh = await api("GET", path)
+    draw(fresh)
+    // The list beside the pane shows the thread's labels as they are now, without reading it again.
+    list?.labelled(threadId, fresh.labels)
     box.querySelector("input")?.focus()
   }
   draw({ labels: read(t.labels), messages: messages.map((m) => ({ message_id: m.message_id, labels: read(m.labels) })) })
@@ -453,6 +436,9 @@ export const compose = async (inboxId, mode, messageId) => {
     quote ? [h("label", { className: "check" }, h("input", { type: "checkbox", name: "quote", checked: true }), "Include the original, quoted"),
       h("pre", { className: "quote", "aria-label": "Quoted original" }, quote)] : null,
     mode === "forward" && parent ? h("details", {}, h("summary", {}, "The forwarded message (added below your text, with its attachments)"), h("pre", { className: "quote" }, parent.text ?? parent.preview ?? "")) : null,
+    // The API's forward carries the original's attachments (spec: forward): the form says which.
+    mode === "forward" && parent?.attachments?.length ? [h("h2", { id: "forwarded-files" }, "Forwarded attachments"),
+      h("ul", { className: "attachments", "aria-labelledby": "forwarded-files" }, parent.attachments.map((a) => h("li", {}, `${a.filename ?? a.attachment_id} (${a.size} bytes)`)))] : null,
     h("label", { for: "files" }, "Attachments (or drop files on this form)"), h("input", { id: "files", type: "file", name: "files", multiple: true })
   ].flat(2).filter(Boolean)
   const title = mode === "reply" ? "Reply" : mode === "reply-all" ? "Reply all" : mode === "forward" ? "Forward" : "Compose"

@@ -854,6 +854,80 @@ describe("The mail client and console's feel (Chromium)", () => {
     await context.close()
   }, 60_000)
 
+  it("each message reads as plain text, HTML, its source (the raw message) or its parsed headers, chosen per message, with no serious or critical accessibility violation", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `views${emails++}`)
+    const boundary = "b-views"
+    await deliver(address, `From: Ann <ann@example.org>\r\nTo: ${address}\r\nSubject: Four views\r\nMessage-ID: <views-${emails}@example.org>\r\nX-Trace: seen-in-headers\r\n` +
+      `MIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=${boundary}\r\n\r\n--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe plain words.\r\n` +
+      `--${boundary}\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>The <b>rich</b> words.</p>\r\n--${boundary}--\r\n`)
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Four views" }).click()
+    const views = page.getByRole("group", { name: "View of message 1" })
+    await explained(page, views)
+    // HTML mail opens in its HTML view.
+    assert.strictEqual(await views.getByRole("button", { name: "HTML" }).getAttribute("aria-pressed"), "true")
+    await page.frameLocator("iframe[title='HTML message']").getByText("rich").waitFor()
+    await views.getByRole("button", { name: "Plain" }).click()
+    await explained(page, page.getByRole("article", { name: /^Message 1,/ }).getByText("The plain words."))
+    assert.isFalse(await page.locator("iframe[title='HTML message']").isVisible(), "the frame is hidden in the plain view")
+    await views.getByRole("button", { name: "Source" }).click()
+    const source = page.getByLabel("Message source")
+    await explained(page, source)
+    const raw = await source.textContent() ?? ""
+    assert.include(raw, "Content-Type: multipart/alternative")
+    assert.include(raw, "<p>The <b>rich</b> words.</p>", "the source is shown as text, not as HTML")
+    assert.deepStrictEqual(await accessibilityProblems(page), [])
+    await views.getByRole("button", { name: "Headers" }).click()
+    assert.include(await page.getByLabel("Message headers").textContent() ?? "", "seen-in-headers")
+    await views.getByRole("button", { name: "HTML" }).click()
+    assert.isTrue(await page.locator("iframe[title='HTML message']").isVisible(), "the HTML view again")
+    await context.close()
+  }, 60_000)
+
+  it("forwarding a message with attachments lists them on the form and carries them to the forwarded message", async () => {
+    const { context, page } = await owner()
+    const address = await createInbox(page, `fwd${emails++}`)
+    const boundary = "b-fwd"
+    await deliver(address, `From: Ann <ann@example.org>\r\nTo: ${address}\r\nSubject: The report\r\nMessage-ID: <fwd-${emails}@example.org>\r\n` +
+      `MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=${boundary}\r\n\r\n--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nAttached.\r\n` +
+      `--${boundary}\r\nContent-Type: text/plain; name=report.txt\r\nContent-Disposition: attachment; filename=report.txt\r\n\r\nfigures\r\n--${boundary}--\r\n`)
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "The report" }).click()
+    await page.getByRole("link", { name: "Forward", exact: true }).click()
+    await explained(page, page.getByRole("heading", { name: "Forward", exact: true }))
+    const listed = page.getByRole("list", { name: "Forwarded attachments" })
+    await explained(page, listed.getByText(/^report\.txt \(\d+ bytes\)$/))
+    await page.getByLabel("To (comma-separated)").fill("bea@example.org")
+    await page.getByLabel("Message", { exact: true }).fill("See the attached report.")
+    await page.getByRole("button", { name: "Send" }).click()
+    // The forward is a new thread of its own, opened after sending, with the original's file.
+    await explained(page, page.getByRole("list", { name: "Attachments" }).getByRole("link", { name: /^report\.txt \(\d+ bytes\)$/ }))
+    await explained(page, page.getByText("See the attached report."))
+    await context.close()
+  }, 60_000)
+
+  it("a label added or removed in the reading pane shows in the thread's row of the list at once, without a reload", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    await signIn(page, await theOwner())
+    const address = await createInbox(page, `rowlabel${emails++}`)
+    await deliver(address, mail(address, "Label me in place", "Hello."))
+    await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
+    await page.getByRole("link", { name: "Label me in place" }).click()
+    await explained(page, page.getByRole("region", { name: "Reading pane" }).getByRole("heading", { name: "Label me in place" }))
+    const row = page.getByRole("table", { name: "Threads" }).getByRole("row").filter({ hasText: "Label me in place" })
+    await page.getByLabel("New label").fill("invoices")
+    await page.getByRole("button", { name: "Add label" }).click()
+    await explained(page, row.getByText("invoices", { exact: true }))
+    await page.getByRole("button", { name: "Remove label invoices" }).click()
+    await row.getByText("invoices", { exact: true }).waitFor({ state: "detached" })
+    // The header's menu is one row at 1280 px: as tall as the brand's line, not two.
+    const header = await page.locator("header").boundingBox()
+    assert.isBelow(header?.height ?? 999, 60, "the header does not wrap at 1280 px")
+    await context.close()
+  }, 60_000)
+
   it("every page has no serious or critical accessibility violation (axe-core), signed out and in, light and dark, and writes no error to the console", async () => {
     const problems: Array<string> = []
     const check = async (page: Page, name: string) => {
