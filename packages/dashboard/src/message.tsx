@@ -5,9 +5,10 @@
  * views), the source (the raw RFC 822 message, asked of the API only when first shown, as
  * text) and the parsed headers. Its attachments are listed under it, images previewed.
  */
-import { render } from "preact"
-import { useEffect, useRef, useState } from "preact/hooks"
+import type { ComponentChildren } from "preact"
+import { useEffect, useState } from "preact/hooks"
 import { type Answer, client } from "./client.ts"
+import { cidKey, HtmlFrame, type InlineImages } from "./mailframe.tsx"
 
 export type Message = Answer<"messages.get">
 
@@ -19,22 +20,13 @@ interface Props {
   readonly message: Message
   /** Its place in the thread, oldest first, from 1: the accessible names count by it. */
   readonly n: number
-  /** The message's label controls (mail.js draws them; they change with the thread's). */
-  readonly labels: Element
-  /** The HTML view's nodes (the "Show remote images" button and the frame), made once. */
-  readonly html: (() => ReadonlyArray<Node>) | undefined
-  /** Attachments not already shown inline in the HTML. */
-  readonly files: ReadonlyArray<NonNullable<Message["attachments"]>[number]>
+  /** The message's label controls (thread.tsx's; they change with the thread's). */
+  readonly labels: ComponentChildren
+  /** Its inline images (see mailframe.tsx). */
+  readonly inline: InlineImages
 }
 
 const enc = encodeURIComponent
-
-/** Nodes made outside Preact, put in place once (a frame moved in the DOM would load again). */
-const Mounted = ({ nodes, hidden }: { readonly nodes: ReadonlyArray<Node>; readonly hidden?: boolean }) => {
-  const ref = useRef<HTMLDivElement>(null)
-  useEffect(() => { ref.current?.replaceChildren(...nodes) }, [nodes])
-  return <div ref={ref} hidden={hidden} />
-}
 
 const Source = ({ inboxId, messageId }: { readonly inboxId: string; readonly messageId: string }) => {
   const [text, setText] = useState<string | null>(null)
@@ -50,16 +42,16 @@ const Source = ({ inboxId, messageId }: { readonly inboxId: string; readonly mes
 const headerLines = (headers: Message["headers"]) =>
   Object.entries(headers ?? {}).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`).join("\n")
 
-const MessageView = ({ inboxId, message: m, n, labels, html, files }: Props) => {
-  const [view, setView] = useState<View>(html ? "html" : "plain")
-  const [htmlNodes] = useState(() => html?.())
-  const labelNodes = useRef([labels]).current
+export const MessageView = ({ inboxId, message: m, n, labels, inline }: Props) => {
+  const [view, setView] = useState<View>(m.html ? "html" : "plain")
   const base = `/v0/inboxes/${enc(inboxId)}/messages/${enc(m.message_id)}`
   const compose = (mode: string) => `#/compose/${enc(inboxId)}/${mode}/${enc(m.message_id)}`
   const quoted = m.text && m.extracted_text && m.text.trim() !== m.extracted_text.trim()
-  const views: ReadonlyArray<View> = htmlNodes ? ["plain", "html", "source", "headers"] : ["plain", "source", "headers"]
+  const views: ReadonlyArray<View> = m.html ? ["plain", "html", "source", "headers"] : ["plain", "source", "headers"]
+  // Images shown inline are not listed again as attachments.
+  const files = (m.attachments ?? []).filter((a) => !(a.content_id && inline.has(cidKey(a.content_id))))
   return (
-    <>
+    <article class="message" aria-label={`Message ${n}, from ${m.from}`}>
       <div class="msg-head">
         <dl class="envelope">
           <dt>From</dt><dd><strong>{m.from}</strong></dd>
@@ -75,7 +67,7 @@ const MessageView = ({ inboxId, message: m, n, labels, html, files }: Props) => 
           <a class="tool" data-icon="⤓" href={`${base}/raw/download`}>Raw message</a>
         </div>
       </div>
-      <Mounted nodes={labelNodes} />
+      {labels}
       <div role="group" aria-label={`View of message ${n}`} class="views-toggle">
         {views.map((v) => <button key={v} type="button" aria-pressed={view === v} onClick={() => setView(v)}>{VIEW_WORDS[v]}</button>)}
       </div>
@@ -85,7 +77,8 @@ const MessageView = ({ inboxId, message: m, n, labels, html, files }: Props) => 
             {quoted ? <details><summary>Show quoted text</summary><pre>{m.text}</pre></details> : null}
           </>
         : null}
-      {htmlNodes ? <Mounted nodes={htmlNodes} hidden={view !== "html"} /> : null}
+      {/* Kept while another view is shown: a frame taken out of the document would load again. */}
+      {m.html ? <HtmlFrame html={m.html} inline={inline} hidden={view !== "html"} /> : null}
       {view === "source" ? <Source inboxId={inboxId} messageId={m.message_id} /> : null}
       {view === "headers" ? <pre class="quote" aria-label="Message headers">{headerLines(m.headers) || "No headers."}</pre> : null}
       {files.length
@@ -104,15 +97,6 @@ const MessageView = ({ inboxId, message: m, n, labels, html, files }: Props) => 
           </ul>
         )
         : null}
-    </>
+    </article>
   )
-}
-
-/** The message as an <article> element (the thread page is still drawn by mail.js's DOM code). */
-export const messageArticle = (props: Props): HTMLElement => {
-  const article = document.createElement("article")
-  article.className = "message"
-  article.setAttribute("aria-label", `Message ${props.n}, from ${props.message.from}`)
-  render(<MessageView {...props} />, article)
-  return article
 }

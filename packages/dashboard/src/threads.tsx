@@ -3,7 +3,6 @@
  * typed client, and the table of rows drawn by Preact. The fields it shows (senders, subject,
  * preview, timestamp, labels) are the OpenAPI document's: a rename fails the type check.
  */
-import { render } from "preact"
 import { useState } from "preact/hooks"
 import { type Answer, client, ok } from "./client.ts"
 import { plainWords } from "./dom.js"
@@ -59,7 +58,7 @@ interface ListProps {
  * last one clicked; the toolbar above acts on the selection (one PATCH per thread, at once).
  * The selection is kept while new mail redraws the list (Preact keeps this component's state).
  */
-const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf }: ListProps) => {
+export const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf }: ListProps) => {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set())
   const [anchor, setAnchor] = useState<number | null>(null)
   const [busy, setBusy] = useState(false)
@@ -121,9 +120,4 @@ const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf }: Lis
       </table>
     </>
   )
-}
-
-/** Draws the rows into `container` (again on new mail: Preact changes only what differs, the selection stays). */
-export const drawThreads = (container: Element, props: ListProps) => {
-  render(props.threads.length ? <ThreadList {...props} /> : null, container)
 }

@@ -647,6 +647,7 @@ describe("The mail client and console's feel (Chromium)", () => {
     await deliver(address, mail(address, "Kept in All mail", "Archived, still in All mail."))
     await page.goto(`${url}/#/inbox/${encodeURIComponent(address)}`)
     const views = page.getByRole("navigation", { name: "Views" })
+    await explained(page, views.getByRole("link", { name: "All mail" }))
     const names = await views.getByRole("link").allTextContents()
     assert.deepStrictEqual(names, ["Inbox", "Sent", "Drafts", "Scheduled", "Archived", "Spam", "Blocked", "Trash", "All mail"])
     assert.strictEqual(await views.getByRole("link", { name: "Inbox" }).getAttribute("aria-current"), "page")
