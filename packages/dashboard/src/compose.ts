@@ -29,14 +29,12 @@ const SAVE_AFTER_MS = 800
 /**
  * Keeps `form` as a draft. `key` names this form (its inbox, mode and message), under which the
  * draft is remembered for the session; `inboxOf` says the inbox (the form's choice, or the
- * page's); `reply` the message answered. Returns `sent`, to call once the message is sent.
+ * page's); `reply` the message answered; `say` shows how the saving goes. Returns `sent`, to
+ * call once the message is sent.
  */
-export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: () => string, reply?: { readonly message_id: string; readonly all: boolean }) => {
+export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: () => string, reply: { readonly message_id: string; readonly all: boolean } | undefined,
+  say: (text: string) => void) => {
   const storeKey = `inbox-compose:${key}`
-  const status = document.createElement("p")
-  status.className = "muted"
-  status.setAttribute("role", "status")
-  form.querySelector("button[type=submit]")?.after(status)
   let saved: Saved | null = null
   try { saved = JSON.parse(sessionStorage.getItem(storeKey) ?? "null") as Saved | null } catch { saved = null }
   // Filled from the draft this form left, unless it was sent or deleted since.
@@ -49,7 +47,7 @@ export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: (
         if (value && (control instanceof HTMLInputElement || control instanceof HTMLTextAreaElement)) control.value = value
       }
       set("to", d.to?.join(", ")); set("cc", d.cc?.join(", ")); set("bcc", d.bcc?.join(", ")); set("subject", d.subject); set("text", d.text)
-      status.textContent = "Your unsent text was kept as a draft."
+      say("Your unsent text was kept as a draft.")
     } else {
       saved = null
       sessionStorage.removeItem(storeKey)
@@ -79,8 +77,8 @@ export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: (
         saved = { inbox_id, draft_id: made.draft_id, client_id }
         sessionStorage.setItem(storeKey, JSON.stringify(saved))
       }
-      status.textContent = `Draft saved at ${new Date().toLocaleTimeString()}.`
-    }).catch(() => { status.textContent = "The draft could not be saved just now; it is tried again as you type." ; last = "" })
+      say(`Draft saved at ${new Date().toLocaleTimeString()}.`)
+    }).catch(() => { say("The draft could not be saved just now; it is tried again as you type."); last = "" })
     return running
   }
   form.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(save, SAVE_AFTER_MS) })
@@ -106,12 +104,9 @@ export const keepAsDraft = async (form: HTMLFormElement, key: string, inboxOf: (
 /**
  * Suggestions for the address fields (`names`) of `form`: as the last address of a field is
  * typed, the inbox's past correspondents that match, offered in a <datalist> (each option is
- * the field's earlier addresses followed by the suggested one).
+ * the field's earlier addresses followed by the suggested one), the form's own `datalist`.
  */
-export const suggestRecipients = (form: HTMLFormElement, inboxOf: () => string, names: ReadonlyArray<string>) => {
-  const datalist = document.createElement("datalist")
-  datalist.id = `correspondents-${Math.random().toString(36).slice(2)}`
-  form.append(datalist)
+export const suggestRecipients = (form: HTMLFormElement, inboxOf: () => string, names: ReadonlyArray<string>, datalist: HTMLDataListElement) => {
   let timer: ReturnType<typeof setTimeout> | undefined
   for (const name of names) {
     const control = form.elements.namedItem(name)

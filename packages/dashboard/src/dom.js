@@ -279,3 +279,24 @@ export const refreshMe = async () => {
   try { session.me = await api("GET", "/auth/me") } catch { session.me = null; showError(null) }
   return session.me
 }
+
+/**
+ * Where a failed submit's problems go in a form drawn by Preact whose controls are named
+ * `names`: each field's sentence by its control's name, and the rest as one sentence (`form`
+ * above places them itself, in the DOM).
+ */
+export const problemsByField = (body, names) => {
+  const controlOf = (name) => (name && names.includes(CONTROL_OF[name] ?? name) ? CONTROL_OF[name] ?? name : null)
+  const fields = {}
+  if (body.code === "validation_error" && body.errors?.length) {
+    const rest = []
+    for (const e of body.errors) {
+      const name = controlOf(e.path?.[0])
+      if (name) fields[name] = [fields[name], issueWords(e.path, e.message)].filter(Boolean).join(" ")
+      else rest.push(e)
+    }
+    return { fields, other: rest.length ? plainWords({ ...body, errors: rest }) : null }
+  }
+  const name = controlOf(CODE_WORDS[body.code]?.[1])
+  return name ? { fields: { [name]: plainWords(body) }, other: null } : { fields, other: plainWords(body) }
+}

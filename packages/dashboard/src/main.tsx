@@ -1,15 +1,19 @@
 /**
  * The dashboard's entry: the header's navigation (a Preact component), and hash routes that
  * pick the page. A single-page client of /auth and /v0 with the session cookie, built by Vite
- * (packages/dashboard). The pages (auth.js, mail.js, pods.js, policy.js, webhooks.js, org.js)
- * draw into <main> with the `h` DOM helper of dom.js, as the first dashboard did; the pieces
- * rebuilt since are Preact components typed from the OpenAPI document (client.ts, threads.tsx).
+ * (packages/dashboard). The console's older pages (auth.js, pods.js, policy.js, webhooks.js,
+ * org.js) draw into <main> with the `h` DOM helper of dom.js, as the first dashboard did; the
+ * mail client (inbox.tsx, thread.tsx, message.tsx, write.tsx, drafts.tsx) and the pieces rebuilt
+ * since are Preact components typed from the OpenAPI document (client.ts).
  */
 import "./app.css"
 import { render } from "preact"
 import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "./auth.js"
 import { $, api, dropPrefetched, go, h, page, refreshMe, session, showFlash } from "./dom.js"
-import { closeSocket, compose, draft, drafts, inbox, prefetchPage, readingPane, thread, wide } from "./mail.js"
+import { draft, drafts } from "./drafts.tsx"
+import { inbox, readingPane, thread } from "./inbox.tsx"
+import { closeSocket, prefetchPage, wide } from "./mailbox.ts"
+import { compose } from "./write.tsx"
 import { apiKeys, billing, domain, domains, metrics, overview } from "./org.js"
 import { inboxes, pods } from "./pods.js"
 import { lists, suppressions } from "./policy.js"
