@@ -48,7 +48,9 @@ const messageLabels = (n: number): LabelNames => ({ list: `Labels of message ${n
  * Labels, each with a remove button (not the service's own: they cannot be removed), and a
  * field to add one; `change` sends add_labels or remove_labels. A failure is said beside the field.
  */
-const LabelControls = ({ names, labels, change, id }: { readonly names: LabelNames; readonly labels: ReadonlyArray<string>; readonly change: (c: LabelChange) => Promise<void>; readonly id: string }) => {
+const LabelControls = ({ names, labels, change, id, compact = false }: {
+  readonly names: LabelNames; readonly labels: ReadonlyArray<string>; readonly change: (c: LabelChange) => Promise<void>; readonly id: string; readonly compact?: boolean
+}) => {
   const [busy, setBusy] = useState(false)
   const [problem, setProblem] = useState<string | null>(null)
   const input = useRef<HTMLInputElement>(null)
@@ -80,9 +82,10 @@ const LabelControls = ({ names, labels, change, id }: { readonly names: LabelNam
         if (label) void run({ add_labels: [label] })
       }}>
         <label for={id}>{names.field}</label>
-        <input id={id} name="label" required ref={input} aria-invalid={problem ? "true" : undefined} aria-describedby={problem ? `${id}-problem` : undefined} />
+        <input id={id} name="label" required ref={input} placeholder={compact ? "Add a label" : undefined} aria-invalid={problem ? "true" : undefined} aria-describedby={problem ? `${id}-problem` : undefined} />
         {problem ? <p id={`${id}-problem`} class="field-error" role="alert">{problem}</p> : null}
-        <button type="submit" class="primary" disabled={busy}>{names.submit}</button>
+        {/* In a message's row, "Add": its name says which message. */}
+        <button type="submit" class={compact ? undefined : "primary"} aria-label={compact ? names.submit : undefined} disabled={busy}>{compact ? "Add" : names.submit}</button>
       </form>
     </>
   )
@@ -115,7 +118,7 @@ const Triage = ({ inboxId, threadId, labels }: { readonly inboxId: string; reado
   return (
     <div role="group" aria-label="Thread actions" class="triage">
       {has("archived") ? act("Move to Inbox", "⇤", { remove_labels: ["archived"] }, "Moved to the Inbox.", false) : act("Archive", "▣", { add_labels: ["archived"] }, "Archived: it is in Archived.", true)}
-      {has("trash") ? act("Restore", "↺", { remove_labels: ["trash"] }, "Restored from the Trash.", false) : act("Move to Trash", "🗑", { add_labels: ["trash"] }, "Moved to the Trash.", true)}
+      {has("trash") ? act("Restore", "↺", { remove_labels: ["trash"] }, "Restored from the Trash.", false) : act("Move to Trash", "✕", { add_labels: ["trash"] }, "Moved to the Trash.", true)}
       {has("spam") ? act("Not spam", "✓", { remove_labels: ["spam"] }, "Marked as not spam.", false) : act("Report spam", "⚠", { add_labels: ["spam"] }, "Reported as spam: it is in Spam.", true)}
       {has("unread") ? act("Mark read", "○", { remove_labels: ["unread"] }, "Marked read.", false) : act("Mark unread", "●", { add_labels: ["unread"] }, "Marked unread.", true)}
     </div>
@@ -162,7 +165,7 @@ export const ThreadView = ({ inboxId, loaded: { thread: t, messages, inline }, p
       <Triage inboxId={inboxId} threadId={threadId} labels={fresh.labels} />
       {messages.map((m, i) => (
         <MessageView key={m.message_id} inboxId={inboxId} message={m} n={i + 1} inline={inline[i] ?? new Map()}
-          labels={<div class="msg-labels"><LabelControls id={`message-label-${i + 1}`} names={messageLabels(i + 1)}
+          labels={<div class="msg-labels"><LabelControls id={`message-label-${i + 1}`} names={messageLabels(i + 1)} compact
             labels={fresh.messages.find((x) => x.message_id === m.message_id)?.labels ?? []} change={onMessage(m.message_id)} /></div>} />
       ))}
       <section aria-label="Labels" id="labels">

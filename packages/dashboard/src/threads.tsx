@@ -30,6 +30,14 @@ export const loadThreads = async (inboxId: string, label: string | null | undefi
   }))
 }
 
+/** Today's mail by its time, older mail by its date, as mail clients list them (the full time on hover). */
+const shortDate = (timestamp: string) => {
+  const at = new Date(timestamp)
+  return at.toDateString() === new Date().toDateString()
+    ? at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : at.toLocaleDateString([], { day: "numeric", month: "short", ...(at.getFullYear() === new Date().getFullYear() ? {} : { year: "numeric" }) })
+}
+
 /** Labels the list does not show as chips: every received message has `received`, and unread rows are bold. */
 const SYSTEM_LABELS = new Set(["received", "unread"])
 
@@ -101,7 +109,7 @@ export const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf
         {failure ? <p class="field-error" role="alert">{failure}</p> : null}
       </div>
       <table aria-label="Threads">
-        <thead><tr><th><span class="visually-hidden">Select</span></th><th>From</th><th>Subject</th><th>Date</th><th>Labels</th></tr></thead>
+        <thead><tr><th><span class="visually-hidden">Select</span></th><th>From</th><th>Subject</th><th>Date</th></tr></thead>
         <tbody>
           {threads.map((t, index) => (
             <tr key={t.thread_id} aria-current={t.thread_id === open ? "true" : undefined}
@@ -110,10 +118,10 @@ export const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf
               <td>{t.senders.join(", ")}</td>
               <td>
                 <a href={hrefOf(t.thread_id)}>{t.subject || "(no subject)"}</a>
+                {t.labels.filter((l) => !SYSTEM_LABELS.has(l)).map((l) => <span key={l} class="label">{labelWords(l)}</span>)}
                 <div class="muted">{t.preview}</div>
               </td>
-              <td>{new Date(t.timestamp).toLocaleString()}</td>
-              <td>{t.labels.filter((l) => !SYSTEM_LABELS.has(l)).map((l) => <span key={l} class="label">{labelWords(l)}</span>)}</td>
+              <td><time dateTime={t.timestamp} title={new Date(t.timestamp).toLocaleString()}>{shortDate(t.timestamp)}</time></td>
             </tr>
           ))}
         </tbody>

@@ -878,6 +878,7 @@ describe("The mail client and console's feel (Chromium)", () => {
     const raw = await source.textContent() ?? ""
     assert.include(raw, "Content-Type: multipart/alternative")
     assert.include(raw, "<p>The <b>rich</b> words.</p>", "the source is shown as text, not as HTML")
+    await shot(page, "message-source")
     assert.deepStrictEqual(await accessibilityProblems(page), [])
     await views.getByRole("button", { name: "Headers" }).click()
     assert.include(await page.getByLabel("Message headers").textContent() ?? "", "seen-in-headers")
@@ -901,6 +902,7 @@ describe("The mail client and console's feel (Chromium)", () => {
     await explained(page, listed.getByText(/^report\.txt \(\d+ bytes\)$/))
     await page.getByLabel("To (comma-separated)").fill("bea@example.org")
     await page.getByLabel("Message", { exact: true }).fill("See the attached report.")
+    await shot(page, "forward")
     await page.getByRole("button", { name: "Send" }).click()
     // The forward is a new thread of its own, opened after sending, with the original's file.
     await explained(page, page.getByRole("list", { name: "Attachments" }).getByRole("link", { name: /^report\.txt \(\d+ bytes\)$/ }))
