@@ -1,7 +1,7 @@
 /**
  * One message of a thread, drawn by Preact: who sent it to whom, a compact toolbar (reply,
  * reply all, forward, the raw file) and four ways to read it: the plain text (quoted history
- * folded), the HTML in its sandboxed frame (made by mail.js, kept while the reader switches
+ * folded), the HTML in its sandboxed frame (mailframe.tsx, kept while the reader switches
  * views), the source (the raw RFC 822 message, asked of the API only when first shown, as
  * text) and the parsed headers. Its attachments are listed under it, images previewed.
  */
