@@ -30,6 +30,9 @@ export const loadThreads = async (inboxId: string, label: string | null | undefi
   }))
 }
 
+/** A sender as a list shows it: the name of "Ann <ann@example.org>", else the address (the whole on hover). */
+const displayName = (mailbox: string) => /^\s*"?([^"<]*?)"?\s*<[^>]+>\s*$/.exec(mailbox)?.[1] || mailbox
+
 /** Today's mail by its time, older mail by its date, as mail clients list them (the full time on hover). */
 const shortDate = (timestamp: string) => {
   const at = new Date(timestamp)
@@ -115,7 +118,7 @@ export const ThreadList = ({ inboxId, threads, labelWords, changed, open, hrefOf
             <tr key={t.thread_id} aria-current={t.thread_id === open ? "true" : undefined}
               class={`${t.labels.includes("unread") ? "unread" : ""}${selected.has(t.thread_id) ? " selected" : ""}`}>
               <td><input type="checkbox" aria-label={`Select ${t.subject || "(no subject)"}`} checked={selected.has(t.thread_id)} onClick={(e) => click(index, e)} /></td>
-              <td>{t.senders.join(", ")}</td>
+              <td title={t.senders.join(", ")}>{t.senders.map(displayName).join(", ")}</td>
               <td>
                 <a href={hrefOf(t.thread_id)}>{t.subject || "(no subject)"}</a>
                 {t.labels.filter((l) => !SYSTEM_LABELS.has(l)).map((l) => <span key={l} class="label">{labelWords(l)}</span>)}
