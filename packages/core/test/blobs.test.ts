@@ -360,6 +360,23 @@ describe("download tokens", () => {
     assert.isUndefined(openDownload("key-a", { token: signed.token, filename: "Résumé.pdf" }))
   })
 
+  it("name an attachment kept inside a raw message by the raw's hash and the part, and open only as signed", () => {
+    const partTarget = { ...target, part: 513 }
+    const signed = signDownload("key-a", partTarget, 2_000_000_000)
+    assert.match(signed.token, /^[A-Za-z0-9_-]{74}$/)
+    assert.deepStrictEqual(openDownload("key-a", signed), { target: partTarget, expiresAtSeconds: 2_000_000_000 })
+    assert.isUndefined(openDownload("key-b", signed))
+    for (let i = 0; i < signed.token.length; i++) {
+      const token = signed.token.slice(0, i) + (signed.token[i] === "A" ? "B" : "A") + signed.token.slice(i + 1)
+      assert.isUndefined(openDownload("key-a", { ...signed, token }), `flipped at ${i}`)
+    }
+    // the blob's own token and the part's differ, and neither opens as the other
+    const whole = signDownload("key-a", target, 2_000_000_000)
+    assert.notStrictEqual(whole.token, signed.token)
+    assert.notProperty(openDownload("key-a", whole)?.target, "part")
+    assert.isUndefined(openDownload("key-a", { ...signed, token: signed.token.slice(0, 71) }))
+  })
+
   it("sign the cleaned media type and file name, cut to 255 bytes keeping the extension", () => {
     const long = signDownload("k", { sha256: sha, contentType: "Text/Plain; name=x", filename: `${"ü".repeat(400)}.pdf` }, 1)
     assert.strictEqual(long.contentType, "text/plain")

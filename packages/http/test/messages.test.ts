@@ -8,6 +8,7 @@ import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRE
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { createHash } from "node:crypto"
 
 const setUp = Effect.gen(function*() {
   const app = yield* TestApp
@@ -279,6 +280,39 @@ for (const storage of storages()) {
           assert.strictEqual(anonymous.status, 200)
           assert.strictEqual(anonymous.text, "%PDF-1.4 not really")
           assert.strictEqual((yield* get(`/messages/${d.message_id}/attachments/att_nope`)).status, 404)
+        }))
+
+      it.effect("an attachment that arrives in a message is kept only inside the raw message: no blob of its own, its bytes answered identical with their size, and deleting the message releases the raw alone", () =>
+        Effect.gen(function*() {
+          const { deliver, get, app, key } = yield* setUp
+          // 200 KB without line breaks: base64 in the raw message, decoded on download
+          const content = Array.from({ length: 200_000 }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 94))).join("")
+          const d = yield* deliver({ attachments: [{ filename: "big.bin", content, contentType: "application/octet-stream" }, { filename: "small.txt", content: "second part", contentType: "text/plain" }] })
+          const sql = yield* SqlClient.SqlClient
+          const [row] = yield* sql<{ raw_sha256: string; attachments: ReadonlyArray<{ sha256: string; size: number; part?: number }> }>`SELECT raw_sha256, attachments FROM messages WHERE id = ${d.message_id}`
+          const stored = row!.attachments
+          assert.deepStrictEqual(stored.map((a) => [a.part, a.size, a.sha256]), [
+            [0, 200_000, createHash("sha256").update(content).digest("hex")],
+            [1, 11, createHash("sha256").update("second part").digest("hex")]
+          ])
+          const blobRows = yield* sql<{ sha256: string; refs: number }>`SELECT sha256, refs FROM blobs WHERE sha256 IN ${sql.in([row!.raw_sha256, ...stored.map((a) => a.sha256)])}`
+          assert.deepStrictEqual(blobRows.map((r) => [r.sha256, r.refs]), [[row!.raw_sha256, 1]])
+          const message = yield* get(`/messages/${d.message_id}`)
+          const [big, small] = message.body.attachments
+          assert.strictEqual(big.size, 200_000)
+          for (const [a, expected] of [[big, content], [small, "second part"]] as const) {
+            const bytes = yield* get(`/messages/${d.message_id}/attachments/${a.attachment_id}/download`)
+            assert.strictEqual(bytes.status, 200)
+            assert.strictEqual(bytes.headers.get("content-length"), String(Buffer.byteLength(expected)))
+            assert.strictEqual(bytes.text, expected)
+            const url = new URL((yield* get(`/messages/${d.message_id}/attachments/${a.attachment_id}`)).body.download_url)
+            const anonymous = yield* app.request("GET", `${url.pathname}${url.search}`)
+            assert.strictEqual(anonymous.status, 200)
+            assert.strictEqual(anonymous.text, expected)
+          }
+          assert.strictEqual((yield* app.request("DELETE", `/v0/inboxes/${message.body.inbox_id}/messages/${d.message_id}`, { key })).status, 204)
+          const after = yield* sql<{ sha256: string; refs: number }>`SELECT sha256, refs FROM blobs WHERE sha256 IN ${sql.in([row!.raw_sha256, ...stored.map((a) => a.sha256)])}`
+          assert.deepStrictEqual(after.map((r) => [r.sha256, r.refs]), [[row!.raw_sha256, 0]])
         }))
 
       it.effect("one message addressed to several inboxes stores its bytes once; deleting every copy releases them", () =>

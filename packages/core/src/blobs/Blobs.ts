@@ -21,7 +21,8 @@
  * the hash and the expiry, and an HMAC over them, the media type and the file name, keyed
  * by a secret kept in `server_secrets` (made once, shared by every process on the
  * database). Either URL works without an API key for DOWNLOAD_URL_SECONDS; the bytes are
- * served by `downloads.get` (operations.ts).
+ * served by `downloads.get` (operations.ts). An attachment kept inside its raw message
+ * (parts.ts) always gets the server's URL, which names the raw message and the part.
  *
  * `layerSweeper` runs `sweep` every SWEEP_INTERVAL in a background fiber (the server's
  * layer); several processes may sweep at once (SKIP LOCKED shares the rows out).
@@ -56,6 +57,9 @@ export const sha256Of = (bytes: Uint8Array): string => createHash("sha256").upda
 
 /** An attachment as a message stores it: its bytes under their digest, the parser's when it computed one. */
 export const attachmentBlob = (a: ParsedAttachment) => ({ meta: a.meta, sha256: a.sha256 ?? sha256Of(a.content), bytes: a.content })
+
+/** An attachment of a raw message that is stored: kept inside it as part `part` (parts.ts), under the digest of its decoded bytes. */
+export const attachmentInRaw = (a: ParsedAttachment, part: number) => ({ meta: a.meta, sha256: a.sha256 ?? sha256Of(a.content), part })
 
 export interface SignedDownload {
   readonly download_url: string
@@ -119,7 +123,8 @@ export class Blobs extends Context.Service<Blobs, {
         // Whole seconds: the token carries seconds, and expires_at must be its true expiry.
         const expiresAtSeconds = Math.floor((yield* now).getTime() / 1000) + DOWNLOAD_URL_SECONDS
         const expires_at = iso(new Date(expiresAtSeconds * 1000))
-        const presigned = yield* store.presign(target.sha256, {
+        // A part of a raw message (parts.ts) is cut out by this server: no store can presign it.
+        const presigned = target.part !== undefined ? undefined : yield* store.presign(target.sha256, {
           expiresInSeconds: DOWNLOAD_URL_SECONDS,
           contentType: target.contentType,
           ...(target.filename === undefined ? {} : { filename: target.filename })

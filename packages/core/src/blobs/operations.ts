@@ -7,7 +7,8 @@
  * A forged, malformed or expired URL (a changed media type or file name too), and one whose
  * bytes are gone (swept after the last message referencing them was deleted), are all 404
  * `not_found` with one message: the answer says nothing about which, nor whether the blob
- * ever existed. Not 401: no credential the caller could add would make the same URL work.
+ * ever existed (or, for an attachment kept inside its raw message, whether the part is
+ * there). Not 401: no credential the caller could add would make the same URL work.
  *
  * Headers (download.ts): the media type and file name the token names, Content-Length,
  * `Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`,
@@ -15,12 +16,13 @@
  * what is left of the URL's lifetime: the bytes behind a hash never change, and no cached
  * copy outlives the URL.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { operation, Output, route } from "../catalogue/Operation.ts"
 import { NotFound } from "../errors/errors.ts"
 import { now } from "../shared/time.ts"
 import { Blobs } from "./Blobs.ts"
 import { downloadOf } from "./download.ts"
+import { partBytes } from "./parts.ts"
 
 const gone = new NotFound({ message: "This download link is invalid or has expired.", fix: "Ask the API for a fresh download_url." })
 
@@ -45,10 +47,16 @@ export const download = operation({
       const blobs = yield* Blobs
       const target = yield* blobs.verifyDownload({ token: params.token, contentType: input.content_type, filename: input.filename })
       if (target === undefined) return yield* gone
+      const maxAge = Math.max(0, Math.floor((target.expiresAt.getTime() - (yield* now).getTime()) / 1000))
+      const { part, ...source } = target
+      if (part !== undefined) {
+        const bytes = yield* partBytes(target.sha256, part)
+        if (bytes === undefined) return yield* gone
+        return downloadOf({ read: () => Stream.make(bytes) }, { ...source, size: bytes.byteLength }, { cacheControl: `private, max-age=${maxAge}` })
+      }
       const size = yield* blobs.size(target.sha256)
       if (size === undefined) return yield* gone
-      const maxAge = Math.max(0, Math.floor((target.expiresAt.getTime() - (yield* now).getTime()) / 1000))
-      return downloadOf(blobs, { ...target, size }, { cacheControl: `private, max-age=${maxAge}` })
+      return downloadOf(blobs, { ...source, size }, { cacheControl: `private, max-age=${maxAge}` })
     })
 })
 

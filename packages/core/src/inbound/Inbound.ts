@@ -23,7 +23,7 @@
 import { Cause, Context, Deferred, Effect, Exit, Layer, Metric, Queue, Schema } from "effect"
 import { inboundBatchesSplit, messagesReceived } from "../operating/metrics.ts"
 import { SqlClient } from "effect/sql"
-import { attachmentBlob, sha256Of } from "../blobs/Blobs.ts"
+import { attachmentInRaw, sha256Of } from "../blobs/Blobs.ts"
 import { BadRequest, NotFound, PayloadTooLarge } from "../errors/errors.ts"
 import { Events } from "../events/Events.ts"
 import { type ProviderEvent, ProviderEvents } from "../events/Provider.ts"
@@ -359,7 +359,8 @@ export class Inbound extends Context.Service<Inbound, {
         ...(isUnauthenticated(arrival.auth) ? ["unauthenticated"] : []),
         ...(spam ? ["spam"] : [])
       ]
-      const attachments = parsed.attachments.map(attachmentBlob)
+      // kept inside the raw message, which is stored anyway (blobs/parts.ts)
+      const attachments = parsed.attachments.map(attachmentInRaw)
       const delivered = yield* groupCommit({
         inboxes: recipients,
         fromAddress,

@@ -80,7 +80,8 @@ export interface NewMessage {
   readonly extracted_text?: string
   readonly extracted_html?: string
   readonly headers: Readonly<Record<string, string>>
-  readonly attachments: ReadonlyArray<{ readonly meta: Omit<StoredAttachment, "attachment_id" | "sha256">; readonly sha256: string; readonly bytes: Uint8Array }>
+  /** Each with its bytes (stored as a blob), or with the `part` of the raw message that holds them (blobs/parts.ts). */
+  readonly attachments: ReadonlyArray<NewAttachment>
   readonly raw: { readonly sha256: string; readonly bytes: Uint8Array }
   readonly labels: ReadonlyArray<string>
   /** A reply joins this thread (its parent's); otherwise the thread is decided from headers. */
@@ -89,6 +90,11 @@ export interface NewMessage {
   readonly is_forward?: boolean
   readonly open_token?: string
 }
+
+export type NewAttachment = { readonly meta: Omit<StoredAttachment, "attachment_id" | "sha256" | "part">; readonly sha256: string } & (
+  | { readonly bytes: Uint8Array; readonly part?: undefined }
+  | { readonly part: number; readonly bytes?: undefined }
+)
 
 export interface Stored {
   readonly message: FullMessageRow
@@ -362,11 +368,15 @@ export class MessageStore extends Context.Service<MessageStore, {
     }
 
     const attachmentsOf = (m: NewMessage) =>
-      Effect.forEach(m.attachments, (a) => Effect.map(ids.make("att"), (attachment_id): StoredAttachment => ({ ...a.meta, attachment_id, sha256: a.sha256 })))
+      Effect.forEach(m.attachments, (a) =>
+        Effect.map(ids.make("att"), (attachment_id): StoredAttachment => ({ ...a.meta, attachment_id, sha256: a.sha256, ...(a.part === undefined ? {} : { part: a.part }) })))
 
     const blobsOf = (ms: ReadonlyArray<NewMessage>) => {
       const all = new Map<string, { readonly sha256: string; readonly bytes: Uint8Array }>()
-      for (const m of ms) for (const b of [m.raw, ...m.attachments]) all.set(b.sha256, { sha256: b.sha256, bytes: b.bytes })
+      for (const m of ms) {
+        all.set(m.raw.sha256, m.raw)
+        for (const a of m.attachments) if (a.bytes !== undefined) all.set(a.sha256, { sha256: a.sha256, bytes: a.bytes })
+      }
       return [...all.values()]
     }
 

@@ -32,6 +32,8 @@ import { decodeRows, escapeLike } from "../shared/sql.ts"
 import { now } from "../shared/time.ts"
 import { validationError } from "../shared/validation.ts"
 import { downloadOf } from "../blobs/download.ts"
+import { attachmentReader } from "../blobs/parts.ts"
+import { MailParser } from "../mail/parse.ts"
 import { MessageStore } from "./MessageStore.ts"
 import {
   AttachmentMeta,
@@ -200,6 +202,7 @@ export class Messages extends Context.Service<Messages, {
     const inboxes = yield* Inboxes
     const store = yield* MessageStore
     const blobs = yield* Blobs
+    const parser = yield* MailParser
 
     const summaryColumns = sql.literal(SUMMARY_COLUMNS.map((c) => `"${c}"`).join(", "))
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
@@ -295,18 +298,23 @@ export class Messages extends Context.Service<Messages, {
       attachment: Effect.fn("Messages.attachment")(function*(principal, inboxId, messageId, attachmentId) {
         const row = yield* find(principal, inboxId, messageId)
         const a = yield* attachmentOf(row, attachmentId)
-        const signed = yield* blobs.downloadUrl({ sha256: a.sha256, contentType: a.content_type, ...(a.filename === undefined ? {} : { filename: a.filename }) })
+        const signed = yield* blobs.downloadUrl({
+          ...(a.part === undefined ? { sha256: a.sha256 } : { sha256: row.raw_sha256, part: a.part }),
+          contentType: a.content_type,
+          ...(a.filename === undefined ? {} : { filename: a.filename })
+        })
         return compact({ ...toAttachmentMeta(a), ...signed }) as AttachmentMeta & SignedDownload
       }),
       attachmentDownload: Effect.fn("Messages.attachmentDownload")(function*(principal, inboxId, messageId, attachmentId) {
         const row = yield* find(principal, inboxId, messageId)
         const a = yield* attachmentOf(row, attachmentId)
-        return downloadOf(blobs, { sha256: a.sha256, contentType: a.content_type, size: a.size, ...(a.filename === undefined ? {} : { filename: a.filename }) })
+        const reader = yield* attachmentReader(row.raw_sha256, a).pipe(Effect.provideService(Blobs, blobs), Effect.provideService(MailParser, parser))
+        return downloadOf(reader, { sha256: a.sha256, contentType: a.content_type, size: a.size, ...(a.filename === undefined ? {} : { filename: a.filename }) })
       })
     })
   }))
 
-  /** With the services it uses (Blobs, Inboxes, MessageStore); the ports are the caller's. */
-  static readonly layer = Messages.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Blobs.layer, Inboxes.layer, MessageStore.layer)))
+  /** With the services it uses (Blobs, Inboxes, MailParser, MessageStore); the ports are the caller's. */
+  static readonly layer = Messages.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(Blobs.layer, Inboxes.layer, MailParser.layer, MessageStore.layer)))
 }
 

@@ -73,8 +73,11 @@ export const AttachmentMeta = Schema.Struct({
 })
 export type AttachmentMeta = typeof AttachmentMeta.Type
 
-/** An attachment as stored on its message row: the metadata and the hash of its bytes. */
-export const StoredAttachment = Schema.Struct({ ...AttachmentMeta.fields, sha256: Schema.String })
+/**
+ * An attachment as stored on its message row: the metadata and the hash of its bytes, and
+ * `part` when the bytes are kept only inside the raw message (blobs/parts.ts).
+ */
+export const StoredAttachment = Schema.Struct({ ...AttachmentMeta.fields, sha256: Schema.String, part: Schema.optionalKey(Schema.Number) })
 export type StoredAttachment = typeof StoredAttachment.Type
 
 export const MessageRow = Schema.Struct({

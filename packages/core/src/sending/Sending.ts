@@ -52,6 +52,7 @@ import { Inbound } from "../inbound/Inbound.ts"
 import { Inboxes, type InboxRow } from "../inboxes/Inboxes.ts"
 import { Lists } from "../lists/Lists.ts"
 import { MailParser } from "../mail/parse.ts"
+import { attachmentBytes } from "../blobs/parts.ts"
 import { addressList, headerFields, rfc5322Date, withHeadersFirst, withoutHeader } from "../mail/submission.ts"
 import { normaliseAddress } from "../shared/fields.ts"
 import { compose, type ComposeKind, MAX_RECIPIENTS, type ParentMessage, type SendInput, validateSend } from "../mail/compose.ts"
@@ -343,7 +344,7 @@ export class Sending extends Context.Service<Sending, {
       return yield* Effect.gen(function*() {
         const attachmentContents = request.kind === "forward" && parentRow !== undefined
           ? yield* Effect.forEach(parentRow.attachments, (a) =>
-            Effect.map(blobs.readAll(a.sha256), (content) => ({
+            Effect.map(attachmentBytes(parentRow.raw_sha256, a).pipe(Effect.provideService(Blobs, blobs), Effect.provideService(MailParser, parser)), (content) => ({
               meta: {
                 content_type: a.content_type,
                 content_disposition: a.content_disposition,
