@@ -39,6 +39,7 @@ const main = async () => {
     const w1 = Number(process.hrtime.bigint() / 1000n)
     console.log(`${which}: ${run.rate} msg/s, p50 ${run.p50} ms, p99 ${run.p99} ms, errors ${run.errors}; machine busy ${(run.busy * 100).toFixed(0)}%`)
     console.log(`  CPU µs per message: server ${run.cpu.server}, PostgreSQL ${run.cpu.postgres}, load generator ${run.cpu.client}`)
+    console.log(`  bytes the server wrote per message (sockets and files): ${run.written ?? "-"}`)
     console.log(`  DNS queries per message: ${((dns.zone.queries() - q0) / (run.rate * seconds)).toFixed(2)}`)
     await stop(server.child)
     if (profileDir !== undefined) {

@@ -55,6 +55,8 @@ interface SmtpRun {
   readonly cpu: { readonly server: number; readonly postgres: number; readonly client: number }
   /** Share of the machine's CPU time busy during the run, of all its cores (1 = every core all the time). */
   readonly busy: number
+  /** Bytes the server's process wrote (sockets and files, /proc/PID/io wchar) per message answered: a count, not a time, so it holds on a busy machine. */
+  readonly written?: number
 }
 
 /** A process's /proc stat fields after its name: [state, ppid, ...]; undefined once it is gone. */
@@ -77,6 +79,15 @@ const ticksOf = (pid: number | string, reaped = false): number => {
   return Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)
 }
 const TICK_US = 10_000
+
+/** Bytes a process has written through system calls (sockets included), or 0 once it is gone. */
+const writtenOf = (pid: number): number => {
+  try {
+    return Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
 
 /**
  * CPU time of the PostgreSQL server the benchmark writes to: its postmaster, every live
@@ -166,6 +177,7 @@ const signedOnce = async (raw: Buffer, privateKey: string) => {
 export const load = async (port: number, to: string, raw: Buffer, privateKey: string, seconds: number, serverPid?: number): Promise<SmtpRun> => {
   const { head, tail } = await signedOnce(raw, privateKey)
   const s0 = serverPid === undefined ? 0 : ticksOf(serverPid)
+  const w0 = serverPid === undefined ? 0 : writtenOf(serverPid)
   const p0 = postgresTicks()
   const c0 = process.cpuUsage()
   const m0 = machineTicks()
@@ -200,6 +212,7 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
     }
   }))
   const s1 = serverPid === undefined ? 0 : ticksOf(serverPid)
+  const w1 = serverPid === undefined ? 0 : writtenOf(serverPid)
   const p1 = postgresTicks()
   const c1 = process.cpuUsage(c0)
   const m1 = machineTicks()
@@ -211,7 +224,8 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
     p99: round2(percentile(times, 0.99)),
     errors,
     cpu: { server: per((s1 - s0) * TICK_US), postgres: per((p1 - p0) * TICK_US), client: per(c1.user + c1.system) },
-    busy: round2((m1.busy - m0.busy) / Math.max(1, m1.all - m0.all))
+    busy: round2((m1.busy - m0.busy) / Math.max(1, m1.all - m0.all)),
+    ...(serverPid === undefined ? {} : { written: per(w1 - w0) })
   }
 }
 

@@ -243,6 +243,44 @@ const referenceCounting = <E, R>(
         assert.isFalse(yield* (yield* BlobStore).has(own.sha256))
       }))
 
+    it.effect("one statement writing many messages that share bytes counts one reference per message, skips attachments kept inside the raw, and one statement deleting them gives every reference back", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const t = yield* tenant(1)
+        const raw = blob(3_000, "many-raw")
+        const attachment = blob(1_000, "many-attachment")
+        const inRaw = blob(500, "many-in-raw")
+        const n = 300
+        const attachments = JSON.stringify([
+          { attachment_id: "att_0", content_type: "image/png", content_disposition: "inline", size: attachment.size, sha256: attachment.sha256 },
+          { attachment_id: "att_1", content_type: "text/plain", content_disposition: "attachment", size: inRaw.size, sha256: inRaw.sha256, part: 1 }
+        ])
+        const prefix = (yield* (yield* Ids).make("bulk")).slice(-12)
+        const at = new Date("2026-01-01T00:00:00.000Z")
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO threads (id, organization_id, pod_id, inbox_id, subject, preview, senders, recipients, labels,
+              last_message_id, message_count, size, last_at, hidden, created_at, updated_at)
+            SELECT ${prefix} || 't' || i, ${t.organizationId}, ${t.podId}, ${t.inboxIds[0]!}, 'Hello', 'Hello', ${["a@example.org"]},
+              ${["b@inbox.localhost"]}, ${["received"]}, ${prefix} || 'm' || i, 1, ${raw.size}, ${at}, false, ${at}, ${at}
+            FROM generate_series(1, ${n}) AS i`
+          yield* sql`INSERT INTO messages (id, organization_id, pod_id, inbox_id, thread_id, direction, state, rfc_message_id,
+              parents, labels, "timestamp", sender, sender_address, recipients, recipient_addresses, subject, preview, size,
+              headers, attachments, raw_sha256, created_at, updated_at)
+            SELECT ${prefix} || 'm' || i, ${t.organizationId}, ${t.podId}, ${t.inboxIds[0]!}, ${prefix} || 't' || i, 'received', 'stored',
+              '<' || ${prefix} || i || '@example.org>', ${[]}, ${["received"]}, ${at}, 'a@example.org', 'a@example.org',
+              ${["b@inbox.localhost"]}, ${["b@inbox.localhost"]}, 'Hello', 'Hello', ${raw.size}, ${"{}"}::jsonb,
+              ${attachments}::jsonb, ${raw.sha256}, ${at}, ${at}
+            FROM generate_series(1, ${n}) AS i`
+          yield* (yield* Blobs).store([raw, attachment])
+        })).pipe(Effect.orDie)
+        assert.deepStrictEqual(yield* blobRow(raw.sha256), { refs: n, size: raw.size })
+        assert.deepStrictEqual(yield* blobRow(attachment.sha256), { refs: n, size: attachment.size })
+        assert.isUndefined(yield* blobRow(inRaw.sha256))
+        yield* sql`DELETE FROM messages WHERE id LIKE ${`${prefix}m%`}`.pipe(Effect.orDie)
+        assert.strictEqual((yield* blobRow(raw.sha256))?.refs, 0)
+        assert.strictEqual((yield* blobRow(attachment.sha256))?.refs, 0)
+      }))
+
     if (!concurrent) return
 
     // PGlite is one session: there, transactions never interleave and the race cannot happen.
