@@ -122,10 +122,12 @@ describe("backup, restore and move-to-postgres", { timeout: 600_000 }, () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("the seeded installation has a thread of two messages, a message in two inboxes and the attachment stored once", () => {
+  it("the seeded installation has a thread of two messages, a message in two inboxes and its attachment kept inside its raw message", () => {
     assert.strictEqual(before.counts["messages"], 3)
     assert.strictEqual(before.counts["threads"], 2)
-    assert.include(before.shas, sha256(ATTACHMENT))
+    // two raw messages; the attachment's bytes are only inside the first
+    assert.strictEqual(before.shas.length, 2)
+    assert.notInclude(before.shas, sha256(ATTACHMENT))
     assert.deepStrictEqual(before.whole, before.shas.map(() => true))
   })
 
@@ -150,8 +152,8 @@ describe("backup, restore and move-to-postgres", { timeout: 600_000 }, () => {
     const file = join(dir, "inbox.backup")
     const { readFileSync, writeFileSync } = await import("node:fs")
     const bytes = readFileSync(file)
-    // Flip one byte inside the attachment's blob entry: its checksum no longer matches.
-    const at = bytes.indexOf(ATTACHMENT.subarray(1000, 1032))
+    // Flip one byte inside the raw message's blob entry (in its attachment's base64): its checksum no longer matches.
+    const at = bytes.indexOf(Buffer.from(ATTACHMENT.subarray(0, 30)).toString("base64"))
     assert.isAbove(at, 0)
     bytes[at] = (bytes[at] ?? 0) ^ 0xff
     const damaged = join(dir, "damaged.backup")
