@@ -255,7 +255,7 @@ const referenceCounting = <E, R>(
           { attachment_id: "att_0", content_type: "image/png", content_disposition: "inline", size: attachment.size, sha256: attachment.sha256 },
           { attachment_id: "att_1", content_type: "text/plain", content_disposition: "attachment", size: inRaw.size, sha256: inRaw.sha256, part: 1 }
         ])
-        const prefix = (yield* (yield* Ids).make("bulk")).slice(-12)
+        const prefix = (yield* (yield* Ids).make("msg")).slice(-12)
         const at = new Date("2026-01-01T00:00:00.000Z")
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`INSERT INTO threads (id, organization_id, pod_id, inbox_id, subject, preview, senders, recipients, labels,
