@@ -374,6 +374,24 @@ if (firstStorage !== undefined) {
   })
 }
 
+layer(engineLayer(storages()[0]!.layer, {}, {}, s3Layer("urls")), { timeout: "120 seconds" })("download URLs with S3 storage", (it) => {
+  it.effect("a blob's URL is the store's presigned one; an attachment kept inside its raw message gets the server's signed URL naming the raw and the part", () =>
+    Effect.gen(function*() {
+      const blobs = yield* Blobs
+      const sha = sha256Of(new Uint8Array([7, 8, 9]))
+      const whole = yield* blobs.downloadUrl({ sha256: sha, contentType: "application/pdf" })
+      assert.notInclude(new URL(whole.download_url).pathname, "/downloads/")
+      const part = new URL((yield* blobs.downloadUrl({ sha256: sha, part: 2, contentType: "application/pdf", filename: "a.pdf" })).download_url)
+      assert.match(part.pathname, /^\/downloads\/[A-Za-z0-9_-]{74}$/)
+      const opened = yield* blobs.verifyDownload({
+        token: part.pathname.slice("/downloads/".length),
+        contentType: part.searchParams.get("content_type") ?? undefined,
+        filename: part.searchParams.get("filename") ?? undefined
+      })
+      assert.deepStrictEqual(opened === undefined ? undefined : [opened.sha256, opened.part, opened.filename], [sha, 2, "a.pdf"])
+    }))
+})
+
 // --- Download tokens and headers ----------------------------------------------------------
 
 describe("download tokens", () => {
