@@ -4,8 +4,9 @@
  * through their attachments' signed download URLs, never behind the session cookie.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks"
-import { client } from "./client.ts"
-import type { Message } from "./message.tsx"
+import { type Answer, client } from "./client.ts"
+
+type Message = Answer<"messages.get">
 
 /**
  * The HTML document for the sandboxed frame: its CSP blocks every remote load unless images are
