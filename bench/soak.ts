@@ -7,12 +7,14 @@
  * most it held at most 2.5× the idle resident memory of the bare node:http + `pg` server
  * (bench/reference.ts, measured in the same run as "Memory" measures it), and a curve that
  * flattens (no leak): the last five minutes' mean against the five before them.
- * BENCH_POSTGRES_URL names the server (default the tests' one).
+ * BENCH_POSTGRES_URL names the server (default the tests' one); BENCH_SOAK_NODE_ARGS adds Node
+ * flags to the server's command line.
  */
 import { adminSql } from "@inbox/testkit"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { loadavg } from "node:os"
+import { readFileSync } from "node:fs"
 import { promisify } from "node:util"
 import { benchMessages } from "./parse.ts"
 import { buildBundle, cleanEnv, healthy, referencePostgres, status } from "./memory.ts"
@@ -25,8 +27,16 @@ const DATABASE = "inbox_bench_soak"
 const SECRET = "soak-inbound-secret-0123456789abcdef"
 const SAMPLE_MS = 10_000
 const GOAL = 2.5
+// Node flags for the server alone, to look into its memory (`--trace-gc`, `--heapsnapshot-signal=SIGUSR2`).
+const NODE_ARGS = (process.env["BENCH_SOAK_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** User + system CPU seconds a process has spent (/proc/PID/stat, in clock ticks of 1/100 s). */
+const cpuSeconds = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
 
 export interface SoakResult {
   readonly minutes: number
@@ -37,6 +47,8 @@ export interface SoakResult {
   readonly posted: number
   readonly failed: number
   readonly delivered: number
+  /** the server process's CPU µs per stored message over the load */
+  readonly cpuPerMessage: number
   readonly loadBefore: number
   readonly loadAfter: number
 }
@@ -67,7 +79,7 @@ export const benchSoak = async (): Promise<SoakResult> => {
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
     const hookPort = (receiver.address() as { port: number }).port
     const port = hookPort + 1
-    child = spawn(process.execPath, [bundle, "serve", "--port", String(port), "--log-level", "warning"], { env, stdio: ["ignore", "pipe", "inherit"] })
+    child = spawn(process.execPath, [...NODE_ARGS, bundle, "serve", "--port", String(port), "--log-level", "warning"], { env, stdio: ["ignore", "pipe", "inherit"] })
     await healthy(port)(child)
     const base = `http://127.0.0.1:${port}`
     const call = async (path: string, body: unknown) => {
@@ -99,6 +111,7 @@ export const benchSoak = async (): Promise<SoakResult> => {
       }).finally(() => pending.delete(p))
       pending.add(p)
     }
+    const cpuBefore = cpuSeconds(child.pid!)
     const started = performance.now()
     const end = started + MINUTES * 60_000
     let next = started
@@ -117,9 +130,10 @@ export const benchSoak = async (): Promise<SoakResult> => {
       if (next > now) await sleep(next - now)
     }
     await Promise.all(pending)
+    const cpuPerMessage = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / Math.max(1, posted)
     // Let the webhook deliveries catch up before counting them.
     for (let i = 0; i < 100 && delivered < posted; i++) await sleep(100)
-    return { minutes: MINUTES, rate: RATE, rss, bareIdle, posted, failed, delivered, loadBefore, loadAfter: loadavg()[0] ?? 0 }
+    return { minutes: MINUTES, rate: RATE, rss, bareIdle, posted, failed, delivered, cpuPerMessage, loadBefore, loadAfter: loadavg()[0] ?? 0 }
   } finally {
     if (child !== undefined) {
       const exited = new Promise<void>((resolve) => child!.once("close", () => resolve()))
@@ -146,7 +160,7 @@ export const soakSection = (r: SoakResult) => {
     "",
     `Machine: ${machine()}; load average (1 min) ${r.loadBefore.toFixed(2)} at the start, ${r.loadAfter.toFixed(2)} at the end.`,
     "",
-    `**Most resident ${peak.toFixed(0)} MiB against the bare server's ${bare.toFixed(0)} MiB idle (${r.bareIdle.map((x) => x.toFixed(0)).join(", ")}): ${(peak / bare).toFixed(2)}× (goal ${GOAL}×, ${peak / bare <= GOAL ? "met" : "not met"}).** Mean of the last five minutes ${mean(last5).toFixed(0)} MiB against ${before5.length > 0 ? `${mean(before5).toFixed(0)} MiB in the five before them` : "(run shorter than ten minutes)"}. ${r.posted.toLocaleString("en-US")} messages stored, ${r.failed} refused or failed, ${r.delivered.toLocaleString("en-US")} webhook deliveries received.`,
+    `**Most resident ${peak.toFixed(0)} MiB against the bare server's ${bare.toFixed(0)} MiB idle (${r.bareIdle.map((x) => x.toFixed(0)).join(", ")}): ${(peak / bare).toFixed(2)}× (goal ${GOAL}×, ${peak / bare <= GOAL ? "met" : "not met"}).** Mean of the last five minutes ${mean(last5).toFixed(0)} MiB against ${before5.length > 0 ? `${mean(before5).toFixed(0)} MiB in the five before them` : "(run shorter than ten minutes)"}. ${r.posted.toLocaleString("en-US")} messages stored, ${r.failed} refused or failed, ${r.delivered.toLocaleString("en-US")} webhook deliveries received; the server spent ${Math.round(r.cpuPerMessage).toLocaleString("en-US")} µs of CPU per message${NODE_ARGS.length > 0 ? ` (Node flags: ${NODE_ARGS.join(" ")})` : ""}.`,
     "",
     "| minute | RSS MiB |",
     "|---:|---:|",
