@@ -21,7 +21,7 @@ import {
   type SessionResult,
   type Settings
 } from "@inbox/core"
-import { Clock, Effect, Layer, type Scope } from "effect"
+import { Clock, Effect, Layer, Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
 import { noteRequest, RequestFacts } from "./observe.ts"
@@ -31,6 +31,9 @@ import { clearedCookie, sessionCookie } from "./session.ts"
 import type { WireRequest } from "./wire.ts"
 
 const hasBody = (method: string) => method === "POST" || method === "PATCH"
+
+/** Whether answering `op` reads a body from the request (raw bytes, or JSON). */
+const reads = (op: Operation, method: string) => op.raw !== undefined || hasBody(method)
 
 const OPERATOR_HEADERS = ["x-inbound-secret", "webhook-id", "webhook-timestamp", "webhook-signature"]
 
@@ -65,30 +68,49 @@ export const answerOperation = (
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>
 ): Effect.Effect<Answer, never, Engine | Settings> =>
+  (reads(op, request.method)
+    // The body's reservation of the intake budget lasts until the operation has answered.
+    ? Effect.scoped(Effect.flatMap(Scope.Scope, (scope) => answerWith(op, path, request, params, scope)))
+    // Nothing to read, so no scope: a GET's query is already here.
+    : answerWith(op, path, request, params, undefined)).pipe(
+      Effect.catchIf(isApiError, (error: ApiError) => Effect.succeed({ _tag: "error", error } as const))
+    )
+
+/**
+ * The body as the operation reads it, only once the operation has admitted the caller
+ * (runOperation); a raw message over its route's limit is 413, as the operator's forwarder
+ * expects. The reader holds a reservation of the intake budget in the request's `scope`.
+ */
+const bodyOf = (op: Operation, request: WireRequest, engine: Engine["Service"], scope: Scope.Scope | undefined) => {
+  if (scope === undefined) return Effect.succeed({ input: queryObject(request, ["api_key"]) })
+  const raw = op.raw
+  const read = raw !== undefined
+    ? Effect.map(
+      readBytes(request, raw.maxBytes, () => new PayloadTooLarge({ message: `The message is larger than ${raw.maxBytes} bytes.` })),
+      (bytes) => ({ input: queryObject(request, ["api_key"]), raw: bytes })
+    )
+    : Effect.map(readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT), (input) => ({ input }))
+  return read.pipe(Effect.provideService(Engine, engine), Effect.provideService(Scope.Scope, scope))
+}
+
+const answerWith = (
+  op: Operation,
+  path: string,
+  request: WireRequest,
+  params: Readonly<Record<string, string | undefined>>,
+  scope: Scope.Scope | undefined
+) =>
   Effect.gen(function*() {
     const requestId = yield* RequestId
     const ip = yield* clientIp(request)
     yield* noteRequest(path, undefined)
-    const raw = op.raw
-    // The body's reader holds a reservation of the intake budget in this request's scope.
     const engine = yield* Engine
-    const reading = yield* Effect.context<Engine | Scope.Scope>()
-    // Read only once the operation has admitted the caller (runOperation); a raw message over
-    // its route's limit is 413, as the operator's forwarder expects.
-    const body = raw !== undefined
-      ? Effect.map(
-        readBytes(request, raw.maxBytes, () => new PayloadTooLarge({ message: `The message is larger than ${raw.maxBytes} bytes.` })),
-        (bytes) => ({ input: queryObject(request, ["api_key"]), raw: bytes })
-      )
-      : !hasBody(request.method)
-      ? Effect.succeed({ input: queryObject(request, ["api_key"]) })
-      : Effect.map(readJsonBody(request, op.bodyLimit ?? DEFAULT_BODY_LIMIT), (input) => ({ input }))
     const facts = yield* Effect.serviceOption(RequestFacts)
     const result = yield* engine.run(op, {
       credential: credentialOf(request, path),
       params,
       headers: headerValues(op, request),
-      body: Effect.provideContext(body, reading),
+      body: bodyOf(op, request, engine, scope),
       context: {
         clientIp: ip,
         requestId,
@@ -113,11 +135,7 @@ export const answerOperation = (
       default:
         return { _tag: "json", status: 200, body: result } as const
     }
-  }).pipe(
-    // The body's reservation of the intake budget lasts until the operation has answered.
-    Effect.scoped,
-    Effect.catchIf(isApiError, (error: ApiError) => Effect.succeed({ _tag: "error", error } as const))
-  )
+  })
 
 /** The router's response for an answer. */
 export const answerResponse = (answer: Answer): HttpServerResponse.HttpServerResponse => {

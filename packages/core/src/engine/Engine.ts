@@ -168,7 +168,16 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
   /** The facade over the services in context. */
   static readonly make = Effect.gen(function*() {
     const context = yield* Effect.context<Services.EngineServices>()
-    const provide = <A, E>(effect: Effect.Effect<A, E, Services.EngineServices>) => Effect.provideContext(effect, context)
+    let self: EngineApi | undefined
+    // A fiber that already holds this engine was started in the context the engine's layer
+    // built (the HTTP server's request fibers are): it has these services already, and
+    // merging them in again copies every service into a new map on each call.
+    const provide = <A, E>(effect: Effect.Effect<A, E, Services.EngineServices>) =>
+      Effect.withFiber((fiber) =>
+        self !== undefined && Context.getOrUndefined(fiber.context, Engine) === self
+          ? effect as Effect.Effect<A, E>
+          : Effect.provideContext(effect, context)
+      )
     const settings = Context.get(context, Settings)
     const ids = Context.get(context, Ids)
     const budget = Context.get(context, IntakeBudget)
@@ -216,7 +225,7 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
 
     const admit = (credential: Credential, callContext: CallContext) => provide(admitMember(credential, { stateChanging: true }, callContext))
 
-    return Engine.of({
+    self = Engine.of({
       settings,
       operations,
       call,
@@ -246,6 +255,7 @@ export class Engine extends Context.Service<Engine, EngineApi>()("inbox/Engine")
       resolve: dns.resolve,
       backup: (options) => provide(Backup.backupRunning(options))
     })
+    return self
   })
 
   /** The engine over ports a caller provides: storage (SqlClient, Signals), BlobStore, MailTransport, Egress, Ids, Settings. */
