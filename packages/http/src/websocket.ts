@@ -173,6 +173,22 @@ const writeRefusal = (socket: Duplex, path: string, requestId: string, error: Ap
 }
 
 /**
+ * A frame's bytes, encoded once for every connection it goes to: core hands the same text to
+ * each listener in turn, and `ws` given a string measures and encodes it again per socket.
+ */
+let lastFrame: string | undefined
+let lastBytes: Buffer = Buffer.alloc(0)
+const bytesOf = (frame: string): Buffer => {
+  if (frame !== lastFrame) {
+    lastBytes = Buffer.from(frame, "utf8")
+    lastFrame = frame
+  }
+  return lastBytes
+}
+/** Bytes sent as a text frame (a Buffer would otherwise go out as binary). */
+const TEXT_FRAME = { binary: false }
+
+/**
  * One connection taken on Node's upgrade event: the handlers core calls, over a `ws` socket
  * once the handshake is done. Its own object, made apart from the request, so a connection
  * holds neither the request nor the fiber that admitted it.
@@ -193,7 +209,7 @@ class LiveSocket implements LiveHandlers {
     if ((this.socket as { readonly writableLength?: number }).writableLength! > WS_BUFFER_BYTES) {
       return this.close(SLOW_CONSUMER_CLOSE, "slow consumer: too many events waiting")
     }
-    this.ws.send(frame)
+    this.ws.send(bytesOf(frame), TEXT_FRAME)
   }
   keyEnded() {
     this.close(KEY_ENDED_CLOSE, "the API key was revoked or changed")
