@@ -7,6 +7,9 @@
  *   Junk (spam), Drafts, and each user label as a mailbox of its name (labels are lower
  *   case: CREATE `Receipts` makes `receipts`). Trash and Junk are listed only to a key that
  *   may read those labels, and `unauthenticated` mail stays out of INBOX for a key that may not.
+ * - Whether anything changed is the inbox's change counter (imap_changes, migration 0042),
+ *   raised by triggers in the transaction of every change: one row read per sync that finds
+ *   nothing new, whatever the size of the mailbox.
  * - UIDs per (inbox, mailbox) live in imap_uids, given in `sync` under the mailbox row's lock
  *   (migration 0045): strictly increasing, never reused, the same across restarts and
  *   processes. A message that left the mailbox (relabelled, deleted, from anywhere) loses its
@@ -58,7 +61,10 @@ export const MailboxState = Schema.Struct({
   name: Schema.String,
   uidvalidity: Schema.Number,
   uidnext: Schema.Number,
-  /** Changes when a message enters or leaves the mailbox or its flags change. */
+  /**
+   * Changes when a message enters or leaves the mailbox or its flags change (the inbox's
+   * change counter, migration 0042: it may change for changes of other mailboxes too).
+   */
   fingerprint: Schema.String,
   /** true when the caller's `known` fingerprint is still the mailbox's: `messages` is then empty. */
   unchanged: Schema.Boolean,
@@ -73,8 +79,12 @@ export const SearchMatches = Schema.Struct({
   next_page_token: Schema.optionalKey(Schema.String)
 })
 
-/** Ids per page of `search` (and its most): large enough that SEARCH over 100,000 matches takes ten reads. */
-export const SEARCH_PAGE = 10_000
+/**
+ * Ids per page of `search` (and its most): each page's query finds every match again, so a
+ * page holds as many ids as a command may name UIDs, and SEARCH of a mailbox of that size
+ * reads its matches once.
+ */
+export const SEARCH_PAGE = 100_000
 
 export const CopyResult = Schema.Struct({
   uidvalidity: Schema.Number,
@@ -212,7 +222,18 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       const inbox = yield* inboxes.find(principal, inboxId)
       const kind = yield* kindOf(principal, mailbox)
       const inMailbox = member(principal, kind)
-      // Most syncs find nothing to change (IDLE asks every moment): one read decides.
+      // Most syncs find nothing changed (IDLE asks at every signal of the inbox, and every
+      // session of it asks): the inbox's change counter (migration 0042) answers in one row.
+      // It is read before anything else, so a change made during this sync shows in the next.
+      const counted = (yield* sql<{ modseq: string; uidvalidity: string | null; uidnext: string | null }>`SELECT c.modseq::text AS modseq,
+          b.uidvalidity::text AS uidvalidity, b.uidnext::text AS uidnext
+        FROM imap_changes c LEFT JOIN imap_mailboxes b ON b.inbox_id = c.inbox_id AND b.name = ${kind.name}
+        WHERE c.inbox_id = ${inbox.id}`.pipe(Effect.orDie))[0]
+      if (counted !== undefined && counted.uidvalidity !== null && known === `${counted.uidvalidity}:${counted.modseq}`) {
+        return { name: kind.name, uidvalidity: Number(counted.uidvalidity), uidnext: Number(counted.uidnext), fingerprint: known, unchanged: true, messages: [] }
+      }
+      if (counted === undefined) yield* sql`INSERT INTO imap_changes (inbox_id, modseq) VALUES (${inbox.id}, 1) ON CONFLICT (inbox_id) DO NOTHING`.pipe(Effect.orDie)
+      const modseq = counted?.modseq ?? (yield* sql<{ modseq: string }>`SELECT modseq::text AS modseq FROM imap_changes WHERE inbox_id = ${inbox.id}`.pipe(Effect.orDie))[0]!.modseq
       const pending = yield* sql<{ n: number }>`SELECT
           (SELECT count(*) FROM messages m WHERE m.inbox_id = ${inbox.id} AND ${inMailbox}
             AND NOT EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = m.id))::int
@@ -239,11 +260,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           bulk = n >= ANALYZE_AFTER
         }
         const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`.pipe(decodeRows(StateRow)))[0]!
-        // What a client sees of each message: its UID and its flags (the labels that are flags, and the kept ones).
-        const fingerprint = (yield* sql<{ f: string | null }>`SELECT md5(string_agg(u.uid::text || ':' || ('unread' = ANY(m.labels))::text
-            || ('starred' = ANY(m.labels))::text || ('draft' = ANY(m.labels))::text || array_to_string(u.flags, ','), ';' ORDER BY u.uid)) AS f
-          FROM imap_uids u JOIN messages m ON m.id = u.message_id WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}`)[0]?.f ?? ""
-        const stamp = `${state.uidvalidity}:${state.uidnext}:${fingerprint}`
+        const stamp = `${state.uidvalidity}:${modseq}`
         if (known !== undefined && known === stamp) {
           return { name: kind.name, uidvalidity: Number(state.uidvalidity), uidnext: Number(state.uidnext), fingerprint: stamp, unchanged: true, messages: [] }
         }
@@ -334,9 +351,11 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         }
         if (labelAdd.length > 0 || labelRemove.length > 0) yield* store.relabel(inbox.id, ids, labelAdd, labelRemove)
         if (keptAdd.length > 0 || keptRemove.length > 0) {
-          yield* sql`UPDATE imap_uids SET flags = ARRAY(
+          // The inbox's change counter goes up in the same statement (migration 0042).
+          yield* sql`WITH kept AS (UPDATE imap_uids SET flags = ARRAY(
               SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f)
-            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[])`.pipe(Effect.orDie)
+            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) RETURNING 1)
+            UPDATE imap_changes SET modseq = modseq + 1 WHERE inbox_id = ${inbox.id} AND EXISTS (SELECT 1 FROM kept)`.pipe(Effect.orDie)
           // Kept flags are no label: their change is told here, as MessageStore tells a label's.
           yield* signals.notify(MESSAGES_CHANGED, inbox.id)
         }
@@ -441,16 +460,19 @@ export class Mailboxes extends Context.Service<Mailboxes, {
     })
 
     const search = Effect.fn("Mailboxes.search")(function*(principal: Principal, inboxId: string, mailbox: string, q: string, page: { readonly page_token?: string; readonly limit?: number }) {
+      const inbox = yield* inboxes.find(principal, inboxId)
       const kind = yield* kindOf(principal, mailbox)
       // Trash and Junk hold hidden messages, which a search leaves out unless asked for;
-      // kindOf has checked the key may read them. Other mailboxes' words are matched in
-      // the whole inbox: the caller keeps the ids its mailbox holds.
+      // kindOf has checked the key may read them.
       const scoped = kind._tag === "special" && (kind.label === "trash" || kind.label === "spam") ? `${q} label:${kind.label}` : q
       // The token is the page's last id: pages follow each other by id, so none repeats or skips a match.
       const after = page.page_token === undefined ? undefined : Buffer.from(page.page_token, "base64url").toString("utf8")
       if (after !== undefined && !/^[\w-]{1,128}$/.test(after)) return yield* new ValidationError({ message: "Invalid page token", errors: [{ path: ["page_token"], message: "Invalid page token" }] })
       const limit = page.limit ?? SEARCH_PAGE
-      const ids = yield* searching.allMatches(principal, inboxId, scoped, after, limit + 1)
+      // Only the mailbox's own messages (those with a UID in it, as the client sees it) are
+      // read: a label mailbox's search never reads the rest of the inbox's matches.
+      const within = sql`EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = s.message_id)`
+      const ids = yield* searching.allMatches(principal, inbox.id, scoped, after, limit + 1, within)
       const found = ids.slice(0, limit)
       return ids.length > limit ? { message_ids: found, next_page_token: Buffer.from(found.at(-1)!).toString("base64url") } : { message_ids: found }
     })

@@ -119,7 +119,7 @@ export const appendMessage = operation({
 
 export const searchMailbox = operation({
   name: "mailboxes.search",
-  summary: "Every message of a mailbox that a search query matches (q as in search_messages), unranked, by id, in pages of `limit` ids (at most and by default 10,000): " +
+  summary: "Every message of a mailbox that a search query matches (q as in search_messages), unranked, by id, in pages of `limit` ids (at most and by default 100,000), of the messages that have a UID in the mailbox: " +
     "what IMAP SEARCH answers, where messages.search ranks only the newest 500 matches.",
   routes: [route.post(`${BASE}/:mailbox/search`)],
   access: { kind: "member", permission: "message_read" },

@@ -12,7 +12,8 @@
  * better match older than the newest SEARCH_CANDIDATES matches is not shown; narrowing the
  * query (more words, `before:`) reaches it. Pages are offsets into that ranking (a new
  * message may shift them by one). `allMatches` is the other answer, for IMAP SEARCH: every
- * match of an inbox, unranked, in pages by id.
+ * match of an inbox (or of the part of it `within`, a condition on `s.message_id`, names),
+ * unranked, in pages by id.
  *
  * Scope and hidden labels apply exactly as in lists: rows outside the key's scope are
  * absent, and spam, blocked, unauthenticated and trash messages are left out unless the
@@ -164,7 +165,7 @@ export class Search extends Context.Service<Search, {
    * mailbox's matches, RFC 9051 6.4.4): the ids after `after`, in id order, at most `limit`.
    * Same query language, scope and hidden labels as `messages`; the caller pages by the last id.
    */
-  allMatches(principal: Principal, inboxId: string, q: string, after: string | undefined, limit: number): Effect.Effect<ReadonlyArray<string>, NotFound | ValidationError>
+  allMatches(principal: Principal, inboxId: string, q: string, after: string | undefined, limit: number, within?: Statement.Fragment): Effect.Effect<ReadonlyArray<string>, NotFound | ValidationError>
 }>()("inbox/Search") {
   static readonly layerNoDeps = Layer.effect(Search, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -355,7 +356,7 @@ export class Search extends Context.Service<Search, {
         })
         return pageOf(ids, items, offset, limit)
       }),
-      allMatches: Effect.fn("Search.allMatches")(function*(principal, inboxId, q, after, limit) {
+      allMatches: Effect.fn("Search.allMatches")(function*(principal, inboxId, q, after, limit, within) {
         const inbox = yield* inboxes.find(principal, inboxId)
         const compiled = yield* compile(principal, q)
         // The place's own term lets the GIN index find the inbox's matches alone (migration 0025).
@@ -364,7 +365,8 @@ export class Search extends Context.Service<Search, {
         const rows = yield* sql<{ id: string }>`SELECT id FROM (
             SELECT s.message_id AS id FROM message_search s ${compiled.join}
             WHERE s.inbox_id = ${inbox.id} AND ${visible(principal)} AND s.search @@ ${placeTerm("inbox", inbox.id)}::tsquery
-              AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`} OFFSET 0) x
+              AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`}
+              ${within === undefined ? sql`` : sql`AND ${within}`} OFFSET 0) x
           ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
         return rows.map((r) => r.id)
       }),

@@ -87,6 +87,25 @@ const matches = (pattern: string, name: string) => {
   return re.test(name)
 }
 
+const sameFlags = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((f, i) => f === b[i])
+
+/**
+ * `next` with the message objects of `prev` where a message is as it was: sessions then
+ * tell an unchanged message by identity, and hold one object for it however many answers
+ * they saw. Both lists are in UID order.
+ */
+const interned = (prev: MailboxState | undefined, next: MailboxState): MailboxState => {
+  if (prev === undefined) return next
+  const old = prev.messages
+  let i = 0
+  const messages = next.messages.map((m) => {
+    while (i < old.length && old[i]!.uid < m.uid) i++
+    const o = old[i]
+    return o !== undefined && o.uid === m.uid && o.message_id === m.message_id && sameFlags(o.flags, m.flags) ? o : m
+  })
+  return { ...next, messages }
+}
+
 type SearchNode =
   | { readonly kind: "all" }
   | { readonly kind: "and"; readonly nodes: ReadonlyArray<SearchNode> }
@@ -150,8 +169,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         const running = inFlight.get(asked)
         if (running !== undefined) return running
         const answer = sync().then((state) => {
-          if (!state.unchanged && holders.has(key)) lastState.set(key, state)
-          return state
+          if (state.unchanged || !holders.has(key)) return state
+          const kept = interned(lastState.get(key), state)
+          lastState.set(key, kept)
+          return kept
         }).finally(() => inFlight.delete(asked))
         inFlight.set(asked, answer)
         return answer
@@ -278,37 +299,59 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           return state.unchanged ? last : state
         }
 
-        /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
+        /**
+         * The selected mailbox's state when it changed since `known`, else `unchanged`. When
+         * another session of the key already holds a newer answer, that answer is checked
+         * (one question shared by all of them) rather than each session asking for its own.
+         */
+        const changedSince = async (name: string, known: string): Promise<MailboxState> => {
+          if (known === "") return fullState(name)
+          const last = lastState.get(stateKey(name))
+          if (last === undefined || last.fingerprint === known) return syncShared(name, known)
+          const state = await syncShared(name, last.fingerprint)
+          return state.unchanged ? last : state
+        }
+
+        /**
+         * Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH
+         * FLAGS). Both lists are in UID order: one walk over them, with no map per session,
+         * since every idling session of a large mailbox does this at each change.
+         */
         const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
           if (selected === undefined) return
-          const next = state ?? await syncShared(selected.name, selected.fingerprint === "" ? undefined : selected.fingerprint)
-          if (selected === undefined || next.unchanged) return
-          const present = new Map(next.messages.map((m) => [m.uid, m]))
-          // Expunges held back (a FETCH by sequence number) must still be found next time.
-          selected.fingerprint = expunges || selected.messages.every((m) => present.has(m.uid)) ? next.fingerprint : ""
-          // Highest first, so each sequence number is still right when it is sent.
-          for (let i = selected.messages.length - 1; i >= 0; i--) {
-            if (expunges && !present.has(selected.messages[i]!.uid)) {
-              if (!quiet) untagged(`${i + 1} EXPUNGE`)
-              selected.messages.splice(i, 1)
-            }
-          }
-          const known = new Map(selected.messages.map((m, i) => [m.uid, i]))
-          const before = selected.messages.length
-          for (const m of next.messages) {
-            const at = known.get(m.uid)
-            if (at === undefined) {
-              if (m.uid > (selected.messages.at(-1)?.uid ?? 0)) selected.messages.push(m)
+          const next = state ?? await changedSince(selected.name, selected.fingerprint)
+          if (selected === undefined || next.unchanged || next.fingerprint === selected.fingerprint) return
+          const old = selected.messages
+          const fresh = next.messages
+          const kept: Array<MailboxMessage> = []
+          const gone: Array<number> = []
+          const flagged: Array<number> = []
+          let missing = false
+          let j = 0
+          for (let i = 0; i < old.length; i++) {
+            const o = old[i]!
+            while (j < fresh.length && fresh[j]!.uid < o.uid) j++
+            const n = j < fresh.length && fresh[j]!.uid === o.uid ? fresh[j++] : undefined
+            if (n === undefined) {
+              missing = true
+              if (expunges) gone.push(i)
+              else kept.push(o)
               continue
             }
-            const old = selected.messages[at]!
-            if (old.flags.join(" ") !== m.flags.join(" ")) {
-              selected.messages[at] = m
-              if (!quiet) untagged(`${at + 1} FETCH (UID ${m.uid} ${flagsLine(m)})`)
-            }
+            if (n !== o && !sameFlags(o.flags, n.flags)) flagged.push(kept.length)
+            kept.push(n)
           }
-          if (selected.messages.length !== before && !quiet) untagged(`${selected.messages.length} EXISTS`)
+          const before = kept.length
+          for (; j < fresh.length; j++) if (fresh[j]!.uid > (kept.at(-1)?.uid ?? 0)) kept.push(fresh[j]!)
+          // Expunges held back (a FETCH by sequence number) must still be found next time.
+          selected.fingerprint = expunges || !missing ? next.fingerprint : ""
+          selected.messages = kept
           selected.uidnext = next.uidnext
+          if (quiet) return
+          // Highest first, so each sequence number is still right when it is sent.
+          for (let g = gone.length - 1; g >= 0; g--) untagged(`${gone[g]! + 1} EXPUNGE`)
+          for (const at of flagged) untagged(`${at + 1} FETCH (UID ${kept[at]!.uid} ${flagsLine(kept[at]!)})`)
+          if (kept.length !== before) untagged(`${kept.length} EXISTS`)
         }
 
         const select = async (tag: string, name: string, readOnly: boolean) => {
