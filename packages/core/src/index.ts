@@ -72,6 +72,7 @@ export { checkHost, checkSameOrigin } from "./access/hosts.ts"
 export { jsonBodyOf, MAX_JSON_DEPTH, parseJson } from "./shared/json.ts"
 export { sameSecret } from "./shared/secrets.ts"
 export { intakeFull } from "./ratelimit/IntakeBudget.ts"
+export { envelopeSenderRefusal } from "./sending/Sending.ts"
 export { traced, tracedWith } from "./shared/span.ts"
 export * as OperatorMetrics from "./operating/metrics.ts"
 

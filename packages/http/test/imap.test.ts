@@ -46,6 +46,49 @@ const python = (script: string, args: ReadonlyArray<string>) =>
       execFile("python3", ["-c", script, ...args], { timeout: 30_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, stdout, stderr })))
   )
 
+interface IdleSession {
+  readonly socket: ReturnType<typeof connect>
+  /** EXISTS when the mailbox was selected. */
+  readonly exists: number
+  /** Resolves with n at the next `* n EXISTS`. */
+  nextExists(): Promise<number>
+}
+
+/** A bare IMAP connection signed in, INBOX selected and idling: a hundred cost little. */
+const idleSession = (port: number, user: string, pass: string): Promise<IdleSession> =>
+  new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port })
+    let text = ""
+    let waiter: ((text: string) => boolean) | undefined
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1")
+      if (waiter?.(text) === true) waiter = undefined
+    })
+    socket.on("error", reject)
+    const until = (test: RegExp) =>
+      new Promise<RegExpExecArray>((done) => {
+        const check = (t: string) => {
+          const m = test.exec(t)
+          if (m === null) return false
+          text = t.slice(m.index + m[0].length)
+          done(m)
+          return true
+        }
+        if (!check(text)) waiter = check
+      })
+    void (async () => {
+      await until(/\* OK[^\n]*\n/)
+      socket.write(`a LOGIN ${user} ${pass}\r\n`)
+      await until(/a OK[^\n]*\n/)
+      socket.write("b SELECT INBOX\r\n")
+      const exists = Number((await until(/\* (\d+) EXISTS\r\n/))[1])
+      await until(/b OK[^\n]*\n/)
+      socket.write("c IDLE\r\n")
+      await until(/\+ [^\n]*\n/)
+      resolve({ socket, exists, nextExists: () => until(/\* (\d+) EXISTS\r\n/).then((m) => Number(m[1])) })
+    })().catch(reject)
+  })
+
 for (const storage of storages()) {
   // No IDLE poll within a test's time: an idling client hears of changes through the engine's signal alone.
   const server = ImapServer.layer({ host: "127.0.0.1", port: 0, allowPlainLoopback: true, idlePollMs: 600_000 })
@@ -320,6 +363,28 @@ print(" ".join(answers))
           assert.strictEqual(count, 1)
           assert.isBelow(Date.now() - started, 1_000)
           lock.release()
+        }))
+
+      it.effect("IDLE: a hundred sessions idling in one mailbox each get EXISTS within a second of one delivery", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          for (let i = 0; i < 20; i++) yield* w.deliver({ subject: `Before ${i}`, text: "old" })
+          const sessions = yield* Effect.acquireRelease(
+            Effect.promise(async () => {
+              const all: Array<IdleSession> = []
+              // Five sign-ins at a time, as a mail client opens its connections.
+              for (let i = 0; i < 100; i += 5) all.push(...await Promise.all(Array.from({ length: 5 }, () => idleSession(w.port, w.inbox.email, w.key))))
+              return all
+            }),
+            (all) => Effect.sync(() => all.forEach((s) => s.socket.destroy()))
+          )
+          assert.deepStrictEqual(new Set(sessions.map((s) => s.exists)), new Set([20]))
+          const told = sessions.map((s) => s.nextExists())
+          const started = Date.now()
+          yield* w.deliver({ subject: "Wake up, all", text: "new" })
+          const counts = yield* Effect.promise(() => Promise.race([Promise.all(told), new Promise<Array<number>>((resolve) => setTimeout(() => resolve([]), 10_000))]))
+          assert.deepStrictEqual(counts, sessions.map(() => 21))
+          assert.isBelow(Date.now() - started, 1_000)
         }))
 
       it.effect("a label with non-ASCII letters is listed in modified UTF-7 to imaplib, and selected by that name", () =>

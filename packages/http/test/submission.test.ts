@@ -148,6 +148,29 @@ for (const storage of storages()) {
           assert.deepStrictEqual(sent.map((m) => m.subject), ["before"])
         }))
 
+      it.effect("a MAIL FROM of another address is refused 553 at MAIL FROM, before DATA (smtplib); the inbox's own is accepted there", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          // Each command by hand, so the reply of MAIL FROM itself is seen, and DATA never sent.
+          const script = `
+import smtplib, ssl, sys
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+with smtplib.SMTP("127.0.0.1", int(sys.argv[1])) as s:
+    s.starttls(context=ctx)
+    s.ehlo()
+    s.login(sys.argv[2], sys.argv[3])
+    print(s.mail("boss@example.com")[0])
+    s.rset()
+    print(s.mail(sys.argv[2])[0])
+`
+          const result = yield* Effect.promise(() =>
+            new Promise<{ stdout: string; stderr: string }>((resolve) =>
+              execFile("python3", ["-c", script, String(w.port), w.inbox.email, w.key], { timeout: 30_000 }, (_error, stdout, stderr) => resolve({ stdout, stderr })))
+          )
+          assert.deepStrictEqual(result.stdout.trim().split("\n"), ["553", "250"], result.stderr)
+          assert.strictEqual((yield* relayed).length, 0)
+        }))
+
       it.effect("Python's smtplib sends with AUTH PLAIN after STARTTLS; the message lands in Sent", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -8,12 +8,13 @@
  *   counted like the dashboard's passwords); never over plain text, unless the client is on
  *   loopback and INBOX_IMAP_ALLOW_PLAIN_LOOPBACK=1 (538 5.7.11 otherwise);
  * - the message goes to core's `messages.sendRaw` with MAIL FROM and RCPT TO as its
- *   envelope: every send rule applies there (the envelope sender and the From header must
- *   be the inbox's, 553 and 550; suppressions, lists, limits, DKIM, threading) and the
+ *   envelope: every send rule applies there (the From header must be the inbox's, 550;
+ *   the envelope sender too, which core's `envelopeSenderRefusal` already refuses at MAIL
+ *   FROM, 553; suppressions, lists, limits, DKIM, threading) and the
  *   Bcc header is removed; it lands in Sent and fires `message.sent` like an API send. A
  *   refusal the client must fix is 5xx, a limit that passes (429) or a fault of ours 4xx.
  */
-import { type ApiError, Engine, type Principal, LOCAL } from "@inbox/core"
+import { type ApiError, Engine, envelopeSenderRefusal, type Principal, LOCAL } from "@inbox/core"
 import { Cause, Context, Effect, Exit, Layer } from "effect"
 import type { AddressInfo } from "node:net"
 import type { SMTPServerOptions } from "smtp-server"
@@ -121,7 +122,11 @@ export class SubmissionServer extends Context.Service<SubmissionServer, { readon
           void run(engine.admit({ kind: "key", key: user.key }, { clientIp: session.remoteAddress, requestId: `smtp-${session.id}` })).then((exit) => {
             if (Exit.isSuccess(exit)) {
               user.principal = exit.value
-              return callback()
+              // Another sender is refused here, before the client sends the message; core's rule.
+              const refused = envelopeSenderRefusal(user.email, address.address)
+              if (refused === undefined) return callback()
+              const reply = replyOf(refused)
+              return callback(smtpError(reply.code, reply.text))
             }
             const error = failureOf(exit.cause)
             if (error?._tag === "Unauthorized") return callback(smtpError(535, "5.7.8 The API key was revoked or has expired; sign in again"))

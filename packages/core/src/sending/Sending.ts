@@ -140,6 +140,18 @@ export interface RawSendRequest {
   readonly envelopeFrom?: string
 }
 
+/**
+ * The send-as rule for an envelope sender (`mail_from`): an inbox sends only as its own
+ * address, never another's nor none (`<>`), since the envelope sender is where bounces go and
+ * what SPF checks. `sendRaw` applies it; SMTP submission asks it at MAIL FROM, so a client
+ * learns before it sends the message (RFC 5321: 553).
+ */
+export const envelopeSenderRefusal = (inboxEmail: string, mailFrom: string): ValidationError | undefined =>
+  normaliseAddress(mailFrom)?.toLowerCase() === inboxEmail.toLowerCase() ? undefined : new ValidationError({
+    message: `This inbox sends only as ${inboxEmail}: the envelope sender must be that address.`,
+    errors: [{ path: ["mail_from"], message: `must be ${inboxEmail}` }]
+  })
+
 export class Sending extends Context.Service<Sending, {
   send(principal: Principal, request: SendRequest): Effect.Effect<SendAnswer, ApiError>
   /**
@@ -415,13 +427,8 @@ export class Sending extends Context.Service<Sending, {
 
     const sendRaw = Effect.fn("Sending.sendRaw")(function*(principal: Principal, request: RawSendRequest) {
       const inbox = yield* inboxes.find(principal, request.inboxId)
-      // The envelope sender is where bounces go and what SPF checks: never another's address (nor none, `<>`).
-      if (request.envelopeFrom !== undefined && normaliseAddress(request.envelopeFrom)?.toLowerCase() !== inbox.email.toLowerCase()) {
-        return yield* new ValidationError({
-          message: `This inbox sends only as ${inbox.email}: the envelope sender must be that address.`,
-          errors: [{ path: ["mail_from"], message: `must be ${inbox.email}` }]
-        })
-      }
+      const refused = request.envelopeFrom === undefined ? undefined : envelopeSenderRefusal(inbox.email, request.envelopeFrom)
+      if (refused !== undefined) return yield* refused
       const fields = headerFields(request.raw)
       const fromFields = fields.filter((f) => f.name === "from").flatMap((f) => addressList(f.value))
       if (fromFields.length !== 1 || fromFields[0] !== inbox.email.toLowerCase()) {
