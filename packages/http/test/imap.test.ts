@@ -264,6 +264,79 @@ print(" ".join(answers))
           assert.strictEqual(bad.status, 400, bad.text)
         }))
 
+      it.effect("SEARCH in a label mailbox finds only that mailbox's messages, in the database; ESEARCH RETURN (MIN MAX COUNT ALL) answers them (imaplib)", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const ids: Array<string> = []
+          for (const subject of ["Ferry one", "Ferry two", "Ferry three", "Ferry four"]) {
+            const delivered = yield* w.deliver({ subject, text: "the ferry timetable" })
+            ids.push((delivered.body.delivered[0] as { message_id: string }).message_id)
+          }
+          for (const id of [ids[1]!, ids[3]!]) {
+            const labelled = yield* w.app.request("PATCH", `/v0/inboxes/${w.inbox.inbox_id}/messages/${id}`, { key: w.org.key, json: { add_labels: ["trips"] } })
+            assert.strictEqual(labelled.status, 200, labelled.text)
+          }
+          const out = yield* python(`
+import imaplib, sys
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+m.login(sys.argv[2], sys.argv[3])
+print("ESEARCH" in m.capabilities)
+m.select("trips")
+print(m.uid("SEARCH", "TEXT", "ferry")[1][0].decode())
+m.uid("SEARCH", "RETURN", "(MIN MAX COUNT ALL)", "TEXT", "ferry")
+print(m.untagged_responses.pop("ESEARCH")[0].decode())
+m.search(None, "RETURN", "(COUNT)", "TEXT", "nowhere")
+print(m.untagged_responses.pop("ESEARCH")[0].decode())
+m.select("INBOX")
+m.search(None, "RETURN", "()", "TEXT", "ferry")
+print(m.untagged_responses.pop("ESEARCH")[0].decode())
+`, [String(w.port), w.inbox.email, w.key])
+          assert.strictEqual(out.code, 0, out.stderr)
+          const [capable, plain, labelled, none, inbox] = out.stdout.trim().split("\n")
+          assert.strictEqual(capable, "True")
+          assert.strictEqual(plain, "1 2")
+          assert.match(labelled!, /^\(TAG "[^"]+"\) UID MIN 1 MAX 2 COUNT 2 ALL 1:2$/)
+          assert.match(none!, /^\(TAG "[^"]+"\) COUNT 0$/)
+          assert.match(inbox!, /^\(TAG "[^"]+"\) ALL 1:4$/)
+          // The operation itself reads the label mailbox's messages alone, not the inbox's matches.
+          const res = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/trips/search`, { key: w.org.key, json: { q: "ferry" } })
+          assert.strictEqual(res.status, 200, res.text)
+          assert.deepStrictEqual([...res.body.message_ids].sort(), [ids[1], ids[3]].sort())
+        }))
+
+      it.effect("mailboxes.sync with an earlier answer's fingerprint is unchanged until a message arrives, is relabelled, gets a keyword or is deleted", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const delivered = yield* w.deliver({ subject: "First", text: "one" })
+          const id = (delivered.body.delivered[0] as { message_id: string }).message_id
+          const sync = (known?: string) =>
+            Effect.map(w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/sync`, { key: w.org.key, json: known === undefined ? {} : { known } }), (r) => {
+              assert.strictEqual(r.status, 200, r.text)
+              return r.body as { fingerprint: string; unchanged: boolean; messages: Array<{ uid: number; flags: Array<string> }> }
+            })
+          let state = yield* sync()
+          assert.strictEqual(state.messages.length, 1)
+          assert.isTrue((yield* sync(state.fingerprint)).unchanged)
+          const changed = (what: string) =>
+            Effect.gen(function*() {
+              const next = yield* sync(state.fingerprint)
+              assert.isFalse(next.unchanged, what)
+              state = next
+              assert.isTrue((yield* sync(state.fingerprint)).unchanged, `${what}, asked again`)
+              return next
+            })
+          yield* w.deliver({ subject: "Second", text: "two" })
+          assert.strictEqual((yield* changed("a message arrives")).messages.length, 2)
+          yield* w.app.request("PATCH", `/v0/inboxes/${w.inbox.inbox_id}/messages/${id}`, { key: w.org.key, json: { add_labels: ["starred"] } })
+          assert.include((yield* changed("a label that is a flag")).messages[0]!.flags, "\\Flagged")
+          const flagged = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/flags`, { key: w.org.key, json: { uids: [state.messages[0]!.uid], add: ["$Important"] } })
+          assert.strictEqual(flagged.status, 200, flagged.text)
+          assert.include((yield* changed("a keyword")).messages[0]!.flags, "$Important")
+          const deleted = yield* w.app.request("DELETE", `/v0/inboxes/${w.inbox.inbox_id}/messages/${id}`, { key: w.org.key })
+          assert.isBelow(deleted.status, 300, deleted.text)
+          assert.strictEqual((yield* changed("a message deleted")).messages.length, 1)
+        }))
+
       it.effect("SEARCH TEXT in Trash finds the trashed messages, which INBOX's SEARCH leaves out", () =>
         Effect.gen(function*() {
           const w = yield* setUp

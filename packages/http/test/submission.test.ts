@@ -151,6 +151,7 @@ for (const storage of storages()) {
       it.effect("a MAIL FROM of another address is refused 553 at MAIL FROM, before DATA (smtplib); the inbox's own is accepted there", () =>
         Effect.gen(function*() {
           const w = yield* setUp
+          const before = (yield* relayed).length
           // Each command by hand, so the reply of MAIL FROM itself is seen, and DATA never sent.
           const script = `
 import smtplib, ssl, sys
@@ -168,7 +169,7 @@ with smtplib.SMTP("127.0.0.1", int(sys.argv[1])) as s:
               execFile("python3", ["-c", script, String(w.port), w.inbox.email, w.key], { timeout: 30_000 }, (_error, stdout, stderr) => resolve({ stdout, stderr })))
           )
           assert.deepStrictEqual(result.stdout.trim().split("\n"), ["553", "250"], result.stderr)
-          assert.strictEqual((yield* relayed).length, 0)
+          assert.strictEqual((yield* relayed).length, before)
         }))
 
       it.effect("Python's smtplib sends with AUTH PLAIN after STARTTLS; the message lands in Sent", () =>

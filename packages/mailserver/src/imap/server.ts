@@ -1,6 +1,6 @@
 /**
  * The IMAP server (RFC 9051 and RFC 3501 as clients speak them, with LITERAL+, UIDPLUS, MOVE,
- * IDLE, NAMESPACE, ID, ENABLE, UNSELECT, SPECIAL-USE, SASL-IR): every inbox readable in
+ * IDLE, NAMESPACE, ID, ENABLE, UNSELECT, SPECIAL-USE, SASL-IR, ESEARCH): every inbox readable in
  * Thunderbird, Apple Mail or imaplib. It speaks the protocol and nothing more: the mailboxes,
  * UIDs, flags, copies and appends are core's `mailboxes.*` operations, the bytes are
  * `messages.rawDownload` (so BODY[] is byte-identical to the API's raw message), SEARCH's
@@ -263,6 +263,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             "UNSELECT",
             "SPECIAL-USE",
             "CHILDREN",
+            "ESEARCH",
             "UTF8=ACCEPT",
             ...(secureContext !== undefined && !secure ? ["STARTTLS"] : []),
             ...(user === undefined ? (canAuth() ? ["AUTH=PLAIN"] : ["LOGINDISABLED"]) : [])
@@ -661,6 +662,17 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
 
         const search = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
           let tokens = args
+          // ESEARCH (RFC 4731): RETURN (MIN MAX COUNT ALL) asks for an ESEARCH answer; RETURN () is ALL.
+          let returns: ReadonlyArray<string> | undefined
+          if ((textOf(tokens[0]) ?? "").toUpperCase() === "RETURN") {
+            const options = tokens[1]
+            if (options?.kind !== "list") throw new SyntaxError("RETURN needs a list of options")
+            returns = options.items.map((t) => (textOf(t) ?? "").toUpperCase())
+            const unknown = returns.find((r) => !["MIN", "MAX", "COUNT", "ALL"].includes(r))
+            if (unknown !== undefined) throw new SyntaxError(`unknown RETURN option ${unknown}`)
+            if (returns.length === 0) returns = ["ALL"]
+            tokens = tokens.slice(2)
+          }
           if ((textOf(tokens[0]) ?? "").toUpperCase() === "CHARSET") tokens = tokens.slice(2)
           const at = { i: 0 }
           const nodes: Array<SearchNode> = []
@@ -693,7 +705,17 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             }
           }
           const found = selected!.messages.flatMap((m, i) => test(root, m, i + 1) ? [byUid ? m.uid : i + 1] : [])
-          untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}`)
+          if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}`)
+          else {
+            // In mailbox order, so the first is the least and the last the greatest.
+            const data = [
+              ...(returns.includes("MIN") && found.length > 0 ? [`MIN ${found[0]}`] : []),
+              ...(returns.includes("MAX") && found.length > 0 ? [`MAX ${found.at(-1)}`] : []),
+              ...(returns.includes("COUNT") ? [`COUNT ${found.length}`] : []),
+              ...(returns.includes("ALL") && found.length > 0 ? [`ALL ${compactSet(found)}`] : [])
+            ]
+            untagged(`ESEARCH (TAG ${str(tag)})${byUid ? " UID" : ""}${data.length === 0 ? "" : ` ${data.join(" ")}`}`)
+          }
           write(`${tag} OK ${byUid ? "UID " : ""}SEARCH completed\r\n`)
         }
 
