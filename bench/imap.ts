@@ -12,7 +12,10 @@
  * - memory per idle connection: 1,000 connections each signed in, INBOX selected and in
  *   IDLE; the PSS of every process that serves them (ours: the server's node process and its
  *   database's PostgreSQL backends; Dovecot: the master and every process under it), after
- *   minus before, divided by the connections.
+ *   minus before, divided by the connections;
+ * - CPU per IDLE delivery: the user and system time of those same processes over the IDLE
+ *   deliveries (each told to every idling connection), divided by the deliveries: a figure
+ *   a loaded machine does not skew as it skews the times.
  *
  * Ours is bench/server.ts (the real server) on PostgreSQL with INBOX_IMAP_LISTEN on
  * loopback; the messages are stored by the engine's own delivery path, once per database
@@ -174,6 +177,21 @@ const pssKib = (pid: number): number => {
   }
 }
 
+/** CPU time a process has used (user and system), in ms; 0 when it is gone. */
+const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || "100")
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS
+  } catch {
+    return 0
+  }
+}
+const pssOf = async (side: Side) => (await side.processes()).reduce((n, pid) => n + pssKib(pid), 0)
+/** Per process, so a backend that ended between two readings is left out of both. */
+const cpuOf = async (side: Side) => new Map((await side.processes()).map((pid) => [pid, cpuMs(pid)]))
+
 /** The process and every process under it. */
 const descendants = (root: number): Array<number> => {
   const parent = new Map<number, number>()
@@ -202,7 +220,8 @@ interface Side {
   /** Delivers a message; resolves once the server has acknowledged it as stored. */
   deliver(raw: Buffer): Promise<void>
   /** KiB of PSS of every process that serves IMAP connections. */
-  pss(): Promise<number>
+  /** Every process that serves the connections. */
+  processes(): Promise<Array<number>>
   stop(): Promise<void>
 }
 
@@ -257,9 +276,9 @@ const ours = async (): Promise<Side & { seeded: ImapSeeded }> => {
       if (!res.ok) throw new Error(`inbound/raw answered ${res.status}`)
       await res.arrayBuffer()
     },
-    pss: async () => {
+    processes: async () => {
       const backends = (await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [DATABASE])).rows.map((r) => r.pid)
-      return [...descendants(child.pid!), ...backends].reduce((n, pid) => n + pssKib(pid), 0)
+      return [...descendants(child.pid!), ...backends]
     },
     stop: async () => {
       await pool.end()
@@ -396,7 +415,7 @@ const dovecot = async (): Promise<Side> => {
     deliver: async (raw) => {
       await lmtp.sendMail({ envelope: { from: "sender@customer.example", to: [DOVECOT_USER] }, raw })
     },
-    pss: async () => descendants(master()).reduce((n, pid) => n + pssKib(pid), 0),
+    processes: async () => descendants(master()),
     stop: async () => {
       lmtp.close()
       execFileSync("doveadm", ["-c", conf, "stop"], { stdio: "ignore" })
@@ -452,6 +471,8 @@ interface Figures {
   searchMs: Array<number>
   found: number
   idleMs: Array<number>
+  /** CPU time of the serving processes per IDLE delivery (the delivery and telling every idler), ms. */
+  cpuPerDeliveryMs: number
   pssBeforeKib: number
   pssAfterKib: number
 }
@@ -466,15 +487,16 @@ const idleMessage = (i: number, to: string) => {
 }
 
 const idleAndMemory = async (side: Side, figures: Figures) => {
-  figures.pssBeforeKib = await side.pss()
+  figures.pssBeforeKib = await pssOf(side)
   const started = performance.now()
   const open = await idlers(side, CONNECTIONS)
   console.error(`imap: ${side.name}: ${CONNECTIONS} idle connections open in ${round1((performance.now() - started) / 1000)} s`)
   await sleep(5_000)
-  figures.pssAfterKib = await side.pss()
+  figures.pssAfterKib = await pssOf(side)
   const watcher = await signedIn(side.port, side.user, side.password)
   await watcher.command("SELECT INBOX")
   await watcher.idle()
+  const cpuBefore = await cpuOf(side)
   for (let i = 0; i < SAMPLES; i++) {
     await sleep(100 + Math.floor(Math.random() * 400))
     const seen = watcher.nextExists()
@@ -486,6 +508,10 @@ const idleAndMemory = async (side: Side, figures: Figures) => {
     await within("no EXISTS", seen)
     figures.idleMs.push(performance.now() - acknowledged)
   }
+  // Every idler is told before the CPU is read: the watcher's EXISTS is only the first.
+  await sleep(1_000)
+  const cpuAfter = await cpuOf(side)
+  figures.cpuPerDeliveryMs = [...cpuAfter].reduce((n, [pid, ms]) => n + (cpuBefore.has(pid) ? ms - cpuBefore.get(pid)! : 0), 0) / SAMPLES
   watcher.close()
   for (const imap of open) imap.close()
   await sleep(1_000)
@@ -508,7 +534,7 @@ export const benchImap = async (): Promise<ImapBench> => {
     seededSeconds = ourSide.seeded.seconds
     sides.push(ourSide)
     if (!SKIP_DOVECOT) sides.push(await dovecot())
-    for (const s of sides) figures.set(s.name, { fetchMs: [], searchMs: [], found: 0, idleMs: [], pssBeforeKib: 0, pssAfterKib: 0 })
+    for (const s of sides) figures.set(s.name, { fetchMs: [], searchMs: [], found: 0, idleMs: [], cpuPerDeliveryMs: 0, pssBeforeKib: 0, pssAfterKib: 0 })
     // One untimed run each: the first SELECT gives our UIDs, Dovecot reads its cache.
     for (const side of sides) {
       await timeFetch(side)
@@ -547,6 +573,7 @@ export const imapSection = (result: ImapBench) => {
     found: f.found,
     p50: quantile(f.idleMs, 0.5),
     p99: quantile(f.idleMs, 0.99),
+    cpu: f.cpuPerDeliveryMs,
     perConnection: (f.pssAfterKib - f.pssBeforeKib) / CONNECTIONS
   }))
   const [a, b] = rows
@@ -566,6 +593,7 @@ export const imapSection = (result: ImapBench) => {
     line("SEARCH matches", (r) => String(r.found)),
     line("IDLE notification p50, ms", (r) => round1(r.p50).toLocaleString("en-US"), (r) => r.p50),
     line("IDLE notification p99, ms", (r) => round1(r.p99).toLocaleString("en-US"), (r) => r.p99),
+    line(`CPU per IDLE delivery, ${CONNECTIONS.toLocaleString("en-US")} idling, ms`, (r) => round1(r.cpu).toLocaleString("en-US"), (r) => r.cpu),
     line("PSS per idle connection, KiB", (r) => round1(r.perConnection).toLocaleString("en-US"), (r) => r.perConnection),
     "",
     `Goal (issue 28): within 2x Dovecot on each, and IDLE p99 under 1 s.${result.seededSeconds > 0 ? ` Our seed took ${result.seededSeconds} s (Inbound.deliver, 64 at a time).` : ""}`
