@@ -304,7 +304,7 @@ print(m.untagged_responses.pop("ESEARCH")[0].decode())
           assert.deepStrictEqual([...res.body.message_ids].sort(), [ids[1], ids[3]].sort())
         }))
 
-      it.effect("mailboxes.sync with an earlier answer's fingerprint is unchanged until a message arrives, is relabelled, gets a keyword or is deleted", () =>
+      it.effect("mailboxes.sync with an earlier answer's fingerprint is unchanged until a message arrives, is relabelled, gets a keyword or is deleted; the inbox can still be deleted", () =>
         Effect.gen(function*() {
           const w = yield* setUp
           const delivered = yield* w.deliver({ subject: "First", text: "one" })
@@ -335,6 +335,9 @@ print(m.untagged_responses.pop("ESEARCH")[0].decode())
           const deleted = yield* w.app.request("DELETE", `/v0/inboxes/${w.inbox.inbox_id}/messages/${id}`, { key: w.org.key })
           assert.isBelow(deleted.status, 300, deleted.text)
           assert.strictEqual((yield* changed("a message deleted")).messages.length, 1)
+          // The counter goes with its inbox: deleting the inbox deletes its messages and the counter at once.
+          const gone = yield* w.app.request("DELETE", `/v0/inboxes/${w.inbox.inbox_id}`, { key: w.org.key })
+          assert.isBelow(gone.status, 300, gone.text)
         }))
 
       it.effect("SEARCH TEXT in Trash finds the trashed messages, which INBOX's SEARCH leaves out", () =>
