@@ -106,6 +106,56 @@ const interned = (prev: MailboxState | undefined, next: MailboxState): MailboxSt
   return { ...next, messages }
 }
 
+interface Diff {
+  /** What the session holds next: the state's own list when it is that list. */
+  readonly kept: ReadonlyArray<MailboxMessage>
+  /** Positions in the old list of the messages expunged. */
+  readonly gone: ReadonlyArray<number>
+  /** Positions in `kept` of the messages whose flags changed. */
+  readonly flagged: ReadonlyArray<number>
+  /** How many messages `kept` held before the new ones were added. */
+  readonly before: number
+  /** Whether a message of the old list is not in the state. */
+  readonly missing: boolean
+}
+
+/**
+ * What a session holding `old` tells its client to reach `next`. Both lists are in UID
+ * order: one walk. Every idling session of a mailbox holds the same list and moves to the
+ * same next state, so the walk is made once per list and state (`lastDiff`) and each
+ * session only writes its lines.
+ */
+const lastDiff = new WeakMap<MailboxState, { readonly old: ReadonlyArray<MailboxMessage>; readonly diff: Diff }>()
+const diffOf = (old: ReadonlyArray<MailboxMessage>, next: MailboxState, expunges: boolean): Diff => {
+  const known = lastDiff.get(next)
+  if (expunges && known?.old === old) return known.diff
+  const fresh = next.messages
+  const kept: Array<MailboxMessage> = []
+  const gone: Array<number> = []
+  const flagged: Array<number> = []
+  let missing = false
+  let j = 0
+  for (let i = 0; i < old.length; i++) {
+    const o = old[i]!
+    while (j < fresh.length && fresh[j]!.uid < o.uid) j++
+    const n = j < fresh.length && fresh[j]!.uid === o.uid ? fresh[j++] : undefined
+    if (n === undefined) {
+      missing = true
+      if (expunges) gone.push(i)
+      else kept.push(o)
+      continue
+    }
+    if (n !== o && !sameFlags(o.flags, n.flags)) flagged.push(kept.length)
+    kept.push(n)
+  }
+  const before = kept.length
+  for (; j < fresh.length; j++) if (fresh[j]!.uid > (kept.at(-1)?.uid ?? 0)) kept.push(fresh[j]!)
+  const same = kept.length === fresh.length && kept.every((m, i) => m === fresh[i])
+  const diff = { kept: same ? fresh : kept, gone, flagged, before, missing }
+  if (expunges) lastDiff.set(next, { old, diff })
+  return diff
+}
+
 type SearchNode =
   | { readonly kind: "all" }
   | { readonly kind: "and"; readonly nodes: ReadonlyArray<SearchNode> }
@@ -192,7 +242,8 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let continued = -1
         let lineWaiter: ((line: string) => void) | undefined
         let user: { inboxId: string; email: string; principal: Principal; key: string; keyTag: string } | undefined
-        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: Array<MailboxMessage> } | undefined
+        /** `messages` is shared with the key's other sessions (the state's own list): replaced, never changed in place. */
+        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: ReadonlyArray<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
         /** ENABLE UTF8=ACCEPT: mailbox names are UTF-8 both ways; before it, modified UTF-7 (RFC 3501 5.1.3). */
         let utf8 = false
@@ -313,46 +364,21 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           return state.unchanged ? last : state
         }
 
-        /**
-         * Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH
-         * FLAGS). Both lists are in UID order: one walk over them, with no map per session,
-         * since every idling session of a large mailbox does this at each change.
-         */
+        /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
         const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
           if (selected === undefined) return
           const next = state ?? await changedSince(selected.name, selected.fingerprint)
           if (selected === undefined || next.unchanged || next.fingerprint === selected.fingerprint) return
-          const old = selected.messages
-          const fresh = next.messages
-          const kept: Array<MailboxMessage> = []
-          const gone: Array<number> = []
-          const flagged: Array<number> = []
-          let missing = false
-          let j = 0
-          for (let i = 0; i < old.length; i++) {
-            const o = old[i]!
-            while (j < fresh.length && fresh[j]!.uid < o.uid) j++
-            const n = j < fresh.length && fresh[j]!.uid === o.uid ? fresh[j++] : undefined
-            if (n === undefined) {
-              missing = true
-              if (expunges) gone.push(i)
-              else kept.push(o)
-              continue
-            }
-            if (n !== o && !sameFlags(o.flags, n.flags)) flagged.push(kept.length)
-            kept.push(n)
-          }
-          const before = kept.length
-          for (; j < fresh.length; j++) if (fresh[j]!.uid > (kept.at(-1)?.uid ?? 0)) kept.push(fresh[j]!)
+          const d = diffOf(selected.messages, next, expunges)
           // Expunges held back (a FETCH by sequence number) must still be found next time.
-          selected.fingerprint = expunges || !missing ? next.fingerprint : ""
-          selected.messages = kept
+          selected.fingerprint = expunges || !d.missing ? next.fingerprint : ""
+          selected.messages = d.kept
           selected.uidnext = next.uidnext
           if (quiet) return
           // Highest first, so each sequence number is still right when it is sent.
-          for (let g = gone.length - 1; g >= 0; g--) untagged(`${gone[g]! + 1} EXPUNGE`)
-          for (const at of flagged) untagged(`${at + 1} FETCH (UID ${kept[at]!.uid} ${flagsLine(kept[at]!)})`)
-          if (kept.length !== before) untagged(`${kept.length} EXISTS`)
+          for (let g = d.gone.length - 1; g >= 0; g--) untagged(`${d.gone[g]! + 1} EXPUNGE`)
+          for (const at of d.flagged) untagged(`${at + 1} FETCH (UID ${d.kept[at]!.uid} ${flagsLine(d.kept[at]!)})`)
+          if (d.kept.length !== d.before) untagged(`${d.kept.length} EXISTS`)
         }
 
         const select = async (tag: string, name: string, readOnly: boolean) => {
@@ -368,7 +394,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             throw e
           }
           holding = key
-          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: [...state.messages] }
+          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: state.messages }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
           untagged(`${state.messages.length} EXISTS`)
@@ -427,7 +453,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: unseen, add: ["\\Seen"] })
               const now = new Map(state.messages.map((m) => [m.uid, m]))
               for (const entry of list) entry.m = now.get(entry.m.uid) ?? entry.m
-              for (const [i, m] of selected!.messages.entries()) selected!.messages[i] = now.get(m.uid) ?? m
+              selected!.messages = selected!.messages.map((m) => now.get(m.uid) ?? m)
               // Only some messages were brought up to date: the next sync compares them all.
               selected!.fingerprint = ""
             }
@@ -516,10 +542,12 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), add, remove })
             const now = new Map(state.messages.map((m) => [m.uid, m]))
             selected!.fingerprint = ""
+            const messages = [...selected!.messages]
+            selected!.messages = messages
             for (const { m, seq } of list) {
               const fresh = now.get(m.uid)
               if (fresh === undefined) continue
-              selected!.messages[seq - 1] = fresh
+              messages[seq - 1] = fresh
               if (!silent) untagged(`${seq} FETCH (${byUid ? `UID ${fresh.uid} ` : ""}${flagsLine(fresh)})`)
             }
           }
