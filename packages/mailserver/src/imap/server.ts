@@ -228,6 +228,20 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         return answer
       }
 
+      /**
+       * A key admitted again (see `stillSignedIn`): one admission in flight answers every
+       * session of the key that asks at that moment, as when one delivery wakes all its idlers,
+       * so they count as one request against the key's limits, not one each.
+       */
+      const admitting = new Map<string, Promise<Exit.Exit<Principal, ApiError>>>()
+      const admitShared = (key: string, context: { readonly clientIp: string; readonly requestId: string }) => {
+        const running = admitting.get(key)
+        if (running !== undefined) return running
+        const admitted = run(engine.admit({ kind: "key", key }, context)).finally(() => admitting.delete(key))
+        admitting.set(key, admitted)
+        return admitted
+      }
+
       const failureOf = (cause: Cause.Cause<unknown>) => {
         const found = Cause.findErrorOption(cause)
         return found._tag === "Some" ? found.value as ApiError : undefined
@@ -287,7 +301,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
          */
         const stillSignedIn = async (): Promise<boolean> => {
           if (user === undefined) return false
-          const admitted = await run(engine.admit({ kind: "key", key: user.key }, context))
+          const admitted = await admitShared(user.key, context)
           if (Exit.isSuccess(admitted)) {
             user.principal = admitted.value
             return true
