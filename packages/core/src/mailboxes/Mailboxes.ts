@@ -7,7 +7,7 @@
  *   Junk (spam), Drafts, and each user label as a mailbox of its name (labels are lower
  *   case: CREATE `Receipts` makes `receipts`). Trash and Junk are listed only to a key that
  *   may read those labels, and `unauthenticated` mail stays out of INBOX for a key that may not.
- * - Whether anything changed is the inbox's change counter (imap_changes, migration 0042),
+ * - Whether anything changed is the inbox's change counter (imap_changes, migration 0049),
  *   raised by triggers in the transaction of every change: one row read per sync that finds
  *   nothing new, whatever the size of the mailbox.
  * - UIDs per (inbox, mailbox) live in imap_uids, given in `sync` under the mailbox row's lock
@@ -63,7 +63,7 @@ export const MailboxState = Schema.Struct({
   uidnext: Schema.Number,
   /**
    * Changes when a message enters or leaves the mailbox or its flags change (the inbox's
-   * change counter, migration 0042: it may change for changes of other mailboxes too).
+   * change counter, migration 0049: it may change for changes of other mailboxes too).
    */
   fingerprint: Schema.String,
   /** true when the caller's `known` fingerprint is still the mailbox's: `messages` is then empty. */
@@ -223,7 +223,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       const kind = yield* kindOf(principal, mailbox)
       const inMailbox = member(principal, kind)
       // Most syncs find nothing changed (IDLE asks at every signal of the inbox, and every
-      // session of it asks): the inbox's change counter (migration 0042) answers in one row.
+      // session of it asks): the inbox's change counter (migration 0049) answers in one row.
       // It is read before anything else, so a change made during this sync shows in the next.
       const counted = (yield* sql<{ modseq: string; uidvalidity: string | null; uidnext: string | null }>`SELECT c.modseq::text AS modseq,
           b.uidvalidity::text AS uidvalidity, b.uidnext::text AS uidnext
@@ -351,7 +351,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         }
         if (labelAdd.length > 0 || labelRemove.length > 0) yield* store.relabel(inbox.id, ids, labelAdd, labelRemove)
         if (keptAdd.length > 0 || keptRemove.length > 0) {
-          // The inbox's change counter goes up in the same statement (migration 0042).
+          // The inbox's change counter goes up in the same statement (migration 0049).
           yield* sql`WITH kept AS (UPDATE imap_uids SET flags = ARRAY(
               SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f)
             WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) RETURNING 1)

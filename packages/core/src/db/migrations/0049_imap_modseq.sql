@@ -1,7 +1,7 @@
 -- The change counter of an inbox as IMAP sees it (mailboxes/Mailboxes.ts): `modseq` goes up
 -- in the same transaction as anything that may change what a mailbox of the inbox shows (a
 -- message stored, relabelled or deleted; a flag kept beside a UID, raised by the statement
--- that keeps it, as imap_uids comes in a later migration), so a session learns
+-- that keeps it in mailboxes/Mailboxes.ts), so a session learns
 -- whether anything changed by reading one row, instead of comparing the whole mailbox. It is
 -- the HIGHESTMODSEQ of every mailbox of the inbox (RFC 7162 lets it rise for changes a
 -- mailbox does not hold).
