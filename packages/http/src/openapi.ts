@@ -51,7 +51,9 @@ const success = (op: Operation) => {
     default: {
       const output = outputJsonSchema(op)
       collectDefinitions(output?.definitions)
-      return { "200": { description: "Success.", content: { "application/json": { schema: relocate(output?.schema ?? {}) } } } }
+      // A 202 (work started, or a mail on its way) is documented as 202, so typed clients read its body.
+      const status = "status" in op.output && op.output.status !== undefined ? String(op.output.status) : "200"
+      return { [status]: { description: status === "202" ? "Accepted." : "Success.", content: { "application/json": { schema: relocate(output?.schema ?? {}) } } } }
     }
   }
 }

@@ -31,6 +31,21 @@ layer(TestApp.layer.pipe(Layer.provideMerge(engineLayer(pglite))), { timeout: "1
       assert.isTrue(refused)
     }))
 
+  it.effect("lists the dashboard's /auth paths with their request and answer schemas, without a key", () =>
+    Effect.gen(function*() {
+      const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body
+      const auth = Object.keys(doc.paths).filter((p) => p.startsWith("/auth/"))
+      assert.includeMembers(auth, ["/auth/sign-up", "/auth/sign-in", "/auth/sign-out", "/auth/me", "/auth/verify-email", "/auth/password-reset",
+        "/auth/password-reset/confirm", "/auth/password", "/auth/2fa/setup", "/auth/2fa/enable", "/auth/2fa/disable", "/auth/invitations",
+        "/auth/invitations/accept", "/auth/members"])
+      const signIn = doc.paths["/auth/sign-in"].post
+      assert.includeMembers(Object.keys(signIn.requestBody.content["application/json"].schema.properties), ["email", "password", "totp_code"])
+      assert.deepStrictEqual(signIn.security, [])
+      const me = doc.paths["/auth/me"].get.responses["200"].content["application/json"].schema
+      assert.includeMembers(Object.keys(me.properties), ["user", "organizations", "csrf_token"])
+      assert.includeMembers(Object.keys(doc.paths["/auth/members"].get.responses["200"].content["application/json"].schema.properties), ["members", "invitations"])
+    }))
+
   it.effect("names the permission of every member operation as x-permission", () =>
     Effect.gen(function*() {
       const doc = (yield* (yield* TestApp).request("GET", "/openapi.json")).body

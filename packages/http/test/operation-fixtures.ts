@@ -135,6 +135,16 @@ const WEBHOOK_URL = "https://93.184.215.14/walk"
 const webhook = (w: World, path: (id: string) => Readonly<Record<string, string>>) =>
   Effect.map(created(w.a.key, `/v0/inboxes/${w.a.inboxId}/webhooks`, { url: WEBHOOK_URL }, "webhook_id"), (id) => ({ params: path(id) }))
 const inboxWebhook = (w: World) => webhook(w, (id) => ({ inbox_id: w.a.inboxId, webhook_id: id }))
+/** A delivery of a webhook of inbox I: the webhook made first, then a message delivered to I. */
+const webhookDelivery = (w: World) =>
+  Effect.gen(function*() {
+    const webhookId = yield* created(w.a.key, `/v0/inboxes/${w.a.inboxId}/webhooks`, { url: WEBHOOK_URL }, "webhook_id")
+    yield* delivered(w)
+    const list = yield* TestApp.use((app) => app.request("GET", `/v0/webhooks/${webhookId}/deliveries`, { key: w.a.key }))
+    const deliveryId = list.body?.deliveries?.[0]?.delivery_id
+    if (typeof deliveryId !== "string") throw new Error(`fixture: deliveries answered ${list.status} ${list.text}`)
+    return { params: { webhook_id: webhookId, delivery_id: deliveryId } }
+  })
 
 /** A draft in inbox I, ready to send. */
 const draft = (w: World) => created(w.a.key, `/v0/inboxes/${w.a.inboxId}/drafts`, { to: "someone@example.net", text: "walk" }, "draft_id")
@@ -259,6 +269,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "webhooks.updateHeaders": (w) => Effect.map(inboxWebhook(w), (r) => ({ ...r, input: { set: { "x-walk": "1" } } })),
   "webhooks.deliveries": (w) => webhook(w, (id) => ({ webhook_id: id })),
   "webhooks.test": (w) => webhook(w, (id) => ({ webhook_id: id })),
+  "webhooks.delivery": webhookDelivery,
+  "webhooks.redeliver": webhookDelivery,
   "inbound.providerEvents": providerEvent,
   "tracking.open": fixed({ params: { file: "0123456789abcdef0123456789abcdef.gif" } }),
   "drafts.create": (w) => Effect.succeed({ params: { inbox_id: w.a.inboxId }, input: { to: "someone@example.net", text: "walk" } }),

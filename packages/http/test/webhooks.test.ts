@@ -343,6 +343,56 @@ for (const s of storage) {
         assert.isUndefined(d.error)
       }).pipe(Effect.scoped))
 
+    it.effect("a delivery shows its payload as POSTed; redeliver answers 202 with a new pending delivery of the same event, sent again with the same webhook-id, the old one unchanged", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        yield* deliverMail(w.email, { subject: "again" })
+        assert.strictEqual(yield* runJobs, 1)
+        const path = `/v0/webhooks/${hook.webhook_id}/deliveries`
+        const first = (yield* app.request("GET", path, { key: w.key })).body.deliveries[0]
+        const detail = yield* app.request("GET", `${path}/${first.delivery_id}`, { key: w.key })
+        assert.strictEqual(detail.status, 200)
+        assert.deepStrictEqual(detail.body.payload, verify(hook.secret, receiver.received[0]!))
+        assert.strictEqual(detail.body.status, "delivered")
+
+        const again = yield* app.request("POST", `${path}/${first.delivery_id}/redeliver`, { key: w.key })
+        assert.strictEqual(again.status, 202)
+        assert.notStrictEqual(again.body.delivery_id, first.delivery_id)
+        assert.deepStrictEqual([again.body.event_id, again.body.status, again.body.attempts], [first.event_id, "pending", 0])
+        assert.strictEqual(yield* runJobs, 1)
+        assert.lengthOf(receiver.received, 2)
+        assert.strictEqual(receiver.received[1]!.headers["webhook-id"], first.event_id)
+        assert.deepStrictEqual(verify(hook.secret, receiver.received[1]!), detail.body.payload)
+        const log = (yield* app.request("GET", path, { key: w.key })).body
+        assert.strictEqual(log.count, 2)
+        const byId = new Map((log.deliveries as Array<{ delivery_id: string; status: string; attempts: number }>).map((d) => [d.delivery_id, d]))
+        assert.deepStrictEqual([byId.get(again.body.delivery_id)?.status, byId.get(first.delivery_id)?.attempts], ["delivered", 1])
+      }).pipe(Effect.scoped))
+
+    it.effect("a delivery of another webhook, or of a webhook the key cannot see, is 404 not_found; redeliver needs webhook_update (403 missing_permission)", () =>
+      Effect.gen(function*() {
+        const app = yield* TestApp
+        const receiver = yield* webhookReceiver()
+        const w = yield* setUp()
+        const hook = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url } })).body
+        const other = (yield* app.request("POST", "/v0/webhooks", { key: w.key, json: { url: receiver.url, event_types: ["domain.verified"] } })).body
+        yield* deliverMail(w.email, { subject: "mine" })
+        yield* runJobs
+        const delivery = (yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries`, { key: w.key })).body.deliveries[0].delivery_id
+        const elsewhere = yield* app.request("GET", `/v0/webhooks/${other.webhook_id}/deliveries/${delivery}`, { key: w.key })
+        assert.deepStrictEqual([elsewhere.status, elsewhere.body.code], [404, "not_found"])
+        const stranger = yield* newOrganization({ plan: "pro" })
+        const hidden = yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/deliveries/${delivery}/redeliver`, { key: stranger.key })
+        assert.deepStrictEqual([hidden.status, hidden.body.code], [404, "not_found"])
+        const reader = (yield* app.request("POST", "/v0/api-keys", { key: w.key, json: { name: "reader", permissions: ["webhook_read"] } })).body.api_key
+        assert.strictEqual((yield* app.request("GET", `/v0/webhooks/${hook.webhook_id}/deliveries/${delivery}`, { key: reader })).status, 200)
+        const refused = yield* app.request("POST", `/v0/webhooks/${hook.webhook_id}/deliveries/${delivery}/redeliver`, { key: reader })
+        assert.deepStrictEqual([refused.status, refused.body.code], [403, "missing_permission"])
+      }).pipe(Effect.scoped))
+
     it.effect("a failing endpoint is retried after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h; the eighth failure marks it failed; webhook-id is equal on every retry", () =>
       Effect.gen(function*() {
         const app = yield* TestApp

@@ -289,7 +289,13 @@ for (const storage of storages()) {
         yield* call("update_webhook", { webhook_id: hook["webhook_id"], event_types: ["message.sent"] })
         yield* call("get_webhook_headers", { webhook_id: hook["webhook_id"] })
         yield* call("update_webhook_headers", { webhook_id: hook["webhook_id"], remove: ["x-a"] })
-        yield* call("list_webhook_deliveries", { webhook_id: hook["webhook_id"] })
+        // A message sent now is an event the webhook wants: a delivery to read and send again.
+        yield* call("send_message", { inbox_id: agent.inbox_id, to: "someone@example.net", subject: "hooked", text: "hooked" })
+        const deliveries = yield* call("list_webhook_deliveries", { webhook_id: hook["webhook_id"] })
+        const delivery = (deliveries["deliveries"] as ReadonlyArray<{ delivery_id: string }>)[0]
+        assert.isDefined(delivery, "the sent message's delivery")
+        yield* call("get_webhook_delivery", { webhook_id: hook["webhook_id"], delivery_id: delivery?.delivery_id })
+        yield* call("redeliver_webhook_delivery", { webhook_id: hook["webhook_id"], delivery_id: delivery?.delivery_id })
         yield* call("test_webhook", { webhook_id: hook["webhook_id"] })
         yield* call("delete_webhook", { webhook_id: hook["webhook_id"] })
         yield* call("delete_message", { inbox_id: agent.inbox_id, message_id: sent["message_id"] })

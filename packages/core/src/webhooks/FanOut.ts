@@ -30,8 +30,11 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
    * types, its scope, its inboxes and pods).
    */
   matching(events: ReadonlyArray<FannedEvent>): Statement.Fragment
-  /** Writes one delivery and its job for each webhook `matching` chose for each event, in the current transaction. */
-  enqueue(wanted: ReadonlyArray<{ readonly event: FannedEvent; readonly hookIds: ReadonlyArray<string> }>): Effect.Effect<void>
+  /**
+   * Writes one delivery and its job for each webhook `matching` chose for each event, in the
+   * current transaction; answers the new deliveries' ids in order.
+   */
+  enqueue(wanted: ReadonlyArray<{ readonly event: FannedEvent; readonly hookIds: ReadonlyArray<string> }>): Effect.Effect<ReadonlyArray<string>>
 }>()("inbox/WebhookFanOut") {
   static readonly layerNoDeps = Layer.effect(WebhookFanOut, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -67,12 +70,13 @@ export class WebhookFanOut extends Context.Service<WebhookFanOut, {
             })
           }
         }
-        if (deliveries.length === 0) return
+        if (deliveries.length === 0) return []
         // Every delivery row and its job in one statement: a round trip for all of a change's events.
         yield* jobs.enqueueMany(
           deliveries.map((d) => ({ kind: DELIVERY_JOB, payload: { delivery_id: d["id"] }, key: d["id"] as string })),
           sql`delivery AS (INSERT INTO webhook_deliveries ${sql.insert(deliveries as never)})`
         )
+        return deliveries.map((d) => d["id"] as string)
       })
     })
   }))

@@ -20,6 +20,7 @@ import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { InvalidWebhookUrl, type MissingPermission, type NotFound, type PlanLimitExceeded, type ValidationError } from "../errors/errors.ts"
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../events/catalogue.ts"
+import { EventRow, toEnvelope } from "../events/Events.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -29,6 +30,7 @@ import { Settings } from "../settings/Settings.ts"
 import { webhookResealing } from "./sealed.ts"
 import { openStored, sealIfKey } from "../shared/sealing.ts"
 import { type Attempt, DELIVERY_TIMEOUT, post, signedHeaders } from "./Delivery.ts"
+import { WebhookFanOut } from "./FanOut.ts"
 import { openHeaderValues, sealHeaderValues } from "./headers.ts"
 import { compact, Id, Line } from "../shared/fields.ts"
 import { keyset, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
@@ -209,6 +211,16 @@ const toDelivery = (row: typeof DeliveryRow.Type): Delivery =>
     updated_at: iso(row.updated_at)
   })
 
+/**
+ * One delivery with the body it sends: the event's envelope, exactly as POSTed (`payload`,
+ * absent once retention deleted the event).
+ */
+export const DeliveryDetail = Schema.Struct({
+  ...Delivery.fields,
+  payload: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+})
+export type DeliveryDetail = typeof DeliveryDetail.Type
+
 /** The pod or inbox a request's path names (neither: the organization's collection). */
 export interface WebhookPath {
   readonly podId?: string | undefined
@@ -226,6 +238,14 @@ export class Webhooks extends Context.Service<Webhooks, {
   headers(principal: Principal, path: WebhookPath, id: string): Effect.Effect<typeof HeaderNames.Type, NotFound>
   updateHeaders(principal: Principal, path: WebhookPath, id: string, input: UpdateHeadersInput): Effect.Effect<typeof HeaderNames.Type, NotFound | ValidationError>
   deliveries(principal: Principal, id: string, query: typeof ListDeliveriesQuery.Type): Effect.Effect<Page<Delivery>, NotFound | ValidationError>
+  /** One delivery of the webhook, with the body it sends. */
+  delivery(principal: Principal, id: string, deliveryId: string): Effect.Effect<DeliveryDetail, NotFound>
+  /**
+   * Sends a delivery's event to the webhook again: a new delivery (pending, its own attempts
+   * and retries, the same event and so the same webhook-id), the old one left as it was.
+   * Not found once retention deleted the event.
+   */
+  redeliver(principal: Principal, id: string, deliveryId: string): Effect.Effect<Delivery, NotFound>
   /** Sends a signed test event to the webhook now (not a delivery: nothing is stored or retried). */
   test(principal: Principal, id: string): Effect.Effect<WebhookTestResult, NotFound>
 }>()("inbox/Webhooks") {
@@ -237,6 +257,7 @@ export class Webhooks extends Context.Service<Webhooks, {
     const organizations = yield* Organizations
     const inboxes = yield* Inboxes
     const pods = yield* Pods
+    const fanOut = yield* WebhookFanOut
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })
 
@@ -301,6 +322,17 @@ export class Webhooks extends Context.Service<Webhooks, {
         const row = rows[0]
         if (row === undefined) return yield* notFound("Webhook", id)
         return row
+      })
+
+    /** A delivery of a webhook the principal sees, and its event while retention keeps it. */
+    const findDelivery = (principal: Principal, id: string, deliveryId: string) =>
+      Effect.gen(function*() {
+        const hook = yield* find(principal, {}, id)
+        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE id = ${deliveryId} AND webhook_id = ${hook.id}`.pipe(decodeRows(DeliveryRow))
+        const row = rows[0]
+        if (row === undefined) return yield* notFound("Delivery", deliveryId)
+        const events = yield* sql`SELECT * FROM events WHERE id = ${row.event_id}`.pipe(decodeRows(EventRow))
+        return { delivery: toDelivery(row), event: events[0] }
       })
 
     const headerNames = (row: WebhookRow) => {
@@ -424,6 +456,21 @@ export class Webhooks extends Context.Service<Webhooks, {
         const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE webhook_id = ${hook.id} ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(DeliveryRow))
         return toPage(rows, page.limit, toDelivery)
       }),
+      delivery: Effect.fn("Webhooks.delivery")(function*(principal, id, deliveryId) {
+        const { delivery, event } = yield* findDelivery(principal, id, deliveryId)
+        return event === undefined ? delivery : { ...delivery, payload: toEnvelope(event) }
+      }),
+      redeliver: Effect.fn("Webhooks.redeliver")(function*(principal, id, deliveryId) {
+        const { delivery, event } = yield* findDelivery(principal, id, deliveryId)
+        if (event === undefined) return yield* notFound("Event", delivery.event_id)
+        const at = yield* now
+        const [newId] = yield* sql.withTransaction(fanOut.enqueue([{
+          event: { id: event.id, organizationId: event.organization_id, podId: event.pod_id ?? undefined, inboxId: event.inbox_id ?? undefined, type: event.event_type, at },
+          hookIds: [delivery.webhook_id]
+        }])).pipe(Effect.catchTag("SqlError", Effect.die))
+        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE id = ${newId!}`.pipe(decodeRows(DeliveryRow))
+        return toDelivery(rows[0]!)
+      }),
       test: Effect.fn("Webhooks.test")(function*(principal, id) {
         const row = yield* find(principal, {}, id)
         const at = yield* now
@@ -456,5 +503,5 @@ export class Webhooks extends Context.Service<Webhooks, {
   static readonly resealing = webhookResealing
 
   /** With the services it uses (HostResolver, Inboxes, Organizations, Pods), after its own rotation; the ports are the caller's. */
-  static readonly layer = Webhooks.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(HostResolver.layer, Inboxes.layer, Organizations.layer, Pods.layer, Webhooks.resealing)))
+  static readonly layer = Webhooks.layerNoDeps.pipe(Layer.provide(Layer.mergeAll(HostResolver.layer, Inboxes.layer, Organizations.layer, Pods.layer, WebhookFanOut.layer, Webhooks.resealing)))
 }

@@ -3,7 +3,8 @@
  * `/v0/webhooks`, `/v0/pods/:pod_id/webhooks` and `/v0/inboxes/:inbox_id/webhooks`; the
  * item routes (get, PATCH, DELETE, headers) at `/v0/webhooks/:webhook_id` and under the pod
  * and inbox prefixes (there the webhook must be that pod's or inbox's); deliveries at
- * `/v0/webhooks/:webhook_id/deliveries`; a signed test event sent on demand at
+ * `/v0/webhooks/:webhook_id/deliveries`, one with its payload and its redelivery (a new
+ * delivery of the same event, our addition: the spec has none) under it; a signed test event sent on demand at
  * `/v0/webhooks/:webhook_id/test`. Permissions `webhook_create`, `webhook_read`,
  * `webhook_update` (the test too), `webhook_delete`.
  */
@@ -14,6 +15,7 @@ import { listBody } from "../shared/pagination.ts"
 import {
   CreateWebhookInput,
   Delivery,
+  DeliveryDetail,
   HeaderNames,
   ListDeliveriesQuery,
   ListWebhooksQuery,
@@ -160,6 +162,31 @@ export const listDeliveries = operation({
     Webhooks.use((w) => Effect.map(w.deliveries(principal, params.webhook_id, input), (page) => listBody("deliveries", page)))
 })
 
+export const getDelivery = operation({
+  name: "webhooks.delivery",
+  summary: "One delivery of a webhook with its payload: the event's envelope as POSTed (absent once the event is past retention).",
+  routes: [route.get("/v0/webhooks/:webhook_id/deliveries/:delivery_id")],
+  access: { kind: "member", permission: "webhook_read" },
+  output: Output.json(DeliveryDetail),
+  mutates: false,
+  mcp: { tool: "get_webhook_delivery" },
+  cli: { command: "webhooks delivery" },
+  run: ({ principal, params }) => Webhooks.use((w) => w.delivery(principal, params.webhook_id, params.delivery_id))
+})
+
+export const redeliver = operation({
+  name: "webhooks.redeliver",
+  summary:
+    "Send a delivery's event to the webhook again: answers 202 with a new pending delivery (same event, so the same webhook-id; its own attempts and retries). 404 once the event is past retention.",
+  routes: [route.post("/v0/webhooks/:webhook_id/deliveries/:delivery_id/redeliver")],
+  access: { kind: "member", permission: "webhook_update" },
+  output: Output.accepted(Delivery),
+  mutates: true,
+  mcp: { tool: "redeliver_webhook_delivery" },
+  cli: { command: "webhooks redeliver", columns: ["delivery_id", "event_type", "status", "created_at"] },
+  run: ({ principal, params }) => Webhooks.use((w) => w.redeliver(principal, params.webhook_id, params.delivery_id))
+})
+
 export const testWebhook = operation({
   name: "webhooks.test",
   summary: `Send a signed test event (event_type "${TEST_EVENT_TYPE}") to the webhook's URL now and answer what the endpoint said. Nothing is stored or retried.`,
@@ -181,5 +208,7 @@ export const webhookOperations = [
   getWebhookHeaders,
   updateWebhookHeaders,
   listDeliveries,
+  getDelivery,
+  redeliver,
   testWebhook
 ]
