@@ -1,27 +1,26 @@
 /**
  * The dashboard's entry: the header's navigation (a Preact component), and hash routes that
  * pick the page. A single-page client of /auth and /v0 with the session cookie, built by Vite
- * (packages/dashboard). The console's older pages (auth.js, pods.js, policy.js, webhooks.js,
- * org.js) draw into <main> with the `h` DOM helper of dom.js, as the first dashboard did; the
- * mail client (inbox.tsx, thread.tsx, message.tsx, write.tsx, drafts.tsx) and the pieces rebuilt
- * since are Preact components typed from the OpenAPI document (client.ts).
+ * (packages/dashboard). Every page is a Preact component typed from the OpenAPI document
+ * (client.ts): the mail client (inbox.tsx, thread.tsx, message.tsx, write.tsx, drafts.tsx) and
+ * the console (auth.tsx, org.tsx, pods.tsx, policy.tsx, webhooks.tsx over ui.tsx's pieces).
  */
 import "./app.css"
 import { render } from "preact"
-import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, verifyEmail } from "./auth.js"
-import { $, api, dropPrefetched, go, h, page, refreshMe, session, showFlash } from "./dom.js"
+import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, unverified, verifyEmail } from "./auth.tsx"
+import { $, api, dropPrefetched, go, refreshMe, session, showFlash } from "./dom.js"
 import { draft, drafts } from "./drafts.tsx"
 import { inbox, readingPane, thread } from "./inbox.tsx"
 import { closeSocket, prefetchPage, wide } from "./mailbox.ts"
 import { compose } from "./write.tsx"
-import { apiKeys, billing, domain, domains, metrics, overview } from "./org.js"
-import { inboxes, pods } from "./pods.js"
-import { lists, suppressions } from "./policy.js"
-import { routeScope } from "./scope.js"
+import { apiKeys, billing, domain, domains, metrics, overview } from "./org.tsx"
+import { inboxes, pods } from "./pods.tsx"
+import { lists, suppressions } from "./policy.tsx"
+import { routeScope } from "./scope.tsx"
 import { startShortcuts } from "./keys.tsx"
 import { clientSettings } from "./settings.tsx"
 import { startTheme } from "./theme.tsx"
-import { webhook, webhooks } from "./webhooks.js"
+import { webhook, webhooks } from "./webhooks.tsx"
 
 const NAV: ReadonlyArray<readonly [string, string]> = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/pods", "Pods"], ["#/compose", "Compose"], ["#/drafts", "Drafts"],
   ["#/lists", "Lists"], ["#/suppressions", "Suppressions"], ["#/webhooks", "Webhooks"], ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"],
@@ -73,19 +72,18 @@ const route = async () => {
   const me = session.me
   if (!me || name === "sign-in") return signIn()
   if (!me.user.email_verified) {
-    return page("Verify your email", h("p", {}, `Follow the link we sent to ${me.user.email}.`),
-      h("button", { type: "button", onclick: () => api("POST", "/auth/resend-verification", { email: me.user.email }) }, "Send the link again"))
+    return unverified(me.user.email)
   }
   switch (name) {
     case "inboxes": return inboxes(scope)
     case "pods": return pods(args[0])
-    case "inbox": return inbox(args[0], args[1], params)
+    case "inbox": return inbox(args[0] ?? "", args[1], params)
     // Wide: the list with the thread in the reading pane beside it; a phone shows the thread alone.
-    case "thread": return wide() ? readingPane(args[0], args[1], params) : thread(args[0], args[1], params)
+    case "thread": return wide() ? readingPane(args[0] ?? "", args[1] ?? "", params) : thread(args[0] ?? "", args[1] ?? "", params)
     case "mail-settings": return clientSettings(args[0] ?? "")
     case "compose": return compose(args[0], args[1], args[2])
     case "drafts": return drafts(params)
-    case "draft": return draft(args[0], args[1])
+    case "draft": return draft(args[0] ?? "", args[1] ?? "")
     case "lists": return lists(scope, args[0], args[1])
     case "suppressions": return suppressions(args[0])
     case "webhooks": return webhooks(scope)

@@ -950,9 +950,19 @@ describe("The mail client and console's feel (Chromium)", () => {
     page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(`${m.text()} (${page.url()})`) })
     page.on("pageerror", (e) => consoleErrors.push(`${e.message} (${page.url()})`))
     const address = await createInbox(page, `axe${emails++}`)
+    // A webhook made before the mail arrives: its page has a delivery whose payload is opened below.
+    const hookId = await page.evaluate(async () => {
+      const me = (await fetch("/auth/me").then((r) => r.json())) as { csrf_token: string }
+      const made = await fetch("/v0/webhooks", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-csrf-token": me.csrf_token },
+        body: JSON.stringify({ url: "https://93.184.215.14/axe" })
+      })
+      return ((await made.json()) as { webhook_id: string }).webhook_id
+    })
     await deliver(address, mail(address, "Checked by axe", "Hello.", "Cc: Bea <bea@example.org>\r\n"))
     const pages = ["#/", "#/inboxes", "#/pods", "#/compose", "#/drafts", "#/lists", "#/suppressions", "#/webhooks", "#/domains", "#/api-keys",
-      "#/metrics", "#/billing", "#/members", "#/security", `#/inbox/${encodeURIComponent(address)}`]
+      "#/metrics", "#/billing", "#/members", "#/security", `#/webhook/${hookId}`, `#/inbox/${encodeURIComponent(address)}`]
     for (const dark of [false, true]) {
       await page.emulateMedia({ colorScheme: dark ? "dark" : "light" })
       for (const hash of pages) {
@@ -960,6 +970,12 @@ describe("The mail client and console's feel (Chromium)", () => {
         // The page marks the route drawn, its data included (main.tsx).
         await explained(page, page.locator(`body[data-route="${hash}"] main h1`))
         await check(page, `${hash}${dark ? " (dark)" : ""}`)
+        if (hash.startsWith("#/webhook/")) {
+          // The webhook's page again with a delivery's payload opened.
+          await page.getByRole("table", { name: "Delivery log" }).getByRole("button", { name: /^Payload of/ }).first().click()
+          await explained(page, page.locator("pre.payload"))
+          await check(page, `webhook payload${dark ? " (dark)" : ""}`)
+        }
       }
       await page.getByRole("link", { name: "Checked by axe" }).click()
       await explained(page, page.getByRole("group", { name: "Thread actions" }))

@@ -7,7 +7,7 @@
  * loopback. With DASHBOARD_SCREENSHOTS=1, screenshots of the main pages land in
  * docs/screenshots/ for the README.
  */
-import { BlobStores, Egress, Engine, Ids, Organizations, Suppressions } from "@inbox/core/internal"
+import { BlobStores, Egress, Engine, Ids, Jobs, Organizations, Suppressions } from "@inbox/core/internal"
 import { AppRoutes, layerNodeServer, NODE_SERVER_DEFAULTS } from "@inbox/http"
 import { CapturedMail, chromiumPath, freePort, pglite, settingsLayer } from "@inbox/testkit"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -293,6 +293,9 @@ describe("Dashboard in Chromium", () => {
   }, 60_000)
 })
 
+/** Runs the due jobs (webhook deliveries) now: this server has no background worker. */
+const runJobs = () => runtime.runPromise(Jobs.use((jobs) => jobs.runDue({ wait: true })) as never)
+
 /** Follows a link of the main navigation. */
 const navigate = (page: Page, name: string) => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name, exact: true }).click()
 
@@ -351,6 +354,53 @@ describe("Dashboard pages of the organization in Chromium", () => {
     await page.getByRole("link", { name: "← All webhooks" }).click()
     await page.getByRole("button", { name: `Disable ${receiverUrl}` }).click()
     await page.getByRole("button", { name: `Enable ${receiverUrl}` }).waitFor()
+    await context.close()
+  }, 60_000)
+
+  it("a delivery in a webhook's log opens to its payload, pretty and copyable, and is redelivered as a new delivery with the same webhook-id", async () => {
+    const { context, page } = await owner("payload")
+    await context.grantPermissions(["clipboard-read", "clipboard-write"])
+    const address = await createInbox(page, `payload${emails}`)
+    const hook = `${receiverUrl}?payload=${emails}`
+    await navigate(page, "Webhooks")
+    await page.getByLabel("URL").fill(hook)
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    await page.getByTestId("secret").waitFor()
+    await deliver(address, mail(address, "Payload please", "Show me the JSON."))
+    const sent = () => received.filter((r) => r.url.endsWith(new URL(hook).search))
+    await runJobs()
+    assert.lengthOf(sent(), 1, "the receiver got the delivery")
+    await page.getByRole("link", { name: hook }).click()
+    const log = page.getByRole("table", { name: "Delivery log" })
+    const row = log.getByRole("row").filter({ hasText: "message.received" })
+    await explained(page, row)
+    await row.getByRole("button", { name: /^Payload of the message\.received delivery/ }).click()
+    const payload = page.getByRole("region", { name: /^The message\.received delivery/ }).locator("pre.payload")
+    await explained(page, payload)
+    const json = JSON.parse((await payload.textContent()) ?? "") as { event_type: string; event_id: string; message: { subject: string } }
+    assert.strictEqual(json.event_type, "message.received")
+    assert.strictEqual(json.message.subject, "Payload please")
+    assert.include((await payload.textContent()) ?? "", '\n  "event_type": "message.received"', "pretty, two spaces a level")
+    await page.getByRole("button", { name: /^Copy the payload of delivery/ }).click()
+    await page.getByText("Copied.").waitFor()
+    assert.deepStrictEqual(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), json)
+    await shot(page, "webhook-payload")
+    // On a phone, dark: the payload scrolls within itself, the page does not scroll sideways.
+    await page.emulateMedia({ colorScheme: "dark" })
+    await fitsPhone(page)
+    await page.setViewportSize({ width: 390, height: 844 })
+    await shot(page, "phone-webhook-payload-dark")
+    await page.emulateMedia({ colorScheme: "light" })
+    await page.setViewportSize({ width: 1280, height: 720 })
+    await page.getByRole("button", { name: /^Redeliver the message\.received event/ }).click()
+    await page.getByText(/^Sent again as a new delivery/).waitFor()
+    await explained(page, log.getByRole("row").filter({ hasText: "message.received" }).nth(1))
+    await runJobs()
+    assert.lengthOf(sent(), 2, "the receiver got it again")
+    assert.strictEqual(sent()[1]?.headers["webhook-id"], json.event_id)
+    assert.strictEqual(sent()[0]?.headers["webhook-id"], json.event_id)
+    const deliveries = await asSession(page, "GET", `/v0/webhooks/${(await asSession(page, "GET", "/v0/webhooks")).body["webhooks"][0].webhook_id}/deliveries`)
+    assert.strictEqual(deliveries.body["count"], 2)
     await context.close()
   }, 60_000)
 
@@ -482,6 +532,30 @@ describe("Dashboard pages of the organization in Chromium", () => {
     assert.include(await page.locator("#error").textContent() ?? "", said.split(" — ")[0] ?? "")
     assert.include(said, " — ", "the fix follows the message")
     await shot(page, "billing")
+    await context.close()
+  }, 60_000)
+
+  it("billing compares the plans side by side with their prices and limits, the organization's plan marked", async () => {
+    const { context, page } = await owner("compare")
+    await onPro(page)
+    await navigate(page, "Billing")
+    const compared = page.getByRole("table", { name: "Plans compared" })
+    await explained(page, compared)
+    const plans = (await page.evaluate(() => fetch("/public/plans").then((r) => r.json()))) as { plans: Array<{ name: string; limits: Record<string, number | null> }> }
+    const heads = (await compared.getByRole("columnheader").allTextContents()).map((t) => t.trim())
+    assert.deepStrictEqual(heads, plans.plans.map((p) => p.name === "Pro" ? "Proyour plan" : p.name))
+    const current = compared.locator("th[aria-current=true]")
+    assert.strictEqual((await current.textContent())?.trim(), "Proyour plan")
+    const row = async (what: string) => (await compared.getByRole("row").filter({ has: page.getByRole("rowheader", { name: what, exact: true }) }).getByRole("cell").allTextContents()).map((c) => c.trim())
+    assert.deepStrictEqual(await row("Inboxes"), plans.plans.map((p) => String(p.limits["inboxes"]?.toLocaleString("en-US"))))
+    assert.deepStrictEqual(await row("Sends a day"), plans.plans.map((p) => p.limits["sends_per_day"] === null ? "no daily limit" : String(p.limits["sends_per_day"]?.toLocaleString("en-US"))))
+    assert.deepStrictEqual(await row("Webhooks"), plans.plans.map((p) => String(p.limits["webhooks"])))
+    await page.getByRole("table", { name: "Plan", exact: true }).getByRole("cell", { name: "Pro" }).waitFor()
+    await shot(page, "billing")
+    await page.emulateMedia({ colorScheme: "dark" })
+    await fitsPhone(page)
+    await page.setViewportSize({ width: 390, height: 844 })
+    await shot(page, "phone-billing-dark")
     await context.close()
   }, 60_000)
 
