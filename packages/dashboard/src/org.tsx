@@ -13,7 +13,7 @@ import { type Answer, client } from "./client.ts"
 import { go, notice, plainWords } from "./dom.js"
 import { PERMISSIONS } from "./generated/permissions.ts"
 import { type Known, ORGANIZATION, parseScope, type Scope, ScopeOptions, ScopePicker, podScopedPath, scopeHash, scopeNames, scopePicker, scopedPath } from "./scope.tsx"
-import { Action, answer, done, type Failure, Field, Form, Loading, mount, Muted, Page, Problem, SecretOnce, Select, Table, when } from "./ui.tsx"
+import { Action, answer, Copy, done, type Failure, Field, Form, Loading, mount, Muted, Page, Problem, SecretOnce, Select, Table, when } from "./ui.tsx"
 
 const enc = encodeURIComponent
 /** The API's numbers (a Schema.Number may be written as a string such as "Infinity"). */
@@ -132,8 +132,8 @@ const DomainPage = ({ scope, id, first }: { readonly scope: Scope; readonly id: 
         heads={["Type", "Name", "Value", "Priority", "Status"]}
         rows={(d.records ?? []).map((r, i) => [`${i}`, [
           <span title={RECORD_USE[r.type]}>{r.type}</span>,
-          <><code>{r.name}</code> <CopyButton value={r.name} name={`Copy the name of record ${i + 1} (${r.type})`} /></>,
-          <><code class="wrap">{r.value}</code> <CopyButton value={r.value} name={`Copy the value of record ${i + 1} (${r.type})`} /></>,
+          <><code>{r.name}</code> <Copy value={r.name} name={`Copy the name of record ${i + 1} (${r.type})`} /></>,
+          <><code class="wrap">{r.value}</code> <Copy value={r.value} name={`Copy the value of record ${i + 1} (${r.type})`} /></>,
           r.priority ?? "",
           <span class={`record-${r.status.toLowerCase()}`}>{r.status}</span>
         ]])}
@@ -153,10 +153,6 @@ const DomainPage = ({ scope, id, first }: { readonly scope: Scope; readonly id: 
     </Page>
   )
 }
-
-const CopyButton = ({ value, name }: { readonly value: string; readonly name: string }) => (
-  <Action class="copy" aria-label={name} action={async () => { await navigator.clipboard.writeText(value); notice("Copied.") }}>Copy</Action>
-)
 
 export const domain = async (scope: Scope, given: string | undefined) => {
   const id = given ?? ""
