@@ -146,6 +146,8 @@ describe("A new person in the dashboard (Chromium)", () => {
     page.on("request", (r) => { if (new URL(r.url()).pathname === "/favicon.ico") icons.push(r.url()) })
     await page.goto(`${url}/`)
     await page.getByRole("link", { name: "Sign up" }).click()
+    // The sign-in form has an Email field too: fill the sign-up form's, once it is drawn.
+    await explained(page, page.getByRole("heading", { name: "Sign up" }))
     await page.getByLabel("Email").fill(email)
     await page.getByLabel("Password").fill(PASSWORD)
     await page.getByRole("button", { name: "Create account" }).click()
