@@ -68,6 +68,8 @@ const PORT = Number(process.env["BENCH_PORT"] ?? "29101")
  * rounds as "baseline": a change is then measured before and after in one invocation.
  */
 const BASELINE = process.env["BENCH_BASELINE"]
+/** Node flags for the baseline's server alone (with BENCH_BASELINE=. the same checkout under other flags). */
+const BASELINE_FLAGS = (process.env["BENCH_BASELINE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")
 /** Skips the POST runs, for quicker GET comparisons. */
 const SKIP_POST = process.env["BENCH_SKIP_POST"] === "1"
 
@@ -244,7 +246,7 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     const old = { ...ours, url: `http://127.0.0.1:${port + 2}/v0/inboxes/${inboxId}` }
     if (BASELINE !== undefined) {
       // Another checkout's server on the same database, serving our tenants: it creates none.
-      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, [], BASELINE)).child
+      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, BASELINE_FLAGS, BASELINE)).child
       await waitHealthy(port + 2)
       await run(old, WARMUP)
     }

@@ -61,8 +61,8 @@ export const makeSettings = (settings: ReadonlyArray<Setting> = SETTINGS): Reado
     return { env: s.env, flag: s.flag, scope: s.scope, help: shown === undefined ? s.help : `${s.help} (default ${shown})` }
   })
 
-/** The defaults the client needs before it loads core (where a server's socket is). */
-const CLIENT_DEFAULTS = ["INBOX_DATA_DIR"] as const
+/** The defaults the CLI needs before it loads core (where a server's socket is; the Node flags serve restarts with). */
+const CLIENT_DEFAULTS = ["INBOX_DATA_DIR", "INBOX_NODE_FLAGS"] as const
 
 /** The text of manifest.generated.ts. */
 export const manifestSource = (

@@ -16,7 +16,8 @@ import type { Effect } from "effect"
 import { inServer } from "./ambient.ts"
 import { forward, forwardMcp } from "./client.ts"
 import type { ManifestCommand, ManifestSetting } from "./manifest.ts"
-import { MANIFEST, SETTING_FLAGS } from "./manifest.generated.ts"
+import { MANIFEST, SETTING_DEFAULTS, SETTING_FLAGS } from "./manifest.generated.ts"
+import { runWithNodeFlags } from "./node-flags.ts"
 import { addCatalogueCommands, type Invocation } from "./resources.ts"
 
 const envName = (flag: string) => flag.replace(/^--/, "").replace(/ .*$/, "")
@@ -83,6 +84,7 @@ export const buildProgram = (
   for (const setting of serve) serveCommand.option(setting.flag, settingHelp(setting))
   serveCommand.action(() => {
     applySettings(serveCommand, serve)
+    if (inServer() === undefined) runWithNodeFlags(process.env["INBOX_NODE_FLAGS"] ?? SETTING_DEFAULTS.INBOX_NODE_FLAGS)
     return launch("never", async () => ({ effect: (await import("./admin.ts")).serve(() => buildProgram(manifest, settings)), terminateIsSuccess: true }))
   })
 

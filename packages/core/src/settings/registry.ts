@@ -94,6 +94,16 @@ export const SETTINGS = [
   { env: "INBOX_PORT", flag: "--port <port>", scope: "serve", group: "The server", default: 3000, help: "HTTP port" },
   { env: "INBOX_HOST", flag: "--host <host>", scope: "serve", group: "The server", default: "127.0.0.1", help: "HTTP listen address" },
   {
+    env: "INBOX_NODE_FLAGS",
+    flag: "--node-flags <flags>",
+    scope: "serve",
+    group: "The server",
+    default: "--max-semi-space-size=4 --heap-growing-percent=50",
+    help: "Node (V8) flags `inboxctl serve` runs with; empty for Node's defaults",
+    meaning:
+      "Node (V8) flags the server runs with, space-separated: by default a young generation of 4 MB per semi-space and an old generation that grows by half of what is live, which hold a busy server's memory to about half of Node's defaults for a few per cent more CPU per request ([Memory](operating.md#memory)). V8 sizes the young generation only when the process starts, so `serve` replaces itself with these flags before it loads the engine (the same process id and output); a flag also given in `NODE_OPTIONS` or on node's command line is left to that. Empty: Node's defaults"
+  },
+  {
     env: "INBOX_PUBLIC_URL",
     flag: "--public-url <url>",
     scope: "serve",
