@@ -285,7 +285,7 @@ export const dashboardSection = (r: DashboardResult) => {
     "",
     `Machine: ${machine()}; load average (1/5/15 min) ${load(r.loadBefore)} before, ${load(r.loadAfter)} after.`,
     "",
-    "| load | dashboard p50 | dashboard p90 | bare page p50 | bare page p90 | ratio (p50) | at most 1.5× |",
+    "| page load | dashboard p50 | dashboard p90 | bare page p50 | bare page p90 | ratio (p50) | at most 1.5× |",
     "|---|---|---|---|---|---|---|",
     row("(a) inbox, cold, to the first thread row", r.inbox),
     row(`(b) thread, cold, to its first message (${r.threadMessages} messages)`, r.thread),
