@@ -2,13 +2,14 @@
  * The /auth pages: sign in (with a two-step or recovery code), sign up, the pages of the
  * mailed links (verify, reset, accept an invitation), security (two-step setup with a QR
  * code of the otpauth:// URI, enable, disable; password change) and members (the people with
- * their roles, the invitations not yet accepted, and an invitation to send). Typed from the
+ * their roles, the invitations not yet accepted, and an invitation to send; the owner changes
+ * roles, removes members and revokes invitations). Typed from the
  * OpenAPI document like the /v0 pages.
  */
 import { useState } from "preact/hooks"
 import { type Answer, client } from "./client.ts"
 import { go, notice, refreshMe, session } from "./dom.js"
-import { Action, answer, type Failure, Field, Form, mount, Muted, Page, Select, Table, when } from "./ui.tsx"
+import { Action, answer, Beside, done, type Failure, Field, Form, mount, Muted, Page, Select, Table, useAttempt, when } from "./ui.tsx"
 
 type Me = Answer<"auth.me">
 const me = () => session.me as Me | null
@@ -251,16 +252,99 @@ export const security = () => mount(
 
 // ---------- members ----------
 
+const ROLES = ["owner", "admin", "member"] as const
+type Role = typeof ROLES[number]
 const ROLE_WORDS: Readonly<Record<string, string>> = { owner: "Owner", admin: "Admin", member: "Member" }
 const roleWords = (role: string) => ROLE_WORDS[role] ?? role
 type MemberList = Answer<"auth.members">
+type Member = MemberList["members"][number]
+type Invitation = MemberList["invitations"][number]
 
 const readMembers = () => answer(client.GET("/auth/members"), { quiet: true }).catch((err: Failure) => err)
 
-/** The organization's people with their roles, its invitations not yet accepted, and a form to invite. */
+/** After a change to the person's own membership: their roles are read again; removed, they are signed out of it. */
+const changedSelf = async (userId: string, removed: boolean) => {
+  if (userId !== me()?.user.user_id) return false
+  if (removed) {
+    session.me = null
+    go("#/sign-in")
+    return true
+  }
+  await refreshMe()
+  return false
+}
+
+/** A member's role, changed as soon as another is chosen; a refusal (the last owner) is said beside it. */
+const RoleChoice = ({ member, reload }: { readonly member: Member; readonly reload: () => Promise<void> }) => {
+  const attempt = useAttempt()
+  return (
+    <>
+      <select aria-label={`Role of ${member.email}`} value={member.role} disabled={attempt.busy} {...attempt.attributes} onChange={(e) => {
+        const select = e.currentTarget
+        const role = select.value as Role
+        void attempt.run(async () => {
+          try {
+            await answer(client.PATCH("/auth/members/{user_id}", { params: { path: { user_id: member.user_id } }, body: { role } }), { quiet: true })
+          } catch (err) {
+            select.value = member.role
+            throw err
+          }
+          await changedSelf(member.user_id, false)
+          await reload()
+          notice(`${member.email} is now ${roleWords(role).toLowerCase()}.`)
+        })
+      }}>
+        {ROLES.map((r) => <option key={r} value={r}>{roleWords(r)}</option>)}
+      </select>
+      <Beside attempt={attempt} />
+    </>
+  )
+}
+
+const RemoveMember = ({ member, reload }: { readonly member: Member; readonly reload: () => Promise<void> }) => {
+  const attempt = useAttempt()
+  return (
+    <>
+      <button type="button" aria-label={`Remove ${member.email}`} disabled={attempt.busy} {...attempt.attributes} onClick={() => {
+        if (!confirm(`Remove ${member.email} from the organization? They lose access to it at once.`)) return
+        void attempt.run(async () => {
+          await done(client.DELETE("/auth/members/{user_id}", { params: { path: { user_id: member.user_id } } }), { quiet: true })
+          if (await changedSelf(member.user_id, true)) return
+          await reload()
+          notice(`${member.email} was removed.`)
+        })
+      }}>Remove</button>
+      <Beside attempt={attempt} />
+    </>
+  )
+}
+
+const RevokeInvitation = ({ invitation, reload }: { readonly invitation: Invitation; readonly reload: () => Promise<void> }) => {
+  const attempt = useAttempt()
+  return (
+    <>
+      <button type="button" aria-label={`Revoke the invitation of ${invitation.email}`} disabled={attempt.busy} {...attempt.attributes} onClick={() => {
+        if (!confirm(`Revoke the invitation of ${invitation.email}? Its link stops working.`)) return
+        void attempt.run(async () => {
+          await done(client.DELETE("/auth/invitations/{invitation_id}", { params: { path: { invitation_id: invitation.invitation_id } } }), { quiet: true })
+          await reload()
+          notice(`Invitation of ${invitation.email} revoked.`)
+        })
+      }}>Revoke</button>
+      <Beside attempt={attempt} />
+    </>
+  )
+}
+
+/**
+ * The organization's people with their roles and its invitations not yet accepted. The owner
+ * also changes roles, removes members, revokes invitations and invites; everyone else reads.
+ */
 const Members = ({ first }: { readonly first: MemberList | Failure }) => {
   const [data, setData] = useState(first)
+  const reload = async () => setData(await readMembers())
   const organizations = me()?.organizations ?? []
+  const owner = !(data instanceof Error) && organizations.some((o) => o.organization_id === data.organization_id && o.role === "owner")
   return (
     <Page title="Members">
       <p>{`Your organizations: ${organizations.map((o) => `${o.name ?? o.organization_id} (${o.role})`).join(", ")}`}</p>
@@ -270,8 +354,10 @@ const Members = ({ first }: { readonly first: MemberList | Failure }) => {
           <>
             <Table
               name="Members"
-              heads={["Email", "Role", "Joined"]}
-              rows={data.members.map((m) => [m.user_id, [m.email, roleWords(m.role), when(m.joined_at)]])}
+              heads={owner ? ["Email", "Role", "Joined", "Actions"] : ["Email", "Role", "Joined"]}
+              rows={data.members.map((m) => [m.user_id, owner
+                ? [m.email, <RoleChoice member={m} reload={reload} />, when(m.joined_at), <RemoveMember member={m} reload={reload} />]
+                : [m.email, roleWords(m.role), when(m.joined_at)]])}
             />
             <h2>Invitations not yet accepted</h2>
             {data.invitations.length === 0
@@ -279,8 +365,10 @@ const Members = ({ first }: { readonly first: MemberList | Failure }) => {
               : (
                 <Table
                   name="Pending invitations"
-                  heads={["Email", "Role", "Link expires"]}
-                  rows={data.invitations.map((i) => [i.email, [i.email, roleWords(i.role), when(i.expires_at)]])}
+                  heads={owner ? ["Email", "Role", "Link expires", "Actions"] : ["Email", "Role", "Link expires"]}
+                  rows={data.invitations.map((i) => [i.invitation_id, owner
+                    ? [i.email, roleWords(i.role), when(i.expires_at), <RevokeInvitation invitation={i} reload={reload} />]
+                    : [i.email, roleWords(i.role), when(i.expires_at)]])}
                 />
               )}
           </>
@@ -290,7 +378,7 @@ const Members = ({ first }: { readonly first: MemberList | Failure }) => {
       <Form label="Invite" submit="Send invitation" busy="Sending…" action={async (v) => {
         const email = v["email"] ?? ""
         await answer(client.POST("/auth/invitations", { body: { email, role: v["role"] === "admin" ? "admin" : "member" } }))
-        setData(await readMembers())
+        await reload()
         notice(`Invitation sent to ${email}.`)
       }}>
         <Field label="Email" name="email" type="email" required />

@@ -149,7 +149,8 @@ const CODE_WORDS = {
   reserved_username: ["That username is reserved: choose another.", "username"],
   invalid_webhook_url: ["The URL must be public https (not a private or internal address).", "url"],
   invalid_token: ["This link is invalid, already used or expired."],
-  already_member: ["That person is already a member.", "email"]
+  already_member: ["That person is already a member.", "email"],
+  last_owner: ["The organization needs an owner: make another member an owner first."]
 }
 
 const fieldWords = (path) => {

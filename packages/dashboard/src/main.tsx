@@ -48,6 +48,9 @@ const renderNav = (first: string) => {
   if (nav) render(<Nav signedIn={session.me !== null} current={`#/${first ?? ""}`} />, nav)
 }
 
+// Whether `GET /auth/me` was asked on this load.
+let asked = false
+
 const route = async () => {
   closeSocket()
   const path = location.pathname
@@ -58,8 +61,11 @@ const route = async () => {
   // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
   const { scope, name, args } = routeScope(first, rest)
   // On the first load: the answer index.html preloaded, taken by every page (the pages of the
-  // mailed links too, so the preload is never left unused).
-  if (session.me === null) {
+  // mailed links too, so the preload is never left unused). Later, sign-in and sign-out keep
+  // `session.me` themselves: asking again on each route of a signed-out person would leave the
+  // sign-in form on screen while the next page waits for the answer, to be typed into and lost.
+  if (!asked) {
+    asked = true
     prefetchPage(name, args, params)
     await refreshMe()
   }

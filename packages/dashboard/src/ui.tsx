@@ -9,7 +9,7 @@ import { type ButtonHTMLAttributes, type ComponentChildren, createContext, type 
 import { useContext, useEffect, useId, useRef, useState } from "preact/hooks"
 import "./console.css"
 import { type ErrorBody, ok } from "./client.ts"
-import { notice, problemsByField, said, showError } from "./dom.js"
+import { notice, plainWords, problemsByField, said, showError } from "./dom.js"
 
 /** A failed call as the pages see it: the spec's error body and the HTTP status. */
 export type Failure = Error & { readonly body?: Partial<ErrorBody>; readonly status?: number }
@@ -32,12 +32,12 @@ export const answer = async <T,>(pending: Promise<Answer<T>>, { quiet = false } 
   return ok(got)
 }
 
-/** An answer with no body (204): done, or the failure shown and thrown. */
-export const done = async (pending: Promise<Answer<unknown>>): Promise<void> => {
+/** An answer with no body (204): done, or the failure shown (unless `quiet`) and thrown. */
+export const done = async (pending: Promise<Answer<unknown>>, { quiet = false } = {}): Promise<void> => {
   showError(null)
   const got = await pending
   if (got.response.ok) return
-  showError(got.error ?? { message: got.response.statusText })
+  if (!quiet) showError(got.error ?? { message: got.response.statusText })
   ok(got)
 }
 
@@ -242,6 +242,39 @@ export const Action = ({ action, children, ...rest }: { readonly action: () => u
   }
   return <button type="button" {...rest} onClick={onClick}>{children}</button>
 }
+
+/**
+ * A control outside a form that runs an API call (a row's select or button): one call at a
+ * time (`busy`), and its failure kept for `Beside`, next to the control, not in the banner.
+ */
+export const useAttempt = () => {
+  const [err, setErr] = useState<Failure | null>(null)
+  const [busy, setBusy] = useState(false)
+  const running = useRef(false)
+  const id = useId()
+  const run = async (work: () => Promise<unknown>) => {
+    if (running.current) return
+    running.current = true
+    setErr(null)
+    setBusy(true)
+    try {
+      await work()
+    } catch (error) {
+      setErr(error as Failure)
+    } finally {
+      running.current = false
+      setBusy(false)
+    }
+  }
+  const noteId = `${id}-problem`
+  return { err, busy, run, noteId, attributes: err ? { "aria-invalid": "true" as const, "aria-describedby": noteId } : {} }
+}
+
+/** The failure of a `useAttempt` control, in plain words, placed beside it. */
+export const Beside = ({ attempt }: { readonly attempt: ReturnType<typeof useAttempt> }) =>
+  attempt.err
+    ? <p id={attempt.noteId} class="field-error" role="alert" data-code={attempt.err.body?.code ?? ""}>{plainWords(attempt.err.body ?? { message: attempt.err.message })}</p>
+    : null
 
 /** A small button that puts `value` on the clipboard; `name` says which value (its text is "Copy"). */
 export const Copy = ({ value, name, class: cls = "copy" }: { readonly value: string; readonly name: string; readonly class?: string }) => (

@@ -145,9 +145,13 @@ describe("A new person in the dashboard (Chromium)", () => {
     const icons: Array<string> = []
     page.on("request", (r) => { if (new URL(r.url()).pathname === "/favicon.ico") icons.push(r.url()) })
     await page.goto(`${url}/`)
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    const asked: Array<string> = []
+    page.on("request", (r) => { if (new URL(r.url()).pathname === "/auth/me") asked.push(r.url()) })
     await page.getByRole("link", { name: "Sign up" }).click()
-    // The sign-in form has an Email field too: fill the sign-up form's, once it is drawn.
+    // As a person does, the form is filled once it is on screen.
     await explained(page, page.getByRole("heading", { name: "Sign up" }))
+    assert.deepStrictEqual(asked, [], "a signed-out person's next page does not ask GET /auth/me again: the first load's answer holds")
     await page.getByLabel("Email").fill(email)
     await page.getByLabel("Password").fill(PASSWORD)
     await page.getByRole("button", { name: "Create account" }).click()
@@ -177,7 +181,6 @@ describe("A new person in the dashboard (Chromium)", () => {
     const pending = ownerPage.getByRole("table", { name: "Pending invitations" })
     await explained(ownerPage, pending.getByRole("row").filter({ hasText: invitee }))
     assert.include(await pending.getByRole("row").filter({ hasText: invitee }).textContent() ?? "", "Member")
-    await shot(ownerPage, "members")
     await ownerContext.close()
 
     const context = await browser.newContext()
@@ -209,6 +212,72 @@ describe("A new person in the dashboard (Chromium)", () => {
     assert.isTrue(me.user.email_verified, "the invitation's link proved the address")
     assert.deepStrictEqual(me.organizations.map((o) => o.role), ["member"])
     await context.close()
+  }, 60_000)
+
+  it("the owner manages members: invites, revokes an invitation (its link then fails), changes a role, is told beside the select that the last owner stays, and removes a member", async () => {
+    const { context: ownerContext, page } = await owner()
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click()
+    const pending = page.getByRole("table", { name: "Pending invitations" })
+    const people = page.getByRole("table", { name: "Members" })
+
+    const revoked = uniqueEmail("revoked")
+    await page.getByLabel("Email").fill(revoked)
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await explained(page, pending.getByRole("row").filter({ hasText: revoked }))
+    await page.getByRole("button", { name: `Revoke the invitation of ${revoked}` }).click()
+    await explained(page, page.getByText(`Invitation of ${revoked} revoked.`))
+    assert.strictEqual(await page.getByRole("row").filter({ hasText: revoked }).count(), 0, "a revoked invitation is no longer pending")
+    const stranger = await browser.newContext()
+    const strangerPage = await stranger.newPage()
+    await strangerPage.goto(`${url}/accept-invitation?token=${await mailedToken(revoked, "accept-invitation")}`)
+    const create = strangerPage.getByRole("form", { name: "Create your account" })
+    await create.getByLabel("Email").fill(revoked)
+    await create.getByLabel(/^Password/).fill(PASSWORD)
+    await create.getByRole("button", { name: "Create account and join" }).click()
+    await explained(strangerPage, create.getByText("This link is invalid, already used or expired."))
+    await stranger.close()
+
+    // A teammate joins through an invitation (the API, as the accept page does), and one more waits.
+    const teammate = uniqueEmail("teammate")
+    await page.getByLabel("Email").fill(teammate)
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await explained(page, pending.getByRole("row").filter({ hasText: teammate }))
+    const joined = await fetch(`${url}/auth/sign-up`, { method: "POST", headers: { "content-type": "application/json", origin: url },
+      body: JSON.stringify({ email: teammate, password: PASSWORD, invitation_token: await mailedToken(teammate, "accept-invitation") }) })
+    assert.isTrue(joined.ok, await joined.text())
+    const waiting = uniqueEmail("waiting")
+    await page.getByLabel("Email").fill(waiting)
+    await page.getByRole("button", { name: "Send invitation" }).click()
+    await explained(page, people.getByRole("row").filter({ hasText: teammate }))
+
+    const role = page.getByRole("combobox", { name: `Role of ${teammate}` })
+    await role.selectOption({ label: "Admin" })
+    await explained(page, page.getByText(`${teammate} is now admin.`))
+    const roles = async () => (await page.evaluate(() => fetch("/auth/members").then((r) => r.json())) as { members: Array<{ email: string; role: string }> }).members
+    assert.strictEqual((await roles()).find((m) => m.email === teammate)?.role, "admin")
+    assert.strictEqual(await role.inputValue(), "admin")
+
+    const mine = page.getByRole("combobox", { name: `Role of ${ownerEmail ?? ""}` })
+    await mine.selectOption({ label: "Member" })
+    const refusal = people.getByRole("alert")
+    await explained(page, refusal)
+    assert.strictEqual(await refusal.textContent(), "The organization needs an owner: make another member an owner first.")
+    assert.strictEqual(await mine.inputValue(), "owner", "the select shows the role kept")
+    assert.strictEqual(await mine.getAttribute("aria-invalid"), "true")
+    await shot(page, "members")
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: "dark", isMobile: true, hasTouch: true })
+    const phonePage = await phone.newPage()
+    await signIn(phonePage, await theOwner())
+    await phonePage.goto(`${url}/#/members`)
+    await explained(phonePage, phonePage.getByRole("button", { name: `Remove ${teammate}` }))
+    await shot(phonePage, "phone-members-dark")
+    await phone.close()
+
+    await page.getByRole("button", { name: `Remove ${teammate}` }).click()
+    await explained(page, page.getByText(`${teammate} was removed.`))
+    assert.notInclude((await roles()).map((m) => m.email), teammate)
+    assert.strictEqual(await people.getByRole("row").filter({ hasText: teammate }).count(), 0)
+    await ownerContext.close()
   }, 60_000)
 
   it("the thread list pages with \"Older\" through every thread of an inbox, down to the oldest of 500", async () => {

@@ -268,7 +268,6 @@ describe("Dashboard in Chromium", () => {
     await ownerPage.getByLabel("Email").fill(inviteeEmail)
     await ownerPage.getByRole("button", { name: "Send invitation" }).click()
     await ownerPage.getByText(`Invitation sent to ${inviteeEmail}.`).waitFor()
-    await shot(ownerPage, "members")
     const invitee = await browser.newContext()
     const page = await invitee.newPage()
     await signUpAndIn(page, inviteeEmail)

@@ -34,7 +34,10 @@
  *   session). An account not verified within UNVERIFIED_ACCOUNT_TTL is deleted by the
  *   retention purge;
  * - invitations: only the organization's owner invites (403 forbidden), with a verified
- *   email (403 email_not_verified); a member already is 409 already_member.
+ *   email (403 email_not_verified); a member already is 409 already_member;
+ * - members: only an owner revokes an invitation, changes a role or removes a member (403
+ *   forbidden); the last owner cannot be demoted or removed (409 last_owner), checked with
+ *   the owners' rows locked; a removed member's sessions in the organization end.
  */
 import { hash, verify } from "@node-rs/argon2"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
@@ -54,6 +57,7 @@ import {
   InvalidCredentials,
   InvalidToken,
   InvalidTotp,
+  LastOwner,
   NotFound,
   type RateLimited,
   TooManyAttempts,
@@ -161,15 +165,19 @@ export const Me = Schema.Struct({
 })
 export type Me = typeof Me.Type
 
+export const Member = Schema.Struct({ user_id: Schema.String, email: Schema.String, role: Schema.String, joined_at: Schema.String })
+export type Member = typeof Member.Type
+
 /** The people of the session's organization with their roles, and the invitations not yet accepted. */
 export const Members = Schema.Struct({
   organization_id: Schema.String,
-  members: Schema.Array(Schema.Struct({ user_id: Schema.String, email: Schema.String, role: Schema.String, joined_at: Schema.String })),
-  invitations: Schema.Array(Schema.Struct({ email: Schema.String, role: Schema.String, expires_at: Schema.String }))
+  members: Schema.Array(Member),
+  invitations: Schema.Array(Schema.Struct({ invitation_id: Schema.String, email: Schema.String, role: Schema.String, expires_at: Schema.String }))
 })
 export type Members = typeof Members.Type
 
 export interface Invitation {
+  readonly invitation_id: string
   readonly organization_id: string
   readonly email: string
   readonly role: Role
@@ -214,6 +222,12 @@ export class Auth extends Context.Service<Auth, {
   acceptInvitation(session: Session, token: string): Effect.Effect<{ readonly organization_id: string; readonly role: Role }, InvalidToken | AlreadyMember>
   /** The members of the session's organization (owners, admins, members; each oldest first) and its pending invitations (403 forbidden without one). */
   members(session: Session): Effect.Effect<Members, EmailNotVerified | Forbidden>
+  /** Revokes a pending invitation of the session's organization (owner only): its link, and any older one to the same address, then answers invalid_token. */
+  revokeInvitation(session: Session, invitationId: string): Effect.Effect<void, EmailNotVerified | Forbidden | NotFound>
+  /** Gives a member another role (owner only); the last owner keeps theirs (409 last_owner). */
+  updateMember(session: Session, userId: string, role: Role): Effect.Effect<Member, EmailNotVerified | Forbidden | NotFound | LastOwner>
+  /** Removes a member (owner only) and ends their sessions in the organization; never the last owner (409 last_owner). */
+  removeMember(session: Session, userId: string): Effect.Effect<void, EmailNotVerified | Forbidden | NotFound | LastOwner>
   /**
    * The wrong-password count of another sign-in (IMAP and SMTP submission with an API key):
    * `count` before checking (429 too_many_attempts past the limit, per account and client
@@ -254,7 +268,7 @@ export class Auth extends Context.Service<Auth, {
     const issueToken = Effect.fn("Auth.issueToken")(function*(
       purpose: "verify" | "reset" | "invite",
       ttl: Duration.Duration,
-      fields: { readonly email: string; readonly userId?: string; readonly organizationId?: string; readonly role?: Role; readonly invitedBy?: string }
+      fields: { readonly email: string; readonly userId?: string; readonly organizationId?: string; readonly role?: Role; readonly invitedBy?: string; readonly invitationId?: string }
     ) {
       const token = yield* ids.secret(32)
       const at = yield* now
@@ -268,6 +282,7 @@ export class Auth extends Context.Service<Auth, {
           organization_id: fields.organizationId ?? null,
           role: fields.role ?? null,
           invited_by: fields.invitedBy ?? null,
+          invitation_id: fields.invitationId ?? null,
           expires_at: expiresAt,
           created_at: at
         })
@@ -442,6 +457,56 @@ export class Auth extends Context.Service<Auth, {
           return r !== undefined && isRole(r) ? r : undefined
         })
       )
+
+    const onlyOwners = () => new Forbidden({ message: "Only the organization owner may manage members and invitations." })
+
+    /** The session's organization when the session is one of its owners. */
+    const requireOwner = (session: Session) =>
+      Effect.gen(function*() {
+        yield* requireVerified(session)
+        const organizationId = session.organizationId
+        if (organizationId === null || (yield* role(session.userId, organizationId)) !== "owner") return yield* onlyOwners()
+        return organizationId
+      })
+
+    /**
+     * Gives `userId` the role `next`, or removes them (`undefined`), as an owner of the
+     * session's organization. The owners' rows are locked before the last-owner rule is
+     * checked: two owners demoting or removing each other at once would otherwise each see the
+     * other still an owner, and leave the organization with none. A removed member's sessions
+     * in the organization end, so nothing they had open keeps acting there.
+     */
+    const changeMember = Effect.fn("Auth.changeMember")(function*(session: Session, userId: string, next: Role | undefined) {
+      yield* requireVerified(session)
+      const organizationId = session.organizationId
+      if (organizationId === null) return yield* onlyOwners()
+      const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const owners = (yield* sql<{ user_id: string }>`SELECT user_id FROM memberships
+          WHERE organization_id = ${organizationId} AND role = 'owner' ORDER BY user_id FOR UPDATE`).map((r) => r.user_id)
+        if (!owners.includes(session.userId)) return "forbidden" as const
+        const target = (yield* sql<{ email: string; role: string; created_at: Date }>`SELECT u.email, m.role, m.created_at
+          FROM memberships m JOIN users u ON u.id = m.user_id
+          WHERE m.organization_id = ${organizationId} AND m.user_id = ${userId} FOR UPDATE OF m`)[0]
+        if (target === undefined) return "not_found" as const
+        if (target.role === "owner" && next !== "owner" && owners.length === 1) return "last_owner" as const
+        if (next === undefined) {
+          yield* sql`DELETE FROM memberships WHERE organization_id = ${organizationId} AND user_id = ${userId}`
+          yield* sql`DELETE FROM sessions WHERE user_id = ${userId} AND organization_id = ${organizationId}`
+          return undefined
+        }
+        yield* sql`UPDATE memberships SET role = ${next} WHERE organization_id = ${organizationId} AND user_id = ${userId}`
+        return { user_id: userId, email: target.email, role: next, joined_at: iso(new Date(target.created_at)) }
+      })).pipe(Effect.orDie)
+      if (outcome === "forbidden") return yield* onlyOwners()
+      if (outcome === "not_found") return yield* new NotFound({ message: `Member ${userId} was not found in this organization.` })
+      if (outcome === "last_owner") {
+        return yield* new LastOwner({
+          message: "The organization's only owner cannot be demoted or removed.",
+          fix: "Make another member an owner first."
+        })
+      }
+      return outcome
+    })
 
     const alreadyHasAccount = (email: string) =>
       mail(email, "Someone tried to sign up with your email address", [
@@ -767,7 +832,8 @@ export class Auth extends Context.Service<Auth, {
           WHERE m.organization_id = ${organizationId} AND u.email = ${email}`.pipe(Effect.orDie)
         if (member.length > 0) return yield* new AlreadyMember({ message: `${email} is already a member of this organization.` })
         const roleName = input.role ?? "member"
-        const { token, expiresAt } = yield* issueToken("invite", INVITE_TOKEN_TTL, { email, organizationId, role: roleName, invitedBy: user.id })
+        const invitationId = yield* ids.make("inv")
+        const { token, expiresAt } = yield* issueToken("invite", INVITE_TOKEN_TTL, { email, organizationId, role: roleName, invitedBy: user.id, invitationId })
         const org = yield* organizations.get(organizationId).pipe(Effect.orDie)
         yield* mail(email, `You are invited to ${org.name} on Inbox`, [
           `${user.email} invites you to join ${org.name} as ${roleName === "admin" ? "an admin" : "a member"}.`,
@@ -776,7 +842,7 @@ export class Auth extends Context.Service<Auth, {
           "",
           "If you do not know the sender, ignore this message."
         ])
-        return { organization_id: organizationId, email, role: roleName, expires_at: iso(expiresAt) }
+        return { invitation_id: invitationId, organization_id: organizationId, email, role: roleName, expires_at: iso(expiresAt) }
       }),
 
       acceptInvitation: Effect.fn("Auth.acceptInvitation")(function*(session, token) {
@@ -811,16 +877,33 @@ export class Auth extends Context.Service<Auth, {
           FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ${organizationId}
           ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, m.created_at, u.email`.pipe(Effect.orDie)
         // Of several invitations to one address, the newest is the one that counts.
-        const invitations = yield* sql<{ email: string; role: string | null; expires_at: Date }>`SELECT DISTINCT ON (email) email, role, expires_at
+        const invitations = yield* sql<{ invitation_id: string; email: string; role: string | null; expires_at: Date }>`SELECT DISTINCT ON (email) invitation_id, email, role, expires_at
           FROM auth_tokens WHERE organization_id = ${organizationId} AND purpose = 'invite' AND used_at IS NULL AND expires_at > ${at}
           ORDER BY email, created_at DESC`.pipe(Effect.orDie)
         const joined = new Set(members.map((m) => m.email))
         return {
           organization_id: organizationId,
           members: members.map((m) => ({ user_id: m.user_id, email: m.email, role: m.role, joined_at: iso(new Date(m.created_at)) })),
-          invitations: invitations.filter((i) => !joined.has(i.email)).map((i) => ({ email: i.email, role: i.role ?? "member", expires_at: iso(new Date(i.expires_at)) }))
+          invitations: invitations.filter((i) => !joined.has(i.email)).map((i) => ({ invitation_id: i.invitation_id, email: i.email, role: i.role ?? "member", expires_at: iso(new Date(i.expires_at)) }))
         }
       }),
+
+      revokeInvitation: Effect.fn("Auth.revokeInvitation")(function*(session, invitationId) {
+        const organizationId = yield* requireOwner(session)
+        const at = yield* now
+        // Every pending invitation to the address goes with it: the list shows only the newest,
+        // and an older link to the same address must not keep working once the owner said no.
+        const gone = yield* sql`DELETE FROM auth_tokens WHERE purpose = 'invite' AND organization_id = ${organizationId} AND used_at IS NULL
+          AND email IN (SELECT email FROM auth_tokens WHERE invitation_id = ${invitationId} AND organization_id = ${organizationId}
+            AND purpose = 'invite' AND used_at IS NULL AND expires_at > ${at})
+          RETURNING token_hash`.pipe(Effect.orDie)
+        if (gone.length === 0) return yield* new NotFound({ message: `Invitation ${invitationId} was not found.`, fix: "It may have been accepted, revoked or have expired: GET /auth/members lists those pending." })
+      }),
+
+      updateMember: (session, userId, next) =>
+        Effect.flatMap(changeMember(session, userId, next), (member) => member === undefined ? Effect.die("a member kept is answered") : Effect.succeed(member)),
+
+      removeMember: (session, userId) => Effect.asVoid(changeMember(session, userId, undefined)),
 
       // An account that owns something (a membership from before accounts waited for their
       // address) is kept: deleting it would strand its organization; its owner verifies or resets.

@@ -60,6 +60,7 @@ export const InviteInput = Schema.Struct({
   email: EmailAddress,
   role: Schema.optionalKey(Schema.Literals(["admin", "member"]))
 })
+export const UpdateMemberInput = Schema.Struct({ role: Schema.Literals(ROLES) })
 export const SwitchOrganizationInput = Schema.Struct({ organization_id: Line(512) })
 
 /** Sessions: renewed on use, ended after this long unused, and after this long in any case. */

@@ -9,7 +9,7 @@
 import { Effect, Schema } from "effect"
 import type { NewSession } from "../access/Session.ts"
 import { operation, Output, route } from "../catalogue/Operation.ts"
-import { Auth, Me, Members } from "./Auth.ts"
+import { Auth, Me, Member, Members } from "./Auth.ts"
 import {
   ChangePasswordInput,
   CodeInput,
@@ -20,7 +20,8 @@ import {
   SignInInput,
   SignUpInput,
   SwitchOrganizationInput,
-  TokenInput
+  TokenInput,
+  UpdateMemberInput
 } from "./model.ts"
 
 const BROWSER_ONLY = "a dashboard session belongs to a browser"
@@ -33,6 +34,7 @@ export const Accepted = Schema.Struct({ status: Schema.Literal("accepted"), mess
 const accepted = (message: string) => ({ status: "accepted" as const, message })
 
 export const Invitation = Schema.Struct({
+  invitation_id: Schema.String,
   organization_id: Schema.String,
   email: Schema.String,
   role: Schema.Literals(ROLES),
@@ -262,6 +264,41 @@ export const members = operation({
   run: ({ principal }) => Auth.use((a) => a.members(principal))
 })
 
+export const revokeInvitation = operation({
+  name: "auth.revokeInvitation",
+  summary: "Revoke a pending invitation of the current organization (owner only); its link then answers invalid_token.",
+  routes: [route.delete("/auth/invitations/:invitation_id")],
+  access: { kind: "session", session: "required" },
+  output: Output.empty,
+  mutates: true,
+  ...faces,
+  run: ({ principal, params }) => Auth.use((a) => a.revokeInvitation(principal, params.invitation_id))
+})
+
+export const updateMember = operation({
+  name: "auth.updateMember",
+  summary: "Give a member of the current organization another role (owner only); the last owner cannot be demoted.",
+  routes: [route.patch("/auth/members/:user_id")],
+  access: { kind: "session", session: "required" },
+  body: UpdateMemberInput,
+  bodyLimit: BODY_LIMIT,
+  output: Output.json(Member),
+  mutates: true,
+  ...faces,
+  run: ({ principal, params, input }) => Auth.use((a) => a.updateMember(principal, params.user_id, input.role))
+})
+
+export const removeMember = operation({
+  name: "auth.removeMember",
+  summary: "Remove a member from the current organization (owner only); their sessions there end. The last owner cannot be removed.",
+  routes: [route.delete("/auth/members/:user_id")],
+  access: { kind: "session", session: "required" },
+  output: Output.empty,
+  mutates: true,
+  ...faces,
+  run: ({ principal, params }) => Auth.use((a) => a.removeMember(principal, params.user_id))
+})
+
 export const authOperations = [
   signUp,
   verifyEmail,
@@ -278,6 +315,9 @@ export const authOperations = [
   disableTwoFactor,
   invite,
   acceptInvitation,
-  members
+  revokeInvitation,
+  members,
+  updateMember,
+  removeMember
 ]
 

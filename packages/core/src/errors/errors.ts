@@ -310,6 +310,12 @@ export class AlreadyMember extends Schema.TaggedError<AlreadyMember>()("AlreadyM
   readonly code = AlreadyMember.wire.code
 }
 
+/** the organization's only owner cannot be demoted or removed: it would be left with nobody to invite or manage members */
+export class LastOwner extends Schema.TaggedError<LastOwner>()("LastOwner", Common) {
+  static readonly wire = wire("last_owner", 409, "ConflictError")
+  readonly code = LastOwner.wire.code
+}
+
 export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", Common) {
   static readonly wire = wire("invalid_signature", 400, "ValidationError")
   readonly code = InvalidSignature.wire.code
@@ -337,7 +343,7 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 
 /** Every domain error class. The union, the guard and the wire table below come from here. */
 export const API_ERRORS = [
-  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, RequestTimeout, HeadersTooLarge, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, InvalidSignature, UpstreamError, NotConfigured, ServiceUnavailable
+  BadRequest, InvalidWebhookUrl, ValidationError, Unauthorized, PlanLimitExceeded, AlreadyExists, UsernameTaken, EmailUnverified, InboxPaused, MessageRejected, MissingPermission, PodProtected, RecipientBlocked, SendLocked, NotFound, AlreadySubscribed, AlreadyVerified, DraftSending, HumanReplacementLimit, IdempotencyKeyReuse, NoSubscription, NotAnAgentOrganization, PodNotEmpty, PayloadTooLarge, DomainNotVerified, HtmlRequired, RangeTooLarge, RecipientSuppressed, ReservedUsername, SubdomainsNotEnabled, TooManyRecipients, TrackingDisabled, RateLimited, TooManyAttempts, RequestTimeout, HeadersTooLarge, InternalError, BillingProviderError, BillingNotConfigured, TwoFactorNotSetUp, InvalidCode, InvalidToken, InvalidCredentials, InvalidTotp, TotpRequired, CsrfFailed, EmailNotVerified, Forbidden, TwoFactorAlreadyEnabled, AlreadyMember, LastOwner, InvalidSignature, UpstreamError, NotConfigured, ServiceUnavailable
 ] as const
 
 /** Every domain error; the error channel of an operation is a subset of this union. */

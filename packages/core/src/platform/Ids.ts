@@ -15,7 +15,7 @@ import { randomBytes, randomFillSync, randomInt } from "node:crypto"
 const ID_BYTES = 12
 const ID_BLOCK = ID_BYTES * 512
 
-export type IdPrefix = "org" | "pod" | "inbox" | "msg" | "thr" | "draft" | "att" | "key" | "wh" | "evt" | "req" | "human" | "job" | "user" | "dlv"
+export type IdPrefix = "org" | "pod" | "inbox" | "msg" | "thr" | "draft" | "att" | "key" | "wh" | "evt" | "req" | "human" | "job" | "user" | "dlv" | "inv"
 
 export class Ids extends Context.Service<Ids, {
   make(prefix: IdPrefix): Effect.Effect<string>
