@@ -270,6 +270,8 @@ describe("A new person in the dashboard (Chromium)", () => {
     await signIn(phonePage, await theOwner())
     await phonePage.goto(`${url}/#/members`)
     await explained(phonePage, phonePage.getByRole("button", { name: `Remove ${teammate}` }))
+    const overflow = await phonePage.evaluate(() => [...document.querySelectorAll("table")].map((t) => t.scrollWidth - t.clientWidth))
+    assert.isAtMost(Math.max(...overflow), 0, "the member tables fit a phone's width, the role selects and buttons whole")
     await shot(phonePage, "phone-members-dark")
     await phone.close()
 
