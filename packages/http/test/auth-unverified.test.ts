@@ -99,7 +99,7 @@ for (const storage of storages()) {
         refused(yield* b.request("GET", `/v0/websocket?csrf_token=${b.csrf ?? ""}`), "WebSocket")
       }))
 
-    it.effect("an unverified session may read GET /auth/me and sign out; changing the password, two-step, invitations and switching organization are 403 email_not_verified", () =>
+    it.effect("an unverified session may read GET /auth/me and sign out; changing the password, two-step, invitations, member management and switching organization are 403 email_not_verified", () =>
       Effect.gen(function*() {
         const other = yield* signedInOwner()
         const { browser: b } = yield* signedInUnverified()
@@ -108,6 +108,10 @@ for (const storage of storages()) {
         refused(yield* b.request("POST", "/auth/2fa/enable", { code: "123456" }), "two-step enable")
         refused(yield* b.request("POST", "/auth/2fa/disable", { code: "123456" }), "two-step disable")
         refused(yield* b.request("POST", "/auth/invitations", { email: uniqueEmail("invitee") }), "invitation")
+        refused(yield* b.request("DELETE", "/auth/invitations/inv_000000000000000000000000"), "invitation revoke")
+        const me = (yield* b.request("GET", "/auth/me")).body.user.user_id as string
+        refused(yield* b.request("PATCH", `/auth/members/${me}`, { role: "admin" }), "role change")
+        refused(yield* b.request("DELETE", `/auth/members/${me}`), "member removal")
         refused(yield* b.request("POST", "/auth/organization", { organization_id: other.organizationId }), "organization switch")
         assert.strictEqual((yield* b.request("GET", "/auth/me")).status, 200)
         assert.strictEqual((yield* b.request("POST", "/auth/sign-out")).status, 204)
