@@ -1,6 +1,6 @@
 /**
- * Attachments kept inside their raw message. A message that arrives (SMTP, `/inbound/raw`,
- * IMAP APPEND) holds its attachments already, encoded in the raw bytes we store anyway, so
+ * Attachments kept inside their raw message. A message that arrives (SMTP, `/inbound/raw`)
+ * holds its attachments already, encoded in the raw bytes we store anyway, so
  * they are not stored a second time as blobs of their own: the message row keeps each
  * attachment's metadata, the SHA-256 and size of its decoded bytes (computed by the parse
  * at arrival) and its `part`, its place among the parse's attachments. A download parses
@@ -11,7 +11,7 @@
  * the cost of storing a large message, for bytes that are downloaded far less often than
  * they arrive. A download pays the parse instead.
  *
- * Attachments stored before this, and those of composed mail, are blobs of their own
+ * Attachments stored before this, those of composed mail and those of IMAP APPEND are blobs of their own
  * (no `part`); the reference-counting trigger skips attachments that have a `part`
  * (migration 0048): the raw message's own reference keeps their bytes.
  */
