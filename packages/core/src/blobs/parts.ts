@@ -7,9 +7,9 @@
  * the raw message again and answers that attachment's decoded bytes, the same bytes the
  * parse hashed at arrival (checked against the stored digest).
  *
- * Why: decoding, hashing and writing a large attachment as a blob of its own was most of
- * the cost of storing a large message, for bytes that are downloaded far less often than
- * they arrive. A download pays the parse instead.
+ * Why: a blob of its own wrote every attachment's bytes a second time beside the raw
+ * message, for bytes that are downloaded far less often than they arrive (what it saves is
+ * in bench/PROFILE.md). A download pays the parse instead.
  *
  * Attachments stored before this, those of composed mail and those of IMAP APPEND are blobs of their own
  * (no `part`); the reference-counting trigger skips attachments that have a `part`
