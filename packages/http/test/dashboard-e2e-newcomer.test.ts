@@ -570,7 +570,7 @@ describe("A new person in the dashboard (Chromium)", () => {
     await context.close()
   }, 60_000)
 
-  it("at 390 px wide no page scrolls sideways; dark mode follows the system's preference", async () => {
+  it("at 360 px (light) and 390 px (dark) wide no page scrolls sideways; dark mode follows the system's preference", async () => {
     const address = await (async () => {
       const { context, page } = await owner()
       const made = await createInbox(page, `phone${emails++}`)
@@ -579,8 +579,8 @@ describe("A new person in the dashboard (Chromium)", () => {
     })()
     const long = "A-very-long-unbroken-word-in-a-subject-that-could-push-the-page-sideways-on-a-phone"
     await deliver(address, mail(address, long, `${long} ${long}`, "Cc: Bea <bea-with-a-long-address-name@example.org>\r\n"))
-    for (const scheme of ["light", "dark"] as const) {
-      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: scheme, isMobile: true, hasTouch: true })
+    for (const [scheme, width] of [["light", 360], ["dark", 390]] as const) {
+      const context = await browser.newContext({ viewport: { width, height: 844 }, colorScheme: scheme, isMobile: true, hasTouch: true })
       const page = await context.newPage()
       await signIn(page, await theOwner())
       const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
