@@ -52,27 +52,9 @@ export const showError = (body) => {
   $("error").replaceChildren(body ? said(body) : "")
 }
 
-// GETs a page is about to make, started beside `GET /auth/me` on the first load rather than
-// after it; each is used once, by the page's own `api` call, and the rest dropped after the page.
-// Keyed by path and sorted query, so the typed client (client.ts), which writes its query
-// itself, finds them too.
-const early = new Map()
-const earlyKey = (url) => {
-  const u = new URL(url, location.href)
-  u.searchParams.sort()
-  return `${u.pathname}?${u.searchParams}`
-}
-export const prefetch = (...paths) => {
-  for (const p of paths) early.set(earlyKey(p), fetch(p, { headers: { accept: "application/json" }, credentials: "same-origin" }))
-}
-export const dropPrefetched = () => early.clear()
-/** The answer a prefetch started for this URL, once; undefined when none. */
-export const takeEarly = (url) => {
-  const key = earlyKey(url)
-  const started = early.get(key)
-  early.delete(key)
-  return started
-}
+// The first load's early GETs live in early.ts (index.html starts them before this script).
+import { takeEarly } from "./early.ts"
+export { dropPrefetched, prefetch, takeEarly } from "./early.ts"
 
 /** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
 export const api = async (method, path, body, { text = false, quiet = false } = {}) => {

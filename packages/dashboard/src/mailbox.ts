@@ -4,19 +4,9 @@
  * beside the list, the first load's early GETs, the service's labels in words, and the
  * WebSocket that tells an open inbox of new mail.
  */
-import { enc, prefetch, session } from "./dom.js"
-import { PAGE_SIZE } from "./threads.tsx"
+import { enc, session } from "./dom.js"
 
-/** The label a view lists: undefined for the Inbox (every thread not archived), null for All mail (every thread but the hidden ones). */
-type ViewLabel = string | null | undefined
-
-/**
- * The views of an inbox: each a label the thread list filters on (spec: Thread lists take
- * `labels`; spam and trash are hidden labels, shown only when asked for).
- */
-export const VIEWS: ReadonlyArray<readonly [string, string, ViewLabel]> = [["inbox", "Inbox", undefined], ["sent", "Sent", "sent"],
-  ["archived", "Archived", "archived"], ["spam", "Spam", "spam"], ["blocked", "Blocked", "blocked"], ["trash", "Trash", "trash"], ["all", "All mail", null]]
-export const viewLabel = (view: string): ViewLabel => VIEWS.find(([v]) => v === view)?.[2]
+export { VIEWS, viewLabel, wide } from "./early.ts"
 
 export type ListState = { readonly q?: string | null | undefined; readonly page?: string | null | undefined; readonly at?: string | number | null | undefined }
 
@@ -37,27 +27,6 @@ export const inboxHash = (inboxId: string, view: string, state: ListState = {}) 
  */
 export const threadHash = (inboxId: string, threadId: string, view: string, state: ListState = {}) =>
   `#/thread/${enc(inboxId)}/${enc(threadId)}${query({ view: view && view !== "inbox" ? view : undefined, ...state })}`
-
-/** A screen wide enough for the reading pane beside the list; at 720 px and less, pages stack as on a phone. */
-export const wide = () => matchMedia("(min-width: 721px)").matches
-
-/** The API path of a view's threads (as threads.tsx asks it), for the first load's prefetch. */
-const threadsPath = (inboxId: string, view: string, q: string | null | undefined, token: string | null | undefined) => {
-  const label = viewLabel(view)
-  const base = `/v0/inboxes/${enc(inboxId)}/threads`
-  const page = token ? `&page_token=${enc(token)}` : ""
-  if (q) return `${base}/search?q=${enc(label ? `label:${label} ${q}` : q)}&limit=${PAGE_SIZE}${page}`
-  return `${base}?limit=${PAGE_SIZE}${label ? `&labels=${enc(label)}` : label === null ? "" : "&exclude_labels=archived"}${page}`
-}
-
-/** The first GETs of the inbox and thread pages, for the first load (see dom.js `prefetch`). */
-export const prefetchPage = (name: string, [inboxId, second]: ReadonlyArray<string | undefined>, params: URLSearchParams) => {
-  if (name === "inbox" && inboxId) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, second ?? "inbox", params.get("q"), params.get("page")))
-  if (name === "thread" && inboxId && second) {
-    prefetch(`/v0/inboxes/${enc(inboxId)}/threads/${enc(second)}`)
-    if (wide()) prefetch(`/v0/inboxes/${enc(inboxId)}`, threadsPath(inboxId, params.get("view") ?? "inbox", params.get("q"), params.get("page")))
-  }
-}
 
 /** Labels that belong to the service (spec: Labels): they cannot be added or removed. */
 export const FIXED_LABELS: ReadonlySet<string> = new Set(["received", "sent", "draft", "scheduled"])

@@ -5,22 +5,27 @@
  * (client.ts): the mail client (inbox.tsx, thread.tsx, message.tsx, write.tsx, drafts.tsx) and
  * the console (auth.tsx, org.tsx, pods.tsx, policy.tsx, webhooks.tsx over ui.tsx's pieces).
  */
+// First of all: the page's own GETs go out before the rest of the script runs (early.ts).
+import "./first.ts"
 import "./app.css"
 import { render } from "preact"
-import { acceptInvitation, forgot, members, resetPassword, security, signIn, signUp, unverified, verifyEmail } from "./auth.tsx"
 import { $, api, dropPrefetched, go, refreshMe, session, showFlash } from "./dom.js"
 import { draft, drafts } from "./drafts.tsx"
 import { inbox, readingPane, thread } from "./inbox.tsx"
-import { closeSocket, prefetchPage, wide } from "./mailbox.ts"
+import { closeSocket, wide } from "./mailbox.ts"
 import { compose } from "./write.tsx"
-import { apiKeys, billing, domain, domains, metrics, overview } from "./org.tsx"
-import { inboxes, pods } from "./pods.tsx"
-import { lists, suppressions } from "./policy.tsx"
 import { routeScope } from "./scope.tsx"
 import { startShortcuts } from "./keys.tsx"
-import { clientSettings } from "./settings.tsx"
 import { startTheme } from "./theme.tsx"
-import { webhook, webhooks } from "./webhooks.tsx"
+
+// The console's pages and the sign-in pages load when first opened (Vite makes each a chunk),
+// so a signed-in first load of the mail client parses only the mail client's script.
+const auth = () => import("./auth.tsx")
+const org = () => import("./org.tsx")
+const tenancy = () => import("./pods.tsx")
+const policy = () => import("./policy.tsx")
+const hooks = () => import("./webhooks.tsx")
+const settings = () => import("./settings.tsx")
 
 const NAV: ReadonlyArray<readonly [string, string]> = [["#/", "Overview"], ["#/inboxes", "Inboxes"], ["#/pods", "Pods"], ["#/compose", "Compose"], ["#/drafts", "Drafts"],
   ["#/lists", "Lists"], ["#/suppressions", "Suppressions"], ["#/webhooks", "Webhooks"], ["#/domains", "Domains"], ["#/api-keys", "API keys"], ["#/metrics", "Metrics"],
@@ -61,47 +66,47 @@ const route = async () => {
   // `#/pod/ID/webhooks`, `#/inbox/ID/lists/...`: a page at a pod's or an inbox's scope.
   const { scope, name, args } = routeScope(first, rest)
   // On the first load: the answer index.html preloaded, taken by every page (the pages of the
-  // mailed links too, so the preload is never left unused). Later, sign-in and sign-out keep
+  // mailed links too, so the preload is never left unused); the page's own GETs were started
+  // by index.html's first module (early.ts). Later, sign-in and sign-out keep
   // `session.me` themselves: asking again on each route of a signed-out person would leave the
   // sign-in form on screen while the next page waits for the answer, to be typed into and lost.
   if (!asked) {
     asked = true
-    prefetchPage(name, args, params)
     await refreshMe()
   }
-  if (path === "/verify-email") return verifyEmail()
-  if (path === "/reset-password") return resetPassword()
-  if (path === "/accept-invitation") return acceptInvitation()
+  if (path === "/verify-email") return (await auth()).verifyEmail()
+  if (path === "/reset-password") return (await auth()).resetPassword()
+  if (path === "/accept-invitation") return (await auth()).acceptInvitation()
   renderNav(first)
-  if (name === "sign-up") return signUp()
-  if (name === "forgot") return forgot()
+  if (name === "sign-up") return (await auth()).signUp()
+  if (name === "forgot") return (await auth()).forgot()
   const me = session.me
-  if (!me || name === "sign-in") return signIn()
+  if (!me || name === "sign-in") return (await auth()).signIn()
   if (!me.user.email_verified) {
-    return unverified(me.user.email)
+    return (await auth()).unverified(me.user.email)
   }
   switch (name) {
-    case "inboxes": return inboxes(scope)
-    case "pods": return pods(args[0])
+    case "inboxes": return (await tenancy()).inboxes(scope)
+    case "pods": return (await tenancy()).pods(args[0])
     case "inbox": return inbox(args[0] ?? "", args[1], params)
     // Wide: the list with the thread in the reading pane beside it; a phone shows the thread alone.
     case "thread": return wide() ? readingPane(args[0] ?? "", args[1] ?? "", params) : thread(args[0] ?? "", args[1] ?? "", params)
-    case "mail-settings": return clientSettings(args[0] ?? "")
+    case "mail-settings": return (await settings()).clientSettings(args[0] ?? "")
     case "compose": return compose(args[0], args[1], args[2])
     case "drafts": return drafts(params)
     case "draft": return draft(args[0] ?? "", args[1] ?? "")
-    case "lists": return lists(scope, args[0], args[1])
-    case "suppressions": return suppressions(args[0])
-    case "webhooks": return webhooks(scope)
-    case "webhook": return webhook(args[0])
-    case "domains": return domains(scope)
-    case "domain": return domain(scope, args[0])
-    case "api-keys": return apiKeys()
-    case "billing": return billing()
-    case "metrics": return metrics(scope, args[0])
-    case "security": return security()
-    case "members": return members()
-    default: return overview(me)
+    case "lists": return (await policy()).lists(scope, args[0], args[1])
+    case "suppressions": return (await policy()).suppressions(args[0])
+    case "webhooks": return (await hooks()).webhooks(scope)
+    case "webhook": return (await hooks()).webhook(args[0])
+    case "domains": return (await org()).domains(scope)
+    case "domain": return (await org()).domain(scope, args[0])
+    case "api-keys": return (await org()).apiKeys()
+    case "billing": return (await org()).billing()
+    case "metrics": return (await org()).metrics(scope, args[0])
+    case "security": return (await auth()).security()
+    case "members": return (await auth()).members()
+    default: return (await org()).overview(me)
   }
 }
 

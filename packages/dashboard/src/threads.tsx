@@ -7,7 +7,9 @@ import { useState } from "preact/hooks"
 import { type Answer, client, ok } from "./client.ts"
 import { plainWords } from "./dom.js"
 
-export const PAGE_SIZE = 50
+import { PAGE_SIZE } from "./early.ts"
+
+export { PAGE_SIZE }
 
 export type ThreadPage = Answer<"threads.list.2">
 export type ThreadItem = ThreadPage["threads"][number]
