@@ -14,10 +14,10 @@ import { adminSql } from "@inbox/testkit"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { loadavg } from "node:os"
-import { readFileSync } from "node:fs"
 import { promisify } from "node:util"
 import { benchMessages } from "./parse.ts"
 import { buildBundle, cleanEnv, healthy, referencePostgres, status } from "./memory.ts"
+import { cpuMs } from "./http.ts"
 import { machine } from "./report.ts"
 
 const MINUTES = Number(process.env["BENCH_SOAK_MINUTES"] ?? 20)
@@ -31,12 +31,6 @@ const GOAL = 2.5
 const NODE_ARGS = (process.env["BENCH_SOAK_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** User + system CPU seconds a process has spent (/proc/PID/stat, in clock ticks of 1/100 s). */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
 export interface SoakResult {
   readonly minutes: number
@@ -111,7 +105,7 @@ export const benchSoak = async (): Promise<SoakResult> => {
       }).finally(() => pending.delete(p))
       pending.add(p)
     }
-    const cpuBefore = cpuSeconds(child.pid!)
+    const cpuBefore = cpuMs(child.pid)!
     const started = performance.now()
     const end = started + MINUTES * 60_000
     let next = started
@@ -130,7 +124,7 @@ export const benchSoak = async (): Promise<SoakResult> => {
       if (next > now) await sleep(next - now)
     }
     await Promise.all(pending)
-    const cpuPerMessage = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / Math.max(1, posted)
+    const cpuPerMessage = ((cpuMs(child.pid)! - cpuBefore) * 1000) / Math.max(1, posted)
     // Let the webhook deliveries catch up before counting them.
     for (let i = 0; i < 100 && delivered < posted; i++) await sleep(100)
     return { minutes: MINUTES, rate: RATE, rss, bareIdle, posted, failed, delivered, cpuPerMessage, loadBefore, loadAfter: loadavg()[0] ?? 0 }

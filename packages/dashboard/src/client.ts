@@ -3,10 +3,11 @@
  * document (generated/api.d.ts, written by scripts/build.ts from the catalogue). A path, a
  * parameter or a field the API no longer has fails the type check, not the page. It sends
  * the session cookie, and the CSRF token on every request that changes something; a GET the
- * first load started early (dom.js `prefetch`) is taken instead of asking again.
+ * first load started early (early.ts) is taken instead of asking again.
  */
 import createClient from "openapi-fetch"
-import { takeEarly, session } from "./dom.js"
+import { session } from "./dom.js"
+import { takeEarly } from "./early.ts"
 import type { components, operations, paths } from "./generated/api.js"
 
 export type { components, operations, paths }

@@ -54,7 +54,6 @@ export const showError = (body) => {
 
 // The first load's early GETs live in early.ts (index.html starts them before this script).
 import { takeEarly } from "./early.ts"
-export { dropPrefetched, prefetch, takeEarly } from "./early.ts"
 
 /** Calls the API; state-changing requests send the CSRF token. Errors are shown in the spec's words. */
 export const api = async (method, path, body, { text = false, quiet = false } = {}) => {
