@@ -52,6 +52,8 @@ const ROUNDS = Number(process.env["BENCH_IMAP_ROUNDS"] ?? "3")
 const DIR = process.env["BENCH_IMAP_DIR"] ?? "/tmp/imap-bench"
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const SKIP_DOVECOT = process.env["BENCH_SKIP_DOVECOT"] === "1"
+/** How long one step (a command's answer, an EXISTS) may take before the run fails. */
+const STEP_MS = 120_000
 const DATABASE = `bench_imap_${MESSAGES}`
 const SECRET = "bench-inbound-secret"
 const HTTP_PORT = 29401
@@ -78,7 +80,7 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
 class Imap {
   private chunks: Array<Buffer> = []
   private text = ""
-  private waiter: { test: (text: string) => boolean; resolve: (text: string) => void } | undefined
+  private waiter: { test: (text: string) => boolean; resolve: (text: string) => void; timer: NodeJS.Timeout } | undefined
   private tag = 0
   private constructor(private readonly socket: Socket) {
     socket.on("data", (chunk: Buffer) => {
@@ -99,7 +101,8 @@ class Imap {
     this.chunks = []
     this.text += fresh
     if (this.waiter.test(this.text)) {
-      const { resolve } = this.waiter
+      const { resolve, timer } = this.waiter
+      clearTimeout(timer)
       const all = this.text
       this.waiter = undefined
       this.text = ""
@@ -107,10 +110,18 @@ class Imap {
     }
   }
 
-  /** Resolves with everything received once `test` holds for it. */
-  until(test: (text: string) => boolean): Promise<string> {
-    return new Promise((resolve) => {
-      this.waiter = { test, resolve }
+  /**
+   * Resolves with everything received once `test` holds for it; fails after `STEP_MS`, so a
+   * server that stops answering fails the run with what it was waiting for instead of
+   * stalling it.
+   */
+  until(test: (text: string) => boolean, what = "an answer"): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined
+        reject(new Error(`no ${what} within ${STEP_MS / 1000} s; last received: ${JSON.stringify(this.text.slice(-200))}`))
+      }, STEP_MS)
+      this.waiter = { test, resolve, timer }
       this.check()
     })
   }
@@ -123,7 +134,7 @@ class Imap {
       socket.once("error", reject)
     })
     const imap = new Imap(socket)
-    await imap.until((t) => t.includes("\r\n"))
+    await imap.until((t) => t.includes("\r\n"), "greeting")
     return imap
   }
 
@@ -135,7 +146,7 @@ class Imap {
       const at = t.lastIndexOf(`\r\n${end}`)
       const start = t.startsWith(end) ? 0 : at < 0 ? -1 : at + 2
       return start >= 0 && t.indexOf("\r\n", start) > 0
-    })
+    }, `answer to ${text.split(" ")[0]}`)
     this.socket.write(`${tag} ${text}\r\n`)
     const all = await answer
     const last = all.slice(all.lastIndexOf(end)).split("\r\n")[0]!
@@ -144,14 +155,14 @@ class Imap {
   }
 
   async idle(): Promise<void> {
-    const started = this.until((t) => /^\+ /m.test(t))
+    const started = this.until((t) => /^\+ /m.test(t), "continuation to IDLE")
     this.socket.write(`i${++this.tag} IDLE\r\n`)
     await started
   }
 
   /** While idling: resolves at the next `* n EXISTS` with n. */
   nextExists(): Promise<number> {
-    return this.until((t) => /\* \d+ EXISTS\r\n/.test(t)).then((t) => Number(/\* (\d+) EXISTS\r\n/.exec(t)![1]))
+    return this.until((t) => /\* \d+ EXISTS\r\n/.test(t), "EXISTS").then((t) => Number(/\* (\d+) EXISTS\r\n/.exec(t)![1]))
   }
 
   close() {
@@ -385,6 +396,13 @@ const dovecot = async (): Promise<Side> => {
       // not running
     }
   }
+  // Dovecot's IDLE watches the Maildir with one inotify instance per connection; past the
+  // kernel's per-user limit (128 by default) it falls back to looking every 30 seconds, so
+  // 1,000 idling connections would measure that fallback, not Dovecot. Raised for the run,
+  // as a server with that many connections would be configured, and put back in stop().
+  const inotify = "/proc/sys/fs/inotify/max_user_instances"
+  const inotifyBefore = readFileSync(inotify, "utf8").trim()
+  if (Number(inotifyBefore) < CONNECTIONS + 200) writeFileSync(inotify, String(CONNECTIONS + 200))
   execFileSync("dovecot", ["-c", conf], { stdio: "inherit" })
   for (let i = 0; i < 100 && master() === 0; i++) await sleep(50)
   await sleep(300)
@@ -419,6 +437,7 @@ const dovecot = async (): Promise<Side> => {
     stop: async () => {
       lmtp.close()
       execFileSync("doveadm", ["-c", conf, "stop"], { stdio: "ignore" })
+      writeFileSync(inotify, inotifyBefore)
     }
   }
 }
