@@ -424,6 +424,28 @@ print(m.untagged_responses.pop("ESEARCH")[0].decode())
           assert.deepStrictEqual(drafts.drafts.map((d: { subject?: string }) => d.subject), ["Draft from a client"])
         }))
 
+      it.effect("APPEND to Drafts keeps the client's attachments: the API's draft lists each with its name, type and size, and answers its bytes", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          const c = yield* client(w.port, w.inbox.email, w.key)
+          const bytes = Buffer.from(Array.from({ length: 150 }, (_, i) => `row ${String(i).padStart(3, "0")} of the file\n`).join(""))
+          const raw = [
+            `From: ${w.inbox.email}`, "To: c@example.net", "Subject: Draft with a file", "MIME-Version: 1.0",
+            `Content-Type: multipart/mixed; boundary="b1"`, "", "--b1", "Content-Type: text/plain; charset=utf-8", "", "see the file", "--b1",
+            `Content-Type: text/csv; name="data.csv"`, `Content-Disposition: attachment; filename="data.csv"`, "Content-Transfer-Encoding: base64", "",
+            ...(bytes.toString("base64").match(/.{1,76}/g) ?? []), "--b1--", ""
+          ].join("\r\n")
+          yield* Effect.promise(() => c.append("Drafts", raw, ["\\Draft"]))
+          const list = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/drafts`, { key: w.org.key })).body
+          const draft = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/drafts/${list.drafts[0].draft_id}`, { key: w.org.key })).body
+          assert.strictEqual(draft.text.trim(), "see the file")
+          const files = draft.attachments as Array<{ attachment_id: string; filename?: string; content_type?: string; size?: number }>
+          assert.deepStrictEqual(files.map((a) => [a.filename, a.content_type, a.size]), [["data.csv", "text/csv", bytes.length]])
+          const meta = (yield* w.app.request("GET", `/v0/inboxes/${w.inbox.inbox_id}/drafts/${draft.draft_id}/attachments/${files[0]!.attachment_id}`, { key: w.org.key })).body
+          const url = new URL(meta.download_url as string)
+          assert.strictEqual((yield* w.app.request("GET", `${url.pathname}${url.search}`)).text, bytes.toString())
+        }))
+
       it.effect("IDLE: a message delivered through the API reaches an idling client as EXISTS within a second", () =>
         Effect.gen(function*() {
           const w = yield* setUp

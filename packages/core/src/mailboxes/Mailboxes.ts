@@ -417,7 +417,18 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           ...(m.cc === undefined || m.cc.length === 0 ? {} : { cc: m.cc.map(addressOf) }),
           ...(m.subject === "" ? {} : { subject: m.subject }),
           ...(m.text === undefined ? {} : { text: m.text }),
-          ...(m.html === undefined ? {} : { html: m.html })
+          ...(m.html === undefined ? {} : { html: m.html }),
+          // A client's draft carries its attachments (and inline images): kept, or saving a
+          // draft in a mail client would lose them without a word.
+          ...(parsed.attachments.length === 0 ? {} : {
+            attachments: parsed.attachments.map((a) => ({
+              ...(a.meta.filename === undefined ? {} : { filename: a.meta.filename }),
+              content_type: a.meta.content_type,
+              content_disposition: a.meta.content_disposition,
+              ...(a.meta.content_id === undefined ? {} : { content_id: a.meta.content_id }),
+              content: Buffer.from(a.content).toString("base64")
+            }))
+          })
         })
         return { uidvalidity: null, uid: null, message_id: draft.draft_id }
       }
