@@ -374,16 +374,23 @@ const Members = ({ first }: { readonly first: MemberList | Failure }) => {
           </>
         )}
       <h2>Invite a member</h2>
-      <Muted>The invited person gets a link: new here, they create their account on its page; with an account, they sign in there and join.</Muted>
-      <Form label="Invite" submit="Send invitation" busy="Sending…" action={async (v) => {
-        const email = v["email"] ?? ""
-        await answer(client.POST("/auth/invitations", { body: { email, role: v["role"] === "admin" ? "admin" : "member" } }))
-        await reload()
-        notice(`Invitation sent to ${email}.`)
-      }}>
-        <Field label="Email" name="email" type="email" required />
-        <Select label="Role" name="role" options={[["member", "Member"], ["admin", "Admin"]]} />
-      </Form>
+      {owner
+        ? (
+          <>
+            <Muted>The invited person gets a link: new here, they create their account on its page; with an account, they sign in there and join.</Muted>
+            <Form label="Invite" submit="Send invitation" busy="Sending…" action={async (v) => {
+              const email = v["email"] ?? ""
+              await answer(client.POST("/auth/invitations", { body: { email, role: v["role"] === "admin" ? "admin" : "member" } }))
+              await reload()
+              notice(`Invitation sent to ${email}.`)
+            }}>
+              <Field label="Email" name="email" type="email" required />
+              <Select label="Role" name="role" options={[["member", "Member"], ["admin", "Admin"]]} />
+            </Form>
+          </>
+        )
+        // The server refuses anyone else (403): the form would only lead to that refusal.
+        : <Muted>Only the organization's owners invite members: ask one of them.</Muted>}
     </Page>
   )
 }

@@ -207,6 +207,10 @@ describe("A new person in the dashboard (Chromium)", () => {
     assert.include(await people.getByRole("row").filter({ hasText: invitee }).textContent() ?? "", "Member")
     assert.include(await people.getByRole("row").filter({ hasText: ownerEmail ?? "" }).textContent() ?? "", "Owner")
     assert.strictEqual(await page.getByRole("table", { name: "Pending invitations" }).getByRole("row").filter({ hasText: invitee }).count(), 0)
+    // Only an owner may invite (the spec's 403 otherwise): a member is told so instead of offered the form.
+    await explained(page, page.getByText("Only the organization's owners invite members: ask one of them."))
+    assert.strictEqual(await page.getByRole("button", { name: "Send invitation" }).count(), 0, "no invitation form for a member")
+    await shot(page, "members-as-member")
     const me = await page.evaluate(() => fetch("/auth/me").then((r) => r.json())) as { user: { email: string; email_verified: boolean }; organizations: Array<{ role: string }> }
     assert.strictEqual(me.user.email, invitee)
     assert.isTrue(me.user.email_verified, "the invitation's link proved the address")
