@@ -335,6 +335,12 @@ service imap-login {
 service imap {
   process_limit = ${CONNECTIONS + 200}
 }
+service auth {
+  client_limit = ${4 * (CONNECTIONS + 200)}
+}
+service anvil {
+  client_limit = ${3 * (CONNECTIONS + 200)}
+}
 service lmtp {
   inet_listener lmtp {
     address = 127.0.0.1
