@@ -53,7 +53,9 @@ export const MailboxMessage = Schema.Struct({
   message_id: Schema.String,
   flags: Schema.Array(Schema.String),
   size: Schema.Number,
-  internal_date: Schema.String
+  internal_date: Schema.String,
+  /** CONDSTORE's mod-sequence (RFC 7162): the inbox's change counter at the message's last change this mailbox shows (migration 0051). */
+  modseq: Schema.Number
 })
 export type MailboxMessage = typeof MailboxMessage.Type
 
@@ -66,11 +68,22 @@ export const MailboxState = Schema.Struct({
    * change counter, migration 0049: it may change for changes of other mailboxes too).
    */
   fingerprint: Schema.String,
+  /**
+   * CONDSTORE's HIGHESTMODSEQ: at least every message's `modseq`, and higher after every change
+   * of the mailbox (the inbox's change counter, so it also rises for changes of other mailboxes).
+   */
+  highest_modseq: Schema.Number,
   /** true when the caller's `known` fingerprint is still the mailbox's: `messages` is then empty. */
   unchanged: Schema.Boolean,
   messages: Schema.Array(MailboxMessage)
 })
 export type MailboxState = typeof MailboxState.Type
+
+export const FlagsResult = Schema.Struct({
+  ...MailboxState.fields,
+  /** UIDs left as they were because they changed after `unchanged_since` (RFC 7162 UNCHANGEDSINCE, the MODIFIED answer). */
+  modified: Schema.Array(Schema.Number)
+})
 
 export const SearchMatches = Schema.Struct({
   /** Ids of the mailbox's messages that match, in id order (not ranked). */
@@ -139,7 +152,12 @@ export class Mailboxes extends Context.Service<Mailboxes, {
    * asks every moment, and most answers are "nothing").
    */
   sync(principal: Principal, inboxId: string, mailbox: string, known?: string): Effect.Effect<MailboxState, ApiError>
-  flags(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>): Effect.Effect<MailboxState, ApiError>
+  /**
+   * Adds and removes flags; with `unchangedSince` (CONDSTORE's UNCHANGEDSINCE), only on the
+   * messages whose modseq is not above it, checked and changed under their rows' locks so no
+   * change from anywhere slips between; the others are answered in `modified`.
+   */
+  flags(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>, unchangedSince?: number): Effect.Effect<typeof FlagsResult.Type, ApiError>
   copy(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean): Effect.Effect<typeof CopyResult.Type, ApiError>
   expunge(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number> | undefined): Effect.Effect<ReadonlyArray<number>, ApiError>
   append(principal: Principal, inboxId: string, mailbox: string, raw: Uint8Array, flags: ReadonlyArray<string>): Effect.Effect<typeof AppendResult.Type, ApiError>
@@ -198,7 +216,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       labels: Schema.Array(Schema.String),
       flags: Schema.Array(Schema.String),
       size: Schema.Number,
-      timestamp: Schema.Date
+      timestamp: Schema.Date,
+      modseq: Int8
     })
     const StateRow = Schema.Struct({ uidvalidity: Int8, uidnext: Int8 })
 
@@ -230,7 +249,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         FROM imap_changes c LEFT JOIN imap_mailboxes b ON b.inbox_id = c.inbox_id AND b.name = ${kind.name}
         WHERE c.inbox_id = ${inbox.id}`.pipe(Effect.orDie))[0]
       if (counted !== undefined && counted.uidvalidity !== null && known === `${counted.uidvalidity}:${counted.modseq}`) {
-        return { name: kind.name, uidvalidity: Number(counted.uidvalidity), uidnext: Number(counted.uidnext), fingerprint: known, unchanged: true, messages: [] }
+        return { name: kind.name, uidvalidity: Number(counted.uidvalidity), uidnext: Number(counted.uidnext), fingerprint: known, highest_modseq: Number(counted.modseq), unchanged: true, messages: [] }
       }
       if (counted === undefined) yield* sql`INSERT INTO imap_changes (inbox_id, modseq) VALUES (${inbox.id}, 1) ON CONFLICT (inbox_id) DO NOTHING`.pipe(Effect.orDie)
       const modseq = counted?.modseq ?? (yield* sql<{ modseq: string }>`SELECT modseq::text AS modseq FROM imap_changes WHERE inbox_id = ${inbox.id}`.pipe(Effect.orDie))[0]!.modseq
@@ -249,8 +268,9 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           yield* sql`DELETE FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name}
             AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = u.message_id AND ${inMailbox})`
           const added = yield* sql<{ n: number }>`WITH fresh AS (
-              INSERT INTO imap_uids (inbox_id, mailbox, uid, message_id)
-              SELECT ${inbox.id}, ${kind.name}, ${state.uidnext}::bigint + row_number() OVER (ORDER BY m."timestamp", m.id) - 1, m.id
+              INSERT INTO imap_uids (inbox_id, mailbox, uid, message_id, modseq)
+              SELECT ${inbox.id}, ${kind.name}, ${state.uidnext}::bigint + row_number() OVER (ORDER BY m."timestamp", m.id) - 1, m.id,
+                (SELECT c.modseq FROM imap_changes c WHERE c.inbox_id = ${inbox.id})
               FROM messages m WHERE m.inbox_id = ${inbox.id} AND ${inMailbox}
                 AND NOT EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = m.id)
               RETURNING 1)
@@ -262,9 +282,9 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         const state = (yield* sql`SELECT uidvalidity, uidnext FROM imap_mailboxes WHERE inbox_id = ${inbox.id} AND name = ${kind.name}`.pipe(decodeRows(StateRow)))[0]!
         const stamp = `${state.uidvalidity}:${modseq}`
         if (known !== undefined && known === stamp) {
-          return { name: kind.name, uidvalidity: Number(state.uidvalidity), uidnext: Number(state.uidnext), fingerprint: stamp, unchanged: true, messages: [] }
+          return { name: kind.name, uidvalidity: Number(state.uidvalidity), uidnext: Number(state.uidnext), fingerprint: stamp, highest_modseq: Number(modseq), unchanged: true, messages: [] }
         }
-        const rows = yield* sql`SELECT u.uid, u.message_id, m.labels, u.flags, m.size, m."timestamp" FROM imap_uids u
+        const rows = yield* sql`SELECT u.uid, u.message_id, m.labels, u.flags, m.size, m."timestamp", u.modseq FROM imap_uids u
           JOIN messages m ON m.id = u.message_id
           WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} ORDER BY u.uid`.pipe(decodeRows(Row))
         return {
@@ -272,13 +292,17 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           uidvalidity: Number(state.uidvalidity),
           uidnext: Number(state.uidnext),
           fingerprint: stamp,
+          // A UID given in this sync took the counter as its statement saw it, which may be past
+          // the value read first: the highest is the greater of the two.
+          highest_modseq: rows.reduce((n, r) => Math.max(n, Number(r.modseq)), Number(modseq)),
           unchanged: false,
           messages: rows.map((r) => ({
             uid: Number(r.uid),
             message_id: r.message_id,
             flags: flagsOf(r.labels, r.flags),
             size: r.size,
-            internal_date: r.timestamp.toISOString()
+            internal_date: r.timestamp.toISOString(),
+            modseq: Number(r.modseq)
           }))
         }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -327,40 +351,58 @@ export class Mailboxes extends Context.Service<Mailboxes, {
     /** Labels whose removal takes a message out of a mailbox; INBOX has none (labels are not folders). */
     const leaving = (kind: Kind): ReadonlyArray<string> => kind._tag === "inbox" ? [] : [kind.label]
 
-    const flags = Effect.fn("Mailboxes.flags")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>) {
+    const flags = Effect.fn("Mailboxes.flags")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>, unchangedSince?: number) {
       const inbox = yield* inboxes.find(principal, inboxId)
       const kind = yield* kindOf(principal, mailbox)
       const targets = yield* byUid(inbox.id, kind.name, uids)
-      if (targets.length > 0) {
-        const ids = targets.map((t) => t.message_id)
-        const labelAdd: Array<string> = []
-        const labelRemove: Array<string> = []
-        const keptAdd: Array<string> = []
-        const keptRemove: Array<string> = []
-        for (const flag of add) {
-          const f = flag.toLowerCase()
-          if (f === "\\seen") labelRemove.push("unread")
-          else if (FLAG_LABELS[f] !== undefined) labelAdd.push(FLAG_LABELS[f])
-          else if (f !== "\\recent") keptAdd.push(keptFlag(flag))
+      const labelAdd: Array<string> = []
+      const labelRemove: Array<string> = []
+      const keptAdd: Array<string> = []
+      const keptRemove: Array<string> = []
+      for (const flag of add) {
+        const f = flag.toLowerCase()
+        if (f === "\\seen") labelRemove.push("unread")
+        else if (FLAG_LABELS[f] !== undefined) labelAdd.push(FLAG_LABELS[f])
+        else if (f !== "\\recent") keptAdd.push(keptFlag(flag))
+      }
+      for (const flag of remove) {
+        const f = flag.toLowerCase()
+        if (f === "\\seen") labelAdd.push("unread")
+        else if (FLAG_LABELS[f] !== undefined) labelRemove.push(FLAG_LABELS[f])
+        else keptRemove.push(keptFlag(flag))
+      }
+      const modified = targets.length === 0 ? [] : yield* sql.withTransaction(Effect.gen(function*() {
+        let ids = targets.map((t) => t.message_id)
+        let modified: ReadonlyArray<number> = []
+        if (unchangedSince !== undefined) {
+          // Locked in the order every change takes them (a relabel: its threads in id order, the
+          // messages, then through its trigger their UID rows), so the modseqs read below stay
+          // as read until this transaction ends, and no change waits on this in a circle.
+          const threads = yield* sql<{ thread_id: string }>`SELECT DISTINCT thread_id FROM messages
+            WHERE inbox_id = ${inbox.id} AND id = ANY(${ids}::text[]) ORDER BY thread_id`
+          for (const t of threads) yield* store.lockThread(t.thread_id)
+          yield* sql`SELECT id FROM messages WHERE inbox_id = ${inbox.id} AND id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`
+          const now = yield* sql<{ uid: number; message_id: string; modseq: string }>`SELECT uid::float8 AS uid, message_id, modseq::text AS modseq FROM imap_uids
+            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) ORDER BY uid FOR UPDATE`
+          modified = now.filter((r) => Number(r.modseq) > unchangedSince).map((r) => Number(r.uid))
+          ids = now.filter((r) => Number(r.modseq) <= unchangedSince).map((r) => r.message_id)
         }
-        for (const flag of remove) {
-          const f = flag.toLowerCase()
-          if (f === "\\seen") labelAdd.push("unread")
-          else if (FLAG_LABELS[f] !== undefined) labelRemove.push(FLAG_LABELS[f])
-          else keptRemove.push(keptFlag(flag))
-        }
+        if (ids.length === 0) return modified
         if (labelAdd.length > 0 || labelRemove.length > 0) yield* store.relabel(inbox.id, ids, labelAdd, labelRemove)
         if (keptAdd.length > 0 || keptRemove.length > 0) {
-          // The inbox's change counter goes up in the same statement (migration 0049).
-          yield* sql`WITH kept AS (UPDATE imap_uids SET flags = ARRAY(
-              SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f)
-            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) RETURNING 1)
-            UPDATE imap_changes SET modseq = modseq + 1 WHERE inbox_id = ${inbox.id} AND EXISTS (SELECT 1 FROM kept)`.pipe(Effect.orDie)
+          // The inbox's change counter goes up in the same statement (migration 0049), and the
+          // rows take its new value as their modseq (migration 0051).
+          yield* sql`WITH raised AS (UPDATE imap_changes SET modseq = modseq + 1 WHERE inbox_id = ${inbox.id} RETURNING modseq)
+            UPDATE imap_uids SET flags = ARRAY(
+              SELECT DISTINCT f FROM unnest(flags || ${keptAdd}::text[]) f WHERE NOT (lower(f) = ANY(${keptRemove.map((f) => f.toLowerCase())}::text[])) ORDER BY f),
+              modseq = COALESCE((SELECT modseq FROM raised), modseq)
+            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[])`
           // Kept flags are no label: their change is told here, as MessageStore tells a label's.
           yield* signals.notify(MESSAGES_CHANGED, inbox.id)
         }
-      }
-      return yield* sync(principal, inbox.id, kind.name)
+        return modified
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return { ...(yield* sync(principal, inbox.id, kind.name)), modified }
     })
 
     const copy = Effect.fn("Mailboxes.copy")(function*(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean) {

@@ -14,7 +14,7 @@ import { searchPermissions } from "../search/Search.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Line } from "../shared/fields.ts"
 import { IntegerParam } from "../shared/pagination.ts"
-import { AppendResult, CopyResult, MailboxInfo, Mailboxes, MailboxState, SEARCH_PAGE, SearchMatches } from "./Mailboxes.ts"
+import { AppendResult, CopyResult, FlagsResult, MailboxInfo, Mailboxes, MailboxState, SEARCH_PAGE, SearchMatches } from "./Mailboxes.ts"
 
 const BASE = "/v0/inboxes/:inbox_id/mailboxes"
 const Uids = Schema.Array(Schema.Int.check(Schema.isGreaterThan(0))).check(Schema.isMaxLength(100_000))
@@ -62,15 +62,20 @@ export const syncMailbox = operation({
 
 export const flagMessages = operation({
   name: "mailboxes.flags",
-  summary: "Add and remove IMAP flags on messages of a mailbox by UID (\\Seen: not unread, \\Flagged: starred); answers the mailbox's state.",
+  summary: "Add and remove IMAP flags on messages of a mailbox by UID (\\Seen: not unread, \\Flagged: starred); with `unchanged_since`, only on those whose modseq is not above it (CONDSTORE), the others answered in `modified`; answers the mailbox's state.",
   routes: [route.post(`${BASE}/:mailbox/flags`)],
   access: { kind: "member", permission: "message_update" },
-  body: Schema.Struct({ uids: Uids, add: Schema.optionalKey(Schema.Array(Flag)), remove: Schema.optionalKey(Schema.Array(Flag)) }),
-  output: Output.json(MailboxState),
+  body: Schema.Struct({
+    uids: Uids,
+    add: Schema.optionalKey(Schema.Array(Flag)),
+    remove: Schema.optionalKey(Schema.Array(Flag)),
+    unchanged_since: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+  }),
+  output: Output.json(FlagsResult),
   mutates: true,
   mcp: NO_TOOL,
   cli: NO_COMMAND,
-  run: ({ principal, params, input }) => Mailboxes.use((m) => m.flags(principal, params.inbox_id, params.mailbox, input.uids, input.add ?? [], input.remove ?? []))
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.flags(principal, params.inbox_id, params.mailbox, input.uids, input.add ?? [], input.remove ?? [], input.unchanged_since))
 })
 
 export const copyMessages = operation({

@@ -44,6 +44,7 @@ interface MailboxMessage {
   readonly flags: ReadonlyArray<string>
   readonly size: number
   readonly internal_date: string
+  readonly modseq: number
 }
 
 interface MailboxState {
@@ -51,6 +52,7 @@ interface MailboxState {
   readonly uidvalidity: number
   readonly uidnext: number
   readonly fingerprint: string
+  readonly highest_modseq: number
   readonly unchanged: boolean
   readonly messages: ReadonlyArray<MailboxMessage>
 }
@@ -101,7 +103,7 @@ const interned = (prev: MailboxState | undefined, next: MailboxState): MailboxSt
   const messages = next.messages.map((m) => {
     while (i < old.length && old[i]!.uid < m.uid) i++
     const o = old[i]
-    return o !== undefined && o.uid === m.uid && o.message_id === m.message_id && sameFlags(o.flags, m.flags) ? o : m
+    return o !== undefined && o.uid === m.uid && o.message_id === m.message_id && o.modseq === m.modseq && sameFlags(o.flags, m.flags) ? o : m
   })
   return { ...next, messages }
 }
@@ -257,8 +259,16 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let lineWaiter: ((line: string) => void) | undefined
         let user: { inboxId: string; email: string; principal: Principal; key: string; keyTag: string } | undefined
         /** `messages` is shared with the key's other sessions (the state's own list): replaced, never changed in place. */
-        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: ReadonlyArray<MailboxMessage> } | undefined
+        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; highestModseq: number; messages: ReadonlyArray<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
+        /**
+         * CONDSTORE (RFC 7162) enabled: by ENABLE, SELECT/EXAMINE (CONDSTORE) or the first
+         * command that uses it (FETCH MODSEQ or CHANGEDSINCE, STORE UNCHANGEDSINCE, SEARCH
+         * MODSEQ, STATUS HIGHESTMODSEQ); from then on every FETCH answer with flags carries MODSEQ.
+         */
+        let condstore = false
+        /** Whether the SEARCH being answered has a MODSEQ key (its answer then ends with the highest modseq found). */
+        let searchedModseq = false
         /** ENABLE UTF8=ACCEPT: mailbox names are UTF-8 both ways; before it, modified UTF-7 (RFC 3501 5.1.3). */
         let utf8 = false
         const mailboxIn = (token: Token | undefined) => {
@@ -329,6 +339,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             "SPECIAL-USE",
             "CHILDREN",
             "ESEARCH",
+            "CONDSTORE",
             "UTF8=ACCEPT",
             ...(secureContext !== undefined && !secure ? ["STARTTLS"] : []),
             ...(user === undefined ? (canAuth() ? ["AUTH=PLAIN"] : ["LOGINDISABLED"]) : [])
@@ -352,6 +363,9 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         // ---- the selected mailbox ----
 
         const flagsLine = (m: MailboxMessage) => `FLAGS (${m.flags.join(" ")})`
+        const modseqItem = (m: MailboxMessage) => `MODSEQ (${m.modseq})`
+        /** FLAGS, and MODSEQ beside them once CONDSTORE is enabled. */
+        const flagsAnswer = (m: MailboxMessage) => condstore ? `${flagsLine(m)} ${modseqItem(m)}` : flagsLine(m)
 
         /** The mailbox's state, `unchanged` when it is still `known`'s; shared with the key's other sessions (above). */
         const stateKey = (name: string) => `${user!.keyTag}\0${user!.inboxId}\0${name.toUpperCase() === "INBOX" ? "INBOX" : name.toLowerCase()}`
@@ -378,24 +392,35 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           return state.unchanged ? last : state
         }
 
-        /** Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH FLAGS). */
-        const refresh = async (state?: MailboxState, quiet = false, expunges = true) => {
-          if (selected === undefined) return
+        /**
+         * Syncs the selected mailbox and tells the client what changed (EXPUNGE, EXISTS, FETCH
+         * FLAGS). With `holdFlags`, the flag changes are not told but answered (sequence
+         * numbers): a FETCH tells them itself, once, rather than twice for a message it answers.
+         */
+        const refresh = async (state?: MailboxState, quiet = false, expunges = true, holdFlags = false): Promise<ReadonlyArray<number>> => {
+          if (selected === undefined) return []
           const next = state ?? await changedSince(selected.name, selected.fingerprint)
-          if (selected === undefined || next.unchanged || next.fingerprint === selected.fingerprint) return
+          if (selected === undefined || next.unchanged || next.fingerprint === selected.fingerprint) return []
           const d = diffOf(selected.messages, next, expunges)
           // Expunges held back (a FETCH by sequence number) must still be found next time.
           selected.fingerprint = expunges || !d.missing ? next.fingerprint : ""
           selected.messages = d.kept
           selected.uidnext = next.uidnext
-          if (quiet) return
+          selected.highestModseq = next.highest_modseq
+          if (quiet) return []
           // Highest first, so each sequence number is still right when it is sent.
           for (let g = d.gone.length - 1; g >= 0; g--) untagged(`${d.gone[g]! + 1} EXPUNGE`)
-          for (const at of d.flagged) untagged(`${at + 1} FETCH (UID ${d.kept[at]!.uid} ${flagsLine(d.kept[at]!)})`)
+          if (!holdFlags) for (const at of d.flagged) untagged(`${at + 1} FETCH (UID ${d.kept[at]!.uid} ${flagsAnswer(d.kept[at]!)})`)
           if (d.kept.length !== d.before) untagged(`${d.kept.length} EXISTS`)
+          return holdFlags ? d.flagged.map((at) => at + 1) : []
         }
 
-        const select = async (tag: string, name: string, readOnly: boolean) => {
+        const select = async (tag: string, name: string, readOnly: boolean, parameters: Token | undefined) => {
+          if (parameters !== undefined) {
+            const asked = parameters.kind === "list" ? parameters.items.map((t) => (textOf(t) ?? "").toUpperCase()) : []
+            if (asked.length === 0 || asked.some((p) => p !== "CONDSTORE")) throw new SyntaxError(`unknown SELECT parameters`)
+            condstore = true
+          }
           unselect()
           // Held first, so the answer is kept for the sessions that select it next.
           const key = stateKey(name)
@@ -408,7 +433,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             throw e
           }
           holding = key
-          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: state.messages }
+          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, highestModseq: state.highest_modseq, messages: state.messages }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
           untagged(`${state.messages.length} EXISTS`)
@@ -417,6 +442,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           if (unseen >= 0) untagged(`OK [UNSEEN ${unseen + 1}] First unseen`)
           untagged(`OK [UIDVALIDITY ${state.uidvalidity}] UIDs valid`)
           untagged(`OK [UIDNEXT ${state.uidnext}] Predicted next UID`)
+          untagged(`OK [HIGHESTMODSEQ ${state.highest_modseq}] Highest`)
           write(`${tag} OK [${readOnly ? "READ-ONLY" : "READ-WRITE"}] ${readOnly ? "EXAMINE" : "SELECT"} completed\r\n`)
         }
 
@@ -446,7 +472,8 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           return entry
         }
 
-        const fetch = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
+        /** FETCH; `held` are the sequence numbers whose flag changes the sync before it found and left to it to tell. */
+        const fetch = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, held: ReadonlyArray<number>) => {
           const setText = textOf(args[0]) ?? ""
           const spec = args[1]
           if (spec === undefined) throw new SyntaxError("FETCH needs items")
@@ -456,11 +483,23 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           else if (macro === "FAST") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE"]
           else if (macro === "FULL") items = ["FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE", "BODY"]
           if (byUid && !items.some((i) => i.toUpperCase() === "UID")) items = ["UID", ...items]
-          const fromRaw = items.filter((i) => !["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE"].includes(i.toUpperCase()))
+          const changedSince = fetchModifiers(args[2])
+          if (changedSince !== undefined && !items.some((i) => i.toUpperCase() === "MODSEQ")) items = [...items, "MODSEQ"]
+          const wantsModseq = items.some((i) => i.toUpperCase() === "MODSEQ")
+          if (wantsModseq) condstore = true
+          const wantsFlags = items.some((i) => i.toUpperCase() === "FLAGS")
+          const fromRaw = items.filter((i) => !["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE", "MODSEQ"].includes(i.toUpperCase()))
           /** Whether message m's answer needs its bytes: an item read from them that is not remembered. */
           const needsRaw = (m: MailboxMessage) => fromRaw.some((i) => derived.get(m.message_id)?.has(i.toUpperCase()) !== true)
           const marksSeen = !selected!.readOnly && items.some((i) => /^(BODY\[|RFC822$|RFC822\.TEXT$|BINARY\[)/i.test(i))
-          const list = targets(setText, byUid)
+          const list = changedSince === undefined ? targets(setText, byUid) : targets(setText, byUid).filter(({ m }) => m.modseq > changedSince)
+          if (held.length > 0) {
+            const answered = new Set(wantsFlags ? list.map(({ seq }) => seq) : [])
+            for (const seq of held) {
+              const m = selected!.messages[seq - 1]
+              if (m !== undefined && !answered.has(seq)) untagged(`${seq} FETCH (UID ${m.uid} ${flagsAnswer(m)})`)
+            }
+          }
           if (marksSeen) {
             const unseen = list.filter(({ m }) => !m.flags.includes("\\Seen")).map(({ m }) => m.uid)
             if (unseen.length > 0) {
@@ -498,6 +537,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               const upper = item.toUpperCase()
               if (upper === "UID") parts.push(`UID ${m.uid}`)
               else if (upper === "FLAGS") parts.push(flagsLine(m))
+              else if (upper === "MODSEQ") parts.push(modseqItem(m))
               else if (upper === "INTERNALDATE") parts.push(`INTERNALDATE ${internalDate(m.internal_date)}`)
               else if (upper === "RFC822.SIZE") parts.push(`RFC822.SIZE ${m.size}`)
               else if (upper === "ENVELOPE") parts.push(`ENVELOPE ${cached(upper, () => envelopeOf(entry!.part))}`)
@@ -520,7 +560,8 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 parts.push(`${name}[${inner.toUpperCase()}]${origin === undefined ? "" : `<${origin}>`} {${bytes.length}}\r\n`, bytes)
               }
             }
-            if (marksSeen && !items.some((i) => i.toUpperCase() === "FLAGS")) parts.push(flagsLine(m))
+            if (marksSeen && !wantsFlags) parts.push(flagsLine(m))
+            if (condstore && !wantsModseq && (wantsFlags || marksSeen)) parts.push(modseqItem(m))
             const pieces: Array<Buffer> = [Buffer.from(`* ${seq} FETCH (`)]
             parts.forEach((p, i) => {
               // A literal's bytes follow its `{n}` line directly; items are separated by a space.
@@ -537,14 +578,48 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           write(`${tag} OK ${byUid ? "UID " : ""}FETCH completed\r\n`)
         }
 
+        /** FETCH's modifiers (RFC 4466): CHANGEDSINCE n is the one known (QRESYNC's VANISHED is not offered). */
+        const fetchModifiers = (token: Token | undefined): number | undefined => {
+          if (token === undefined) return undefined
+          if (token.kind !== "list") throw new SyntaxError("FETCH modifiers are a list")
+          let changedSince: number | undefined
+          for (let i = 0; i < token.items.length; i += 2) {
+            const name = (textOf(token.items[i]) ?? "").toUpperCase()
+            if (name !== "CHANGEDSINCE") throw new SyntaxError(`unknown FETCH modifier ${name}`)
+            changedSince = modseqArg(token.items[i + 1])
+          }
+          if (changedSince !== undefined) condstore = true
+          return changedSince
+        }
+
+        /** A mod-sequence argument: a decimal number (RFC 7162 mod-sequence-valzer). */
+        const modseqArg = (token: Token | undefined): number => {
+          const text = textOf(token) ?? ""
+          if (!/^\d{1,19}$/.test(text)) throw new SyntaxError(`bad mod-sequence ${text}`)
+          return Number(text)
+        }
+
         const flagsArg = (token: Token | undefined): Array<string> =>
           token === undefined ? [] : token.kind === "list" ? token.items.map((t) => textOf(t) ?? "").filter((f) => f !== "") : [textOf(token) ?? ""].filter((f) => f !== "")
 
         const store = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean) => {
           if (selected!.readOnly) return write(`${tag} NO [READ-ONLY] Mailbox is read-only\r\n`)
           const list = targets(textOf(args[0]) ?? "", byUid)
-          const action = (textOf(args[1]) ?? "").toUpperCase()
-          const flags = flagsArg(args[2])
+          // STORE's modifiers (RFC 4466): UNCHANGEDSINCE n (CONDSTORE) is the one known.
+          let rest = args.slice(1)
+          let unchangedSince: number | undefined
+          if (rest[0]?.kind === "list") {
+            const modifiers = rest[0].items
+            for (let i = 0; i < modifiers.length; i += 2) {
+              const name = (textOf(modifiers[i]) ?? "").toUpperCase()
+              if (name !== "UNCHANGEDSINCE") throw new SyntaxError(`unknown STORE modifier ${name}`)
+              unchangedSince = modseqArg(modifiers[i + 1])
+            }
+            if (unchangedSince !== undefined) condstore = true
+            rest = rest.slice(1)
+          }
+          const action = (textOf(rest[0]) ?? "").toUpperCase()
+          const flags = flagsArg(rest[1])
           const silent = action.endsWith(".SILENT")
           const mode = action.replace(/\.SILENT$/, "")
           if (!["FLAGS", "+FLAGS", "-FLAGS"].includes(mode)) throw new SyntaxError(`bad STORE ${action}`)
@@ -552,20 +627,37 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           const current = [...new Set(list.flatMap(({ m }) => m.flags))]
           const add = mode === "-FLAGS" ? [] : flags
           const remove = mode === "+FLAGS" ? [] : mode === "-FLAGS" ? flags : current.filter((f) => !given.has(f.toLowerCase()))
+          let modified: ReadonlyArray<number> = []
           if (list.length > 0) {
-            const state = await call("mailboxes.flags", { inbox_id: user!.inboxId, mailbox: selected!.name, uids: list.map(({ m }) => m.uid), add, remove })
+            const state = await call("mailboxes.flags", {
+              inbox_id: user!.inboxId,
+              mailbox: selected!.name,
+              uids: list.map(({ m }) => m.uid),
+              add,
+              remove,
+              ...(unchangedSince === undefined ? {} : { unchanged_since: unchangedSince })
+            })
             const now = new Map(state.messages.map((m) => [m.uid, m]))
+            const refused = new Set(state.modified)
             selected!.fingerprint = ""
+            selected!.highestModseq = state.highest_modseq
             const messages = [...selected!.messages]
             selected!.messages = messages
             for (const { m, seq } of list) {
               const fresh = now.get(m.uid)
               if (fresh === undefined) continue
               messages[seq - 1] = fresh
-              if (!silent) untagged(`${seq} FETCH (${byUid ? `UID ${fresh.uid} ` : ""}${flagsLine(fresh)})`)
+              if (refused.has(m.uid)) continue
+              const uid = byUid ? `UID ${fresh.uid} ` : ""
+              // Silent still tells a CONDSTORE client the new MODSEQ (RFC 7162 3.1.3).
+              if (!silent) untagged(`${seq} FETCH (${uid}${flagsAnswer(fresh)})`)
+              else if (condstore) untagged(`${seq} FETCH (${uid}${modseqItem(fresh)})`)
             }
+            modified = list.filter(({ m }) => refused.has(m.uid)).map(({ m, seq }) => byUid ? m.uid : seq)
           }
-          write(`${tag} OK ${byUid ? "UID " : ""}STORE completed\r\n`)
+          const verb = `${byUid ? "UID " : ""}STORE`
+          if (modified.length > 0) write(`${tag} OK [MODIFIED ${compactSet(modified)}] Conditional ${verb} failed for some messages\r\n`)
+          else write(`${tag} OK ${verb} completed\r\n`)
         }
 
         const copy = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, move: boolean) => {
@@ -654,6 +746,15 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
               const n = Number(arg())
               return { kind: "test", test: (m) => m.size < n }
             }
+            case "MODSEQ": {
+              // An entry name and type may come first (RFC 7162 3.1.5); modseqs are kept per
+              // message, not per flag, so they narrow nothing and are passed over.
+              if (tokens[at.i]?.kind === "string") at.i += 2
+              const n = modseqArg(tokens[at.i++])
+              condstore = true
+              searchedModseq = true
+              return { kind: "test", test: (m) => m.modseq >= n }
+            }
             case "UID": {
               const set = parseSet(arg(), selected!.messages.at(-1)?.uid ?? 0)
               return { kind: "test", test: (m) => inSet(set, m.uid) }
@@ -716,6 +817,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             tokens = tokens.slice(2)
           }
           if ((textOf(tokens[0]) ?? "").toUpperCase() === "CHARSET") tokens = tokens.slice(2)
+          searchedModseq = false
           const at = { i: 0 }
           const nodes: Array<SearchNode> = []
           while (at.i < tokens.length) nodes.push(searchNode(tokens, at))
@@ -746,15 +848,23 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 return texts.get(node.q)?.has(m.message_id) ?? false
             }
           }
-          const found = selected!.messages.flatMap((m, i) => test(root, m, i + 1) ? [byUid ? m.uid : i + 1] : [])
-          if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}`)
+          let highest = 0
+          const found = selected!.messages.flatMap((m, i) => {
+            if (!test(root, m, i + 1)) return []
+            highest = Math.max(highest, m.modseq)
+            return [byUid ? m.uid : i + 1]
+          })
+          // With a MODSEQ key, the answer tells the highest modseq of the messages found (RFC 7162 3.1.5).
+          const modseqOf = searchedModseq && found.length > 0 ? highest : undefined
+          if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}${modseqOf === undefined ? "" : ` (MODSEQ ${modseqOf})`}`)
           else {
             // In mailbox order, so the first is the least and the last the greatest.
             const data = [
               ...(returns.includes("MIN") && found.length > 0 ? [`MIN ${found[0]}`] : []),
               ...(returns.includes("MAX") && found.length > 0 ? [`MAX ${found.at(-1)}`] : []),
               ...(returns.includes("COUNT") ? [`COUNT ${found.length}`] : []),
-              ...(returns.includes("ALL") && found.length > 0 ? [`ALL ${compactSet(found)}`] : [])
+              ...(returns.includes("ALL") && found.length > 0 ? [`ALL ${compactSet(found)}`] : []),
+              ...(modseqOf === undefined ? [] : [`MODSEQ ${modseqOf}`])
             ]
             untagged(`ESEARCH (TAG ${str(tag)})${byUid ? " UID" : ""}${data.length === 0 ? "" : ` ${data.join(" ")}`}`)
           }
@@ -806,8 +916,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             UNSEEN: state.messages.filter((m) => !m.flags.includes("\\Seen")).length,
             RECENT: 0,
             DELETED: state.messages.filter((m) => m.flags.includes("\\Deleted")).length,
-            SIZE: state.messages.reduce((n, m) => n + m.size, 0)
+            SIZE: state.messages.reduce((n, m) => n + m.size, 0),
+            HIGHESTMODSEQ: state.highest_modseq
           }
+          if (wanted.includes("HIGHESTMODSEQ")) condstore = true
           untagged(`STATUS ${mailboxOut(name)} (${wanted.filter((w) => w in values).map((w) => `${w} ${values[w]}`).join(" ")})`)
           write(`${tag} OK STATUS completed\r\n`)
         }
@@ -952,7 +1064,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             switch (command) {
               case "SELECT":
               case "EXAMINE":
-                return await select(tag, mailboxIn(args[0]), command === "EXAMINE")
+                return await select(tag, mailboxIn(args[0]), command === "EXAMINE", args[1])
               case "LIST":
               case "LSUB":
                 return await list(tag, args, command)
@@ -971,8 +1083,9 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 untagged(`NAMESPACE (("" "/")) NIL NIL`)
                 return write(`${tag} OK NAMESPACE completed\r\n`)
               case "ENABLE": {
-                const wanted = args.map((t) => (textOf(t) ?? "").toUpperCase()).filter((c) => c === "UTF8=ACCEPT")
-                if (wanted.length > 0) utf8 = true
+                const wanted = [...new Set(args.map((t) => (textOf(t) ?? "").toUpperCase()).filter((c) => c === "UTF8=ACCEPT" || c === "CONDSTORE"))]
+                if (wanted.includes("UTF8=ACCEPT")) utf8 = true
+                if (wanted.includes("CONDSTORE")) condstore = true
                 untagged(`ENABLED${wanted.length === 0 ? "" : ` ${wanted.join(" ")}`}`)
                 return write(`${tag} OK ENABLE completed\r\n`)
               }
@@ -983,10 +1096,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             }
             if (!inMailbox) return write(`${tag} BAD No mailbox selected\r\n`)
             // Changes made elsewhere show first; without UID, no EXPUNGE may renumber what the command names.
-            if (["FETCH", "STORE", "SEARCH"].includes(command)) await refresh(undefined, false, byUid)
+            const held = ["FETCH", "STORE", "SEARCH"].includes(command) ? await refresh(undefined, false, byUid, command === "FETCH") : []
             switch (command) {
               case "FETCH":
-                return await fetch(tag, args, byUid)
+                return await fetch(tag, args, byUid, held)
               case "STORE":
                 return await store(tag, args, byUid)
               case "SEARCH":
