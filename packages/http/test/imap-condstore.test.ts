@@ -216,6 +216,27 @@ print(m.untagged_responses.get("ESEARCH", [b""])[0].decode())
           assert.match(esearch!, new RegExp(`UID ALL ${uid} MODSEQ ${after}$`))
         }))
 
+      it.effect("mailboxes.flags with unchanged_since (REST) changes only the messages not changed since, and answers the others in modified", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          yield* w.deliver({ subject: "A", text: "a" })
+          yield* w.deliver({ subject: "B", text: "b" })
+          const base = `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX`
+          const state = (yield* w.app.request("POST", `${base}/sync`, { key: w.org.key, json: {} })).body as { highest_modseq: number; messages: Array<{ uid: number; message_id: string; modseq: number }> }
+          assert.isTrue(state.messages.every((m) => m.modseq <= state.highest_modseq))
+          const [a, b] = state.messages
+          yield* w.label(a!.message_id, ["receipts"])
+          const answer = yield* w.app.request("POST", `${base}/flags`, { key: w.org.key, json: { uids: [a!.uid, b!.uid], add: ["\\Flagged"], unchanged_since: state.highest_modseq } })
+          assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
+          const body = answer.body as { modified: Array<number>; highest_modseq: number; messages: Array<{ uid: number; flags: Array<string>; modseq: number }> }
+          assert.deepStrictEqual(body.modified, [a!.uid])
+          const byUid = new Map(body.messages.map((m) => [m.uid, m]))
+          assert.notInclude(byUid.get(a!.uid)!.flags, "\\Flagged")
+          assert.include(byUid.get(b!.uid)!.flags, "\\Flagged")
+          assert.isAbove(byUid.get(b!.uid)!.modseq, state.highest_modseq)
+          assert.isAtLeast(body.highest_modseq, Math.max(...body.messages.map((m) => m.modseq)))
+        }))
+
       it.effect("IDLE: once CONDSTORE is enabled (SELECT ... (CONDSTORE)), a flag another session stores reaches the idling client as FETCH with FLAGS and MODSEQ", () =>
         Effect.gen(function*() {
           const w = yield* setUp

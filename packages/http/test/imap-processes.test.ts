@@ -2,8 +2,9 @@
  * IMAP across two server processes on one PostgreSQL (issue 28, Proof): two real
  * `inboxctl serve` processes with INBOX_IMAP_LISTEN share a fresh database. A client idling
  * on one process hears, within a second, a message appended through the other process and
- * a flag set there; and appends through both processes at once get distinct UIDs, each
- * above the UIDs given before, as both processes see them. PostgreSQL only (PGlite is one process).
+ * a flag set there, with a MODSEQ above the HIGHESTMODSEQ it had (CONDSTORE); and appends
+ * through both processes at once get distinct UIDs, each above the UIDs given before, as both
+ * processes see them. PostgreSQL only (PGlite is one process).
  */
 import { assert, layer } from "@effect/vitest"
 import { createOrganization, freePort, freshDatabase, POSTGRES_ENV, serverEnv, startServer } from "@inbox/testkit"
@@ -22,7 +23,7 @@ const message = (to: string, subject: string) => `From: friend@example.net\r\nTo
 
 if (url !== undefined && url !== "") {
   layer(Layer.empty, { timeout: "300 seconds" })("IMAP on two server processes on one PostgreSQL", (it) => {
-    it.effect("IDLE on one process hears an APPEND and a flag change made through the other within a second; concurrent appends get distinct, increasing UIDs", () =>
+    it.effect("IDLE on one process hears an APPEND and a flag change made through the other within a second, the change raising HIGHESTMODSEQ; concurrent appends get distinct, increasing UIDs", () =>
       Effect.promise(async () => {
         const db = await freshDatabase(url, "imapproc")
         const [portA, portB] = [await freePort(), await freePort()]
@@ -43,9 +44,9 @@ if (url !== undefined && url !== "") {
             const writer = await connect(portB, inbox.email, key)
             try {
               const lock = await idler.getMailboxLock("INBOX")
-              const events: Array<{ kind: string; at: number }> = []
+              const events: Array<{ kind: string; at: number; modseq?: bigint }> = []
               idler.on("exists", () => events.push({ kind: "exists", at: Date.now() }))
-              idler.on("flags", () => events.push({ kind: "flags", at: Date.now() }))
+              idler.on("flags", (data: { modseq?: bigint }) => events.push({ kind: "flags", at: Date.now(), ...(data.modseq === undefined ? {} : { modseq: BigInt(data.modseq) }) }))
               void idler.idle()
               await new Promise((r) => setTimeout(r, 500))
 
@@ -58,12 +59,24 @@ if (url !== undefined && url !== "") {
               assert.isBelow(exists!.at - appendedAt, 1_000)
 
               const writerLock = await writer.getMailboxLock("INBOX")
+              // What process A tells before the change B makes (a third session: the idler stays idle).
+              const reader = await connect(portA, inbox.email, key)
+              const statusOf = async () => {
+                const status = await reader.status("INBOX", { highestModseq: true })
+                return status === false ? -1n : BigInt(status.highestModseq ?? -1n)
+              }
+              const highestBefore = await statusOf()
+              assert.isTrue(highestBefore > 0n, "A answers HIGHESTMODSEQ")
               const flaggedAt = Date.now()
               await writer.messageFlagsAdd("1:*", ["\\Flagged"])
               for (let i = 0; i < 40 && !events.some((e) => e.kind === "flags"); i++) await new Promise((r) => setTimeout(r, 50))
               const flags = events.find((e) => e.kind === "flags")
               assert.isDefined(flags, "the idling client on A heard of the flag set through B")
               assert.isBelow(flags!.at - flaggedAt, 1_000)
+              assert.isTrue(flags!.modseq !== undefined && flags!.modseq > highestBefore, `the idler on A was told the new MODSEQ: ${flags!.modseq} > ${highestBefore}`)
+              const highestAfter = await statusOf()
+              assert.isTrue(highestAfter >= flags!.modseq! && highestAfter > highestBefore, `A's HIGHESTMODSEQ rose with B's change: ${highestBefore} -> ${highestAfter}`)
+              await reader.logout()
               writerLock.release()
               lock.release()
 
