@@ -10,6 +10,9 @@
  * - Whether anything changed is the inbox's change counter (imap_changes, migration 0049),
  *   raised by triggers in the transaction of every change: one row read per sync that finds
  *   nothing new, whatever the size of the mailbox.
+ * - CONDSTORE (RFC 7162): that counter is each mailbox's HIGHESTMODSEQ, and each message's
+ *   modseq, kept beside its UID (migration 0051), is the counter at its last change the
+ *   mailbox shows; `flags` with `unchangedSince` changes only messages not changed since.
  * - UIDs per (inbox, mailbox) live in imap_uids, given in `sync` under the mailbox row's lock
  *   (migration 0045): strictly increasing, never reused, the same across restarts and
  *   processes. A message that left the mailbox (relabelled, deleted, from anywhere) loses its

@@ -1,6 +1,6 @@
 /**
  * The IMAP server (RFC 9051 and RFC 3501 as clients speak them, with LITERAL+, UIDPLUS, MOVE,
- * IDLE, NAMESPACE, ID, ENABLE, UNSELECT, SPECIAL-USE, SASL-IR, ESEARCH): every inbox readable in
+ * IDLE, NAMESPACE, ID, ENABLE, UNSELECT, SPECIAL-USE, SASL-IR, ESEARCH, CONDSTORE): every inbox readable in
  * Thunderbird, Apple Mail or imaplib. It speaks the protocol and nothing more: the mailboxes,
  * UIDs, flags, copies and appends are core's `mailboxes.*` operations, the bytes are
  * `messages.rawDownload` (so BODY[] is byte-identical to the API's raw message), SEARCH's
