@@ -14,9 +14,8 @@ import { assert, it, layer } from "@effect/vitest"
 import { ImapServer } from "@inbox/mailserver"
 import { deliverMail, engineLayer, mailClientWorld, selfSignedCertificate, storages, TEST_INBOUND_SECRET, TestApp, type TestMail } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
-import { execFile } from "node:child_process"
 import { connect } from "node:net"
-import { ImapFlow } from "imapflow"
+import { imapflowClient as client, python } from "./imap-clients.ts"
 
 const certificate = selfSignedCertificate("mail.inbox.localhost")
 
@@ -30,21 +29,6 @@ const setUp = Effect.gen(function*() {
   return { app, org, inbox, other, key, port, deliver, messages, raw }
 })
 
-const client = (port: number, user: string, pass: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const c = new ImapFlow({ host: "127.0.0.1", port, secure: false, doSTARTTLS: false, auth: { user, pass }, logger: false, maxIdleTime: 60_000 })
-      await c.connect()
-      return c
-    }),
-    (c) => Effect.promise(() => c.logout().catch(() => undefined))
-  )
-
-const python = (script: string, args: ReadonlyArray<string>) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile("python3", ["-c", script, ...args], { timeout: 30_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, stdout, stderr })))
-  )
 
 interface IdleSession {
   readonly socket: ReturnType<typeof connect>
