@@ -259,7 +259,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
         let lineWaiter: ((line: string) => void) | undefined
         let user: { inboxId: string; email: string; principal: Principal; key: string; keyTag: string } | undefined
         /** `messages` is shared with the key's other sessions (the state's own list): replaced, never changed in place. */
-        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; highestModseq: number; messages: ReadonlyArray<MailboxMessage> } | undefined
+        let selected: { name: string; readOnly: boolean; uidvalidity: number; uidnext: number; fingerprint: string; messages: ReadonlyArray<MailboxMessage> } | undefined
         const rawCache = new Map<string, { raw: Buffer; part: Part }>()
         /**
          * CONDSTORE (RFC 7162) enabled: by ENABLE, SELECT/EXAMINE (CONDSTORE) or the first
@@ -406,7 +406,6 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           selected.fingerprint = expunges || !d.missing ? next.fingerprint : ""
           selected.messages = d.kept
           selected.uidnext = next.uidnext
-          selected.highestModseq = next.highest_modseq
           if (quiet) return []
           // Highest first, so each sequence number is still right when it is sent.
           for (let g = d.gone.length - 1; g >= 0; g--) untagged(`${d.gone[g]! + 1} EXPUNGE`)
@@ -433,7 +432,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             throw e
           }
           holding = key
-          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, highestModseq: state.highest_modseq, messages: state.messages }
+          selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: state.messages }
           untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
           untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
           untagged(`${state.messages.length} EXISTS`)
@@ -472,8 +471,19 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           return entry
         }
 
-        /** FETCH; `held` are the sequence numbers whose flag changes the sync before it found and left to it to tell. */
-        const fetch = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, held: ReadonlyArray<number>) => {
+        /** Tells the flags of these messages (by sequence number), as a change found by a sync. */
+        const tellFlags = (seqs: ReadonlyArray<number>) => {
+          for (const seq of seqs) {
+            const m = selected?.messages[seq - 1]
+            if (m !== undefined) untagged(`${seq} FETCH (UID ${m.uid} ${flagsAnswer(m)})`)
+          }
+        }
+
+        /**
+         * FETCH; `held.seqs` are the messages whose flag changes the sync before it found and left
+         * to it: told here unless its answer tells them; what is left when it fails, the caller tells.
+         */
+        const fetch = async (tag: string, args: ReadonlyArray<Token>, byUid: boolean, held: { seqs: ReadonlyArray<number> }) => {
           const setText = textOf(args[0]) ?? ""
           const spec = args[1]
           if (spec === undefined) throw new SyntaxError("FETCH needs items")
@@ -493,12 +503,10 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           const needsRaw = (m: MailboxMessage) => fromRaw.some((i) => derived.get(m.message_id)?.has(i.toUpperCase()) !== true)
           const marksSeen = !selected!.readOnly && items.some((i) => /^(BODY\[|RFC822$|RFC822\.TEXT$|BINARY\[)/i.test(i))
           const list = changedSince === undefined ? targets(setText, byUid) : targets(setText, byUid).filter(({ m }) => m.modseq > changedSince)
-          if (held.length > 0) {
-            const answered = new Set(wantsFlags ? list.map(({ seq }) => seq) : [])
-            for (const seq of held) {
-              const m = selected!.messages[seq - 1]
-              if (m !== undefined && !answered.has(seq)) untagged(`${seq} FETCH (UID ${m.uid} ${flagsAnswer(m)})`)
-            }
+          if (held.seqs.length > 0) {
+            const answered = new Set(wantsFlags || marksSeen ? list.map(({ seq }) => seq) : [])
+            tellFlags(held.seqs.filter((seq) => !answered.has(seq)))
+            held.seqs = held.seqs.filter((seq) => answered.has(seq))
           }
           if (marksSeen) {
             const unseen = list.filter(({ m }) => !m.flags.includes("\\Seen")).map(({ m }) => m.uid)
@@ -575,6 +583,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             if (outBytes >= 65_536) flush()
           }
           flush()
+          held.seqs = []
           write(`${tag} OK ${byUid ? "UID " : ""}FETCH completed\r\n`)
         }
 
@@ -640,7 +649,6 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             const now = new Map(state.messages.map((m) => [m.uid, m]))
             const refused = new Set(state.modified)
             selected!.fingerprint = ""
-            selected!.highestModseq = state.highest_modseq
             const messages = [...selected!.messages]
             selected!.messages = messages
             for (const { m, seq } of list) {
@@ -1098,8 +1106,15 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
             // Changes made elsewhere show first; without UID, no EXPUNGE may renumber what the command names.
             const held = ["FETCH", "STORE", "SEARCH"].includes(command) ? await refresh(undefined, false, byUid, command === "FETCH") : []
             switch (command) {
-              case "FETCH":
-                return await fetch(tag, args, byUid, held)
+              case "FETCH": {
+                const pending = { seqs: held }
+                try {
+                  return await fetch(tag, args, byUid, pending)
+                } finally {
+                  // A FETCH that failed before its answers still tells them.
+                  tellFlags(pending.seqs)
+                }
+              }
               case "STORE":
                 return await store(tag, args, byUid)
               case "SEARCH":
