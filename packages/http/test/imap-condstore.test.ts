@@ -222,6 +222,21 @@ print(m.untagged_responses.get("ESEARCH", [b""])[0].decode())
           assert.isAtLeast(body.highest_modseq, Math.max(...body.messages.map((m) => m.modseq)))
         }))
 
+      it.effect("conditional stores run beside label changes through the API and keyword stores on the same messages without failing: each is answered", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          for (const subject of ["A", "B", "C"]) yield* w.deliver({ subject, text: subject })
+          const base = `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX`
+          const state = (yield* w.app.request("POST", `${base}/sync`, { key: w.org.key, json: {} })).body as { highest_modseq: number; messages: Array<{ uid: number; message_id: string }> }
+          const uids = state.messages.map((m) => m.uid)
+          const answers = yield* Effect.all(Array.from({ length: 8 }, (_, i) => [
+            w.app.request("POST", `${base}/flags`, { key: w.org.key, json: { uids, add: ["\\Flagged", `$c${i}`], unchanged_since: state.highest_modseq + i } }),
+            w.app.request("POST", `${base}/flags`, { key: w.org.key, json: { uids, add: [`$k${i}`] } }),
+            w.label(state.messages[i % 3]!.message_id, [`l${i}`])
+          ]).flat(), { concurrency: "unbounded" })
+          assert.deepStrictEqual(answers.map((r) => r.status), answers.map(() => 200), JSON.stringify(answers.filter((r) => r.status !== 200).map((r) => r.body)))
+        }))
+
       it.effect("IDLE: once CONDSTORE is enabled (SELECT ... (CONDSTORE)), a flag another session stores reaches the idling client as FETCH with FLAGS and MODSEQ", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -378,15 +378,17 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         let ids = targets.map((t) => t.message_id)
         let modified: ReadonlyArray<number> = []
         if (unchangedSince !== undefined) {
-          // Locked in the order every change takes them (a relabel: its threads in id order, the
-          // messages, then through its trigger their UID rows), so the modseqs read below stay
-          // as read until this transaction ends, and no change waits on this in a circle.
+          // Every change of a modseq raises the inbox's counter in its transaction, so the
+          // counter's row, held to the end of this one, keeps the modseqs read below as read.
+          // Locks are taken in the order every change takes them (a relabel: its threads in id
+          // order, the messages, then through its trigger the counter), so none waits in a circle.
           const threads = yield* sql<{ thread_id: string }>`SELECT DISTINCT thread_id FROM messages
             WHERE inbox_id = ${inbox.id} AND id = ANY(${ids}::text[]) ORDER BY thread_id`
           for (const t of threads) yield* store.lockThread(t.thread_id)
           yield* sql`SELECT id FROM messages WHERE inbox_id = ${inbox.id} AND id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`
+          yield* sql`SELECT 1 FROM imap_changes WHERE inbox_id = ${inbox.id} FOR UPDATE`
           const now = yield* sql<{ uid: number; message_id: string; modseq: string }>`SELECT uid::float8 AS uid, message_id, modseq::text AS modseq FROM imap_uids
-            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) ORDER BY uid FOR UPDATE`
+            WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} AND message_id = ANY(${ids}::text[]) ORDER BY uid`
           modified = now.filter((r) => Number(r.modseq) > unchangedSince).map((r) => Number(r.uid))
           ids = now.filter((r) => Number(r.modseq) <= unchangedSince).map((r) => r.message_id)
         }
