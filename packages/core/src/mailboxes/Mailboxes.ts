@@ -157,8 +157,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
   sync(principal: Principal, inboxId: string, mailbox: string, known?: string): Effect.Effect<MailboxState, ApiError>
   /**
    * Adds and removes flags; with `unchangedSince` (CONDSTORE's UNCHANGEDSINCE), only on the
-   * messages whose modseq is not above it, checked and changed under their rows' locks so no
-   * change from anywhere slips between; the others are answered in `modified`.
+   * messages whose modseq is not above it, checked and changed holding the inbox's change
+   * counter so no change from anywhere slips between; the others are answered in `modified`.
    */
   flags(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, add: ReadonlyArray<string>, remove: ReadonlyArray<string>, unchangedSince?: number): Effect.Effect<typeof FlagsResult.Type, ApiError>
   copy(principal: Principal, inboxId: string, mailbox: string, uids: ReadonlyArray<number>, to: string, move: boolean): Effect.Effect<typeof CopyResult.Type, ApiError>
