@@ -115,6 +115,7 @@ export const seedImap = (n: number) =>
     )
     yield* sql`UPDATE organizations SET name = 'complete' WHERE id = ${organization.id}`
     yield* sql`ANALYZE messages`
+    yield* sql`ANALYZE message_search`
     return {
       email: inbox.email,
       key: (yield* keys.issue(organization.id, { name: "bench" })).api_key,
