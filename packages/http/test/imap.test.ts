@@ -206,6 +206,36 @@ print(" ".join(answers))
           lock.release()
         }))
 
+      it.effect("SEARCH of two words answers the messages holding both, in mailbox order, by sequence number and by UID, each time it is asked of the same mailbox (imaplib)", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          // Matches enough that ids (random) and mailbox order differ, as in a real mailbox.
+          const mails = ["harbour ferry", "harbour only", "ferry only", "ferry to the harbour", "harbour by ferry", "the harbour ferry", "no ferry, no harbour", "neither"]
+          for (const [i, text] of mails.entries()) yield* w.deliver({ subject: `mail ${i}`, text })
+          // The first search of a mailbox's list reads it; the later ones use its index of positions.
+          const out = yield* python(`
+import imaplib, sys
+m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+m.login(sys.argv[2], sys.argv[3])
+m.select("INBOX")
+for _ in range(3):
+    print(m.search(None, "TEXT", "harbour", "BODY", "ferry")[1][0].decode())
+    print(m.uid("SEARCH", "TEXT", "ferry", "TEXT", "harbour")[1][0].decode())
+for part in m.fetch("1:*", "(UID BODY.PEEK[HEADER.FIELDS (SUBJECT)])")[1]:
+    if isinstance(part, tuple):
+        print(part[0].decode().split(" ")[0], part[0].decode().split("UID ")[1].split(" ")[0], part[1].decode().strip())
+`, [String(w.port), w.inbox.email, w.key])
+          assert.strictEqual(out.code, 0, out.stderr)
+          const lines = out.stdout.trim().split("\n")
+          // Mailbox order (sequence number, UID) of the mails holding both words, from the FETCH.
+          const holding = lines.slice(6).map((l) => l.split(" ")).filter((l) => [0, 3, 4, 5, 6].includes(Number(l.at(-1))))
+          assert.strictEqual(holding.length, 5)
+          for (let round = 0; round < 3; round++) {
+            assert.strictEqual(lines[2 * round], holding.map(([seq]) => seq).join(" "))
+            assert.strictEqual(lines[2 * round + 1], holding.map(([, uid]) => uid).join(" "))
+          }
+        }))
+
       it.effect("SEARCH TEXT returns every matching message of the mailbox, not only the newest 500 the ranked search shows; mailboxes.search pages them all", () =>
         Effect.gen(function*() {
           const w = yield* setUp

@@ -530,7 +530,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       // Only the mailbox's own messages (those with a UID in it, as the client sees it) are
       // read: a label mailbox's search never reads the rest of the inbox's matches.
       const within = sql`EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = s.message_id)`
-      const ids = yield* searching.allMatches(principal, inbox.id, scoped, after, limit + 1, within)
+      const ids = yield* searching.allMatches(principal, inbox, scoped, after, limit + 1, within)
       const found = ids.slice(0, limit)
       return ids.length > limit ? { message_ids: found, next_page_token: Buffer.from(found.at(-1)!).toString("base64url") } : { message_ids: found }
     })

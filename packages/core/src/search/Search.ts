@@ -164,8 +164,10 @@ export class Search extends Context.Service<Search, {
    * Every match of `q` in an inbox, unranked and uncapped (IMAP SEARCH answers all of a
    * mailbox's matches, RFC 9051 6.4.4): the ids after `after`, in id order, at most `limit`.
    * Same query language, scope and hidden labels as `messages`; the caller pages by the last id.
+   * `inbox` is one the caller found for `principal` (Inboxes.find): found again here, it was
+   * one more round trip of every IMAP SEARCH.
    */
-  allMatches(principal: Principal, inboxId: string, q: string, after: string | undefined, limit: number, within?: Statement.Fragment): Effect.Effect<ReadonlyArray<string>, NotFound | ValidationError>
+  allMatches(principal: Principal, inbox: { readonly id: string }, q: string, after: string | undefined, limit: number, within?: Statement.Fragment): Effect.Effect<ReadonlyArray<string>, ValidationError>
 }>()("inbox/Search") {
   static readonly layerNoDeps = Layer.effect(Search, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -356,8 +358,7 @@ export class Search extends Context.Service<Search, {
         })
         return pageOf(ids, items, offset, limit)
       }),
-      allMatches: Effect.fn("Search.allMatches")(function*(principal, inboxId, q, after, limit, within) {
-        const inbox = yield* inboxes.find(principal, inboxId)
+      allMatches: Effect.fn("Search.allMatches")(function*(principal, inbox, q, after, limit, within) {
         const compiled = yield* compile(principal, q)
         // The place's own term lets the GIN index find the inbox's matches alone (migration 0025).
         // OFFSET 0 keeps the id order out of the matching, as in `candidates`: walking the key

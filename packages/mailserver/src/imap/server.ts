@@ -158,6 +158,27 @@ const diffOf = (old: ReadonlyArray<MailboxMessage>, next: MailboxState, expunges
   return diff
 }
 
+/**
+ * Each message's position in a mailbox's list, by id, for the SEARCHes of words after the
+ * first of that list (the first reads the list once, as building the index would; a client
+ * that keeps a mailbox selected searches it again and again). A list is never changed once a
+ * session holds it (a change makes a new one, shared by the sessions that move to it), so the
+ * index stands as long as the list.
+ */
+const positions = new WeakMap<ReadonlyArray<MailboxMessage>, Map<string, number> | "searched">()
+const positionsOf = (messages: ReadonlyArray<MailboxMessage>): Map<string, number> | undefined => {
+  const known = positions.get(messages)
+  if (known === undefined) {
+    positions.set(messages, "searched")
+    return undefined
+  }
+  if (known !== "searched") return known
+  const index = new Map<string, number>()
+  for (let i = 0; i < messages.length; i++) index.set(messages[i]!.message_id, i)
+  positions.set(messages, index)
+  return index
+}
+
 type SearchNode =
   | { readonly kind: "all" }
   | { readonly kind: "and"; readonly nodes: ReadonlyArray<SearchNode> }
@@ -856,13 +877,39 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
                 return texts.get(node.q)?.has(m.message_id) ?? false
             }
           }
+          const messages = selected!.messages
+          const found: Array<number> = []
           let highest = 0
-          const found = selected!.messages.flatMap((m, i) => {
-            if (!test(root, m, i + 1)) return []
-            highest = Math.max(highest, m.modseq)
-            return [byUid ? m.uid : i + 1]
-          })
-          // With a MODSEQ key, the answer tells the highest modseq of the messages found (RFC 7162 3.1.5).
+          const wordSets = nodes.flatMap((n) => (n.kind === "text" ? [texts.get(n.q)!] : []))
+          if (wordSets.length > 0 && wordSets.length === nodes.length) {
+            // Words only (SEARCH TEXT quasar): the engine's matches are placed in the
+            // mailbox without the general test of each message (positionsOf).
+            const fewest = wordSets.reduce((a, b) => (b.size < a.size ? b : a))
+            const inAll = (id: string) => wordSets.every((t) => t === fewest || t.has(id))
+            const position = positionsOf(messages)
+            if (position === undefined) {
+              for (let i = 0; i < messages.length; i++) {
+                const id = messages[i]!.message_id
+                if (fewest.has(id) && inAll(id)) found.push(byUid ? messages[i]!.uid : i + 1)
+              }
+            } else {
+              const at: Array<number> = []
+              for (const id of fewest) {
+                const i = position.get(id)
+                if (i !== undefined && inAll(id)) at.push(i)
+              }
+              at.sort((a, b) => a - b)
+              for (const i of at) found.push(byUid ? messages[i]!.uid : i + 1)
+            }
+          } else {
+            for (let i = 0; i < messages.length; i++) {
+              if (!test(root, messages[i]!, i + 1)) continue
+              highest = Math.max(highest, messages[i]!.modseq)
+              found.push(byUid ? messages[i]!.uid : i + 1)
+            }
+          }
+          // With a MODSEQ key, the answer tells the highest modseq of the messages found (RFC 7162 3.1.5);
+          // such a SEARCH is never one of words only, so the general test above found them.
           const modseqOf = searchedModseq && found.length > 0 ? highest : undefined
           if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}${modseqOf === undefined ? "" : ` (MODSEQ ${modseqOf})`}`)
           else {
