@@ -271,6 +271,11 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
       }
 
       const handle = (initial: Socket, startsSecure: boolean) => {
+        // An answer is its untagged lines, then the tagged one in a write of its own. With
+        // Nagle's algorithm that last write waited for the client's acknowledgement of the
+        // first, which a client delays (Linux: up to 40 ms): every command of a fresh
+        // connection took that long, whatever its work.
+        initial.setNoDelay(true)
         let socket: Socket = initial
         let secure = startsSecure
         let buffer: Buffer = Buffer.alloc(0)
