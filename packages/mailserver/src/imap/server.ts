@@ -315,6 +315,16 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           if (!closed && socket.writable) socket.write(data)
         }
         const untagged = (line: string) => write(`* ${line}\r\n`)
+        /** An answer's lines, ready at once, in one write (one system call) rather than one each. */
+        const together = (lines: () => void) => {
+          const out = socket
+          out.cork()
+          try {
+            lines()
+          } finally {
+            out.uncork()
+          }
+        }
         /** The next line the client sends, for the command that asked. */
         const waitLine = () =>
           new Promise<string>((resolve) => {
@@ -459,16 +469,18 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           }
           holding = key
           selected = { name: state.name, readOnly, uidvalidity: state.uidvalidity, uidnext: state.uidnext, fingerprint: state.fingerprint, messages: state.messages }
-          untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
-          untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
-          untagged(`${state.messages.length} EXISTS`)
-          untagged("0 RECENT")
-          const unseen = state.messages.findIndex((m) => !m.flags.includes("\\Seen"))
-          if (unseen >= 0) untagged(`OK [UNSEEN ${unseen + 1}] First unseen`)
-          untagged(`OK [UIDVALIDITY ${state.uidvalidity}] UIDs valid`)
-          untagged(`OK [UIDNEXT ${state.uidnext}] Predicted next UID`)
-          untagged(`OK [HIGHESTMODSEQ ${state.highest_modseq}] Highest`)
-          write(`${tag} OK [${readOnly ? "READ-ONLY" : "READ-WRITE"}] ${readOnly ? "EXAMINE" : "SELECT"} completed\r\n`)
+          together(() => {
+            untagged(`FLAGS (${SYSTEM_FLAGS.join(" ")})`)
+            untagged(`OK [PERMANENTFLAGS (${readOnly ? "" : `${SYSTEM_FLAGS.join(" ")} \\*`})] Flags permitted`)
+            untagged(`${state.messages.length} EXISTS`)
+            untagged("0 RECENT")
+            const unseen = state.messages.findIndex((m) => !m.flags.includes("\\Seen"))
+            if (unseen >= 0) untagged(`OK [UNSEEN ${unseen + 1}] First unseen`)
+            untagged(`OK [UIDVALIDITY ${state.uidvalidity}] UIDs valid`)
+            untagged(`OK [UIDNEXT ${state.uidnext}] Predicted next UID`)
+            untagged(`OK [HIGHESTMODSEQ ${state.highest_modseq}] Highest`)
+            write(`${tag} OK [${readOnly ? "READ-ONLY" : "READ-WRITE"}] ${readOnly ? "EXAMINE" : "SELECT"} completed\r\n`)
+          })
         }
 
         /** The messages a set names, with their sequence numbers, in mailbox order. */
@@ -916,19 +928,21 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           // With a MODSEQ key, the answer tells the highest modseq of the messages found (RFC 7162 3.1.5);
           // such a SEARCH is never one of words only, so the general test above found them.
           const modseqOf = searchedModseq && found.length > 0 ? highest : undefined
-          if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}${modseqOf === undefined ? "" : ` (MODSEQ ${modseqOf})`}`)
-          else {
-            // In mailbox order, so the first is the least and the last the greatest.
-            const data = [
-              ...(returns.includes("MIN") && found.length > 0 ? [`MIN ${found[0]}`] : []),
-              ...(returns.includes("MAX") && found.length > 0 ? [`MAX ${found.at(-1)}`] : []),
-              ...(returns.includes("COUNT") ? [`COUNT ${found.length}`] : []),
-              ...(returns.includes("ALL") && found.length > 0 ? [`ALL ${compactSet(found)}`] : []),
-              ...(modseqOf === undefined ? [] : [`MODSEQ ${modseqOf}`])
-            ]
-            untagged(`ESEARCH (TAG ${str(tag)})${byUid ? " UID" : ""}${data.length === 0 ? "" : ` ${data.join(" ")}`}`)
-          }
-          write(`${tag} OK ${byUid ? "UID " : ""}SEARCH completed\r\n`)
+          together(() => {
+            if (returns === undefined) untagged(`SEARCH${found.length === 0 ? "" : ` ${found.join(" ")}`}${modseqOf === undefined ? "" : ` (MODSEQ ${modseqOf})`}`)
+            else {
+              // In mailbox order, so the first is the least and the last the greatest.
+              const data = [
+                ...(returns.includes("MIN") && found.length > 0 ? [`MIN ${found[0]}`] : []),
+                ...(returns.includes("MAX") && found.length > 0 ? [`MAX ${found.at(-1)}`] : []),
+                ...(returns.includes("COUNT") ? [`COUNT ${found.length}`] : []),
+                ...(returns.includes("ALL") && found.length > 0 ? [`ALL ${compactSet(found)}`] : []),
+                ...(modseqOf === undefined ? [] : [`MODSEQ ${modseqOf}`])
+              ]
+              untagged(`ESEARCH (TAG ${str(tag)})${byUid ? " UID" : ""}${data.length === 0 ? "" : ` ${data.join(" ")}`}`)
+            }
+            write(`${tag} OK ${byUid ? "UID " : ""}SEARCH completed\r\n`)
+          })
         }
 
         const expunge = async (tag: string | undefined, uids: ReadonlyArray<number> | undefined) => {
