@@ -212,7 +212,7 @@ print(" ".join(answers))
           // Matches enough that ids (random) and mailbox order differ, as in a real mailbox.
           const mails = ["harbour ferry", "harbour only", "ferry only", "ferry to the harbour", "harbour by ferry", "the harbour ferry", "no ferry, no harbour", "neither"]
           for (const [i, text] of mails.entries()) yield* w.deliver({ subject: `mail ${i}`, text })
-          // The first search of a mailbox's list reads it; the later ones use its index of positions.
+          // Asked three times of the same selected mailbox: no answer depends on what an earlier one left.
           const out = yield* python(`
 import imaplib, sys
 m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
@@ -234,6 +234,12 @@ for part in m.fetch("1:*", "(UID BODY.PEEK[HEADER.FIELDS (SUBJECT)])")[1]:
             assert.strictEqual(lines[2 * round], holding.map(([seq]) => seq).join(" "))
             assert.strictEqual(lines[2 * round + 1], holding.map(([, uid]) => uid).join(" "))
           }
+          // The operation gives each match's UID in the mailbox beside its id.
+          const res = yield* w.app.request("POST", `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/search`, { key: w.org.key, json: { q: "harbour ferry" } })
+          assert.strictEqual(res.status, 200, res.text)
+          const { message_ids, uids } = res.body as { message_ids: Array<string>; uids: Array<number> }
+          assert.strictEqual(message_ids.length, 5)
+          assert.sameMembers(uids.map(String), holding.map(([, uid]) => uid!))
         }))
 
       it.effect("SEARCH TEXT returns every matching message of the mailbox, not only the newest 500 the ranked search shows; mailboxes.search pages them all", () =>

@@ -91,6 +91,8 @@ export const FlagsResult = Schema.Struct({
 export const SearchMatches = Schema.Struct({
   /** Ids of the mailbox's messages that match, in id order (not ranked). */
   message_ids: Schema.Array(Schema.String),
+  /** The UID in the mailbox of each of `message_ids`, in the same order. */
+  uids: Schema.Array(Schema.Number),
   /** Present when more matches follow: pass it as `page_token`. */
   next_page_token: Schema.optionalKey(Schema.String)
 })
@@ -529,10 +531,15 @@ export class Mailboxes extends Context.Service<Mailboxes, {
       const limit = page.limit ?? SEARCH_PAGE
       // Only the mailbox's own messages (those with a UID in it, as the client sees it) are
       // read: a label mailbox's search never reads the rest of the inbox's matches.
-      const within = sql`EXISTS (SELECT 1 FROM imap_uids u WHERE u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = s.message_id)`
-      const ids = yield* searching.allMatches(principal, inbox, scoped, after, limit + 1, within)
-      const found = ids.slice(0, limit)
-      return ids.length > limit ? { message_ids: found, next_page_token: Buffer.from(found.at(-1)!).toString("base64url") } : { message_ids: found }
+      // Each match carries its UID (one per message and mailbox), by which the IMAP server
+      // places it in the client's view without reading the whole mailbox.
+      const rows = yield* searching.allMatches(principal, inbox, scoped, after, limit + 1, {
+        join: sql`JOIN imap_uids u ON u.inbox_id = ${inbox.id} AND u.mailbox = ${kind.name} AND u.message_id = s.message_id`,
+        key: sql`u.uid`
+      })
+      const found = rows.slice(0, limit)
+      const answer = { message_ids: found.map((r) => r.id), uids: found.map((r) => r.key ?? 0) }
+      return rows.length > limit ? { ...answer, next_page_token: Buffer.from(found.at(-1)!.id).toString("base64url") } : answer
     })
 
     return Mailboxes.of({

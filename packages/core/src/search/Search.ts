@@ -49,6 +49,17 @@ export const MessageSearchResult = Schema.Struct({
 })
 export type MessageSearchResult = typeof MessageSearchResult.Type
 
+/**
+ * A part of an inbox that `allMatches` reads alone (IMAP: a mailbox): `join` joins at most
+ * one row to each search row `s` (by `s.message_id`) and keeps only those it joins; `key` is
+ * a number of that row carried back with each match (the message's UID there, so the IMAP
+ * server places matches without reading its whole list).
+ */
+export interface Within {
+  readonly join: Statement.Fragment
+  readonly key: Statement.Fragment
+}
+
 export interface SearchPlace {
   readonly podId?: string | undefined
   readonly inboxId?: string | undefined
@@ -165,9 +176,10 @@ export class Search extends Context.Service<Search, {
    * mailbox's matches, RFC 9051 6.4.4): the ids after `after`, in id order, at most `limit`.
    * Same query language, scope and hidden labels as `messages`; the caller pages by the last id.
    * `inbox` is one the caller found for `principal` (Inboxes.find): found again here, it was
-   * one more round trip of every IMAP SEARCH.
+   * one more round trip of every IMAP SEARCH. `within` narrows the matches to a part of the
+   * inbox and gives each its number there (see Within).
    */
-  allMatches(principal: Principal, inbox: { readonly id: string }, q: string, after: string | undefined, limit: number, within?: Statement.Fragment): Effect.Effect<ReadonlyArray<string>, ValidationError>
+  allMatches(principal: Principal, inbox: { readonly id: string }, q: string, after: string | undefined, limit: number, within?: Within): Effect.Effect<ReadonlyArray<{ readonly id: string; readonly key: number | null }>, ValidationError>
 }>()("inbox/Search") {
   static readonly layerNoDeps = Layer.effect(Search, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -363,13 +375,12 @@ export class Search extends Context.Service<Search, {
         // The place's own term lets the GIN index find the inbox's matches alone (migration 0025).
         // OFFSET 0 keeps the id order out of the matching, as in `candidates`: walking the key
         // in order would test every vector of the inbox. Paging by id keeps each answer bounded.
-        const rows = yield* sql<{ id: string }>`SELECT id FROM (
-            SELECT s.message_id AS id FROM message_search s ${compiled.join}
+        return yield* sql<{ id: string; key: number | null }>`SELECT id, key FROM (
+            SELECT s.message_id AS id, ${within === undefined ? sql`NULL` : within.key}::float8 AS key
+            FROM message_search s ${compiled.join} ${within === undefined ? sql`` : within.join}
             WHERE s.inbox_id = ${inbox.id} AND ${visible(principal)} AND s.search @@ ${placeTerm("inbox", inbox.id)}::tsquery
-              AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`}
-              ${within === undefined ? sql`` : sql`AND ${within}`} OFFSET 0) x
+              AND ${compiled.where} ${after === undefined ? sql`` : sql`AND s.message_id > ${after}`} OFFSET 0) x
           ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
-        return rows.map((r) => r.id)
       }),
       threads: Effect.fn("Search.threads")(function*(principal, place, query) {
         const offset = yield* offsetOf(query.page_token)

@@ -158,25 +158,18 @@ const diffOf = (old: ReadonlyArray<MailboxMessage>, next: MailboxState, expunges
   return diff
 }
 
-/**
- * Each message's position in a mailbox's list, by id, for the SEARCHes of words after the
- * first of that list (the first reads the list once, as building the index would; a client
- * that keeps a mailbox selected searches it again and again). A list is never changed once a
- * session holds it (a change makes a new one, shared by the sessions that move to it), so the
- * index stands as long as the list.
- */
-const positions = new WeakMap<ReadonlyArray<MailboxMessage>, Map<string, number> | "searched">()
-const positionsOf = (messages: ReadonlyArray<MailboxMessage>): Map<string, number> | undefined => {
-  const known = positions.get(messages)
-  if (known === undefined) {
-    positions.set(messages, "searched")
-    return undefined
+/** The position of the message of UID `uid` in a list in UID order, or -1. */
+const positionOf = (messages: ReadonlyArray<MailboxMessage>, uid: number): number => {
+  let lo = 0
+  let hi = messages.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const at = messages[mid]!.uid
+    if (at === uid) return mid
+    if (at < uid) lo = mid + 1
+    else hi = mid - 1
   }
-  if (known !== "searched") return known
-  const index = new Map<string, number>()
-  for (let i = 0; i < messages.length; i++) index.set(messages[i]!.message_id, i)
-  positions.set(messages, index)
-  return index
+  return -1
 }
 
 type SearchNode =
@@ -837,13 +830,13 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           }
         }
 
-        /** Message ids the engine's search finds for `q` in this mailbox: every match, page by page. */
+        /** The messages the engine's search finds for `q` in this mailbox, by id, with their UIDs: every match, page by page. */
         const textMatches = async (q: string) => {
-          const ids = new Set<string>()
+          const ids = new Map<string, number>()
           let token: string | undefined
           do {
             const result = await call("mailboxes.search", { inbox_id: user!.inboxId, mailbox: selected!.name, q, ...(token === undefined ? {} : { page_token: token }) })
-            for (const id of result.message_ids) ids.add(id)
+            result.message_ids.forEach((id, i) => ids.set(id, result.uids[i]!))
             token = result.next_page_token
           } while (token !== undefined)
           return ids
@@ -868,7 +861,7 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           const nodes: Array<SearchNode> = []
           while (at.i < tokens.length) nodes.push(searchNode(tokens, at))
           const root: SearchNode = { kind: "and", nodes }
-          const texts = new Map<string, Set<string>>()
+          const texts = new Map<string, Map<string, number>>()
           const collect = async (node: SearchNode): Promise<void> => {
             if (node.kind === "text" && !texts.has(node.q)) texts.set(node.q, await textMatches(node.q))
             else if (node.kind === "and") for (const n of node.nodes) await collect(n)
@@ -899,25 +892,17 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
           let highest = 0
           const wordSets = nodes.flatMap((n) => (n.kind === "text" ? [texts.get(n.q)!] : []))
           if (wordSets.length > 0 && wordSets.length === nodes.length) {
-            // Words only (SEARCH TEXT quasar): the engine's matches are placed in the
-            // mailbox without the general test of each message (positionsOf).
+            // Words only (SEARCH TEXT quasar): each match is placed in the client's view by
+            // its UID, not by a test of every message of the mailbox. A match the view does not
+            // hold yet (or holds under another id) is left out, as the test would leave it.
             const fewest = wordSets.reduce((a, b) => (b.size < a.size ? b : a))
-            const inAll = (id: string) => wordSets.every((t) => t === fewest || t.has(id))
-            const position = positionsOf(messages)
-            if (position === undefined) {
-              for (let i = 0; i < messages.length; i++) {
-                const id = messages[i]!.message_id
-                if (fewest.has(id) && inAll(id)) found.push(byUid ? messages[i]!.uid : i + 1)
-              }
-            } else {
-              const at: Array<number> = []
-              for (const id of fewest) {
-                const i = position.get(id)
-                if (i !== undefined && inAll(id)) at.push(i)
-              }
-              at.sort((a, b) => a - b)
-              for (const i of at) found.push(byUid ? messages[i]!.uid : i + 1)
+            const at: Array<number> = []
+            for (const [id, uid] of fewest) {
+              const i = positionOf(messages, uid)
+              if (i >= 0 && messages[i]!.message_id === id && wordSets.every((t) => t === fewest || t.has(id))) at.push(i)
             }
+            at.sort((a, b) => a - b)
+            for (const i of at) found.push(byUid ? messages[i]!.uid : i + 1)
           } else {
             for (let i = 0; i < messages.length; i++) {
               if (!test(root, messages[i]!, i + 1)) continue
