@@ -28,7 +28,8 @@
  *
  * Knobs: BENCH_IMAP_MESSAGES (100000), BENCH_IMAP_FETCH (10000), BENCH_IMAP_CONNECTIONS
  * (1000), BENCH_IMAP_IDLE_SAMPLES (100), BENCH_IMAP_ROUNDS (3), BENCH_IMAP_DIR
- * (/tmp/imap-bench), BENCH_POSTGRES_URL, BENCH_SKIP_DOVECOT=1. Needs root (Dovecot, and
+ * (/tmp/imap-bench), BENCH_POSTGRES_URL, BENCH_SKIP_DOVECOT=1, BENCH_IMAP_DATABASE (ours: bench_imap_N),
+ * BENCH_IMAP_HTTP_PORT (29401; IMAP on the next port). Needs root (Dovecot, and
  * the PSS of PostgreSQL's processes).
  */
 import { adminSql } from "@inbox/testkit"
@@ -54,10 +55,10 @@ const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0
 const SKIP_DOVECOT = process.env["BENCH_SKIP_DOVECOT"] === "1"
 /** How long one step (a command's answer, an EXISTS) may take before the run fails. */
 const STEP_MS = 120_000
-const DATABASE = `bench_imap_${MESSAGES}`
+const DATABASE = process.env["BENCH_IMAP_DATABASE"] ?? `bench_imap_${MESSAGES}`
 const SECRET = "bench-inbound-secret"
-const HTTP_PORT = 29401
-const IMAP_PORT = 29402
+const HTTP_PORT = Number(process.env["BENCH_IMAP_HTTP_PORT"] ?? "29401")
+const IMAP_PORT = HTTP_PORT + 1
 const DOVECOT_IMAP_PORT = 29403
 const DOVECOT_LMTP_PORT = 29404
 /** Dovecot's mail user: Debian's `mail` (uid and gid 8), as ../shared/bench/postfix-dovecot does. */
