@@ -114,6 +114,31 @@ for (const storage of storages()) {
           yield* Effect.promise(() => c.logout())
         }))
 
+      it.effect("mailboxes.sync with known and changes_only answers only the messages changed since, with every UID of the mailbox", () =>
+        Effect.gen(function*() {
+          const w = yield* setUp
+          for (const subject of ["A", "B", "C"]) yield* w.deliver({ subject, text: subject })
+          const path = `/v0/inboxes/${w.inbox.inbox_id}/mailboxes/INBOX/sync`
+          const sync = (json: Record<string, unknown>) => Effect.map(w.app.request("POST", path, { key: w.org.key, json }), (r) => r.body as { fingerprint: string; unchanged: boolean; messages: Array<{ uid: number; message_id: string; flags: Array<string> }>; uids?: Array<number> })
+          yield* sync({})
+          const whole = yield* sync({})
+          assert.strictEqual(whole.messages.length, 3)
+          assert.isUndefined(whole.uids, "a whole answer lists its messages, no uids")
+          assert.isTrue((yield* sync({ known: whole.fingerprint, changes_only: true })).unchanged)
+
+          yield* w.deliver({ subject: "D", text: "d" })
+          const b = whole.messages[1]!
+          yield* w.relabel(b.message_id, [], ["unread"])
+          const changes = yield* sync({ known: whole.fingerprint, changes_only: true })
+          assert.isFalse(changes.unchanged)
+          const d = (yield* w.messages()).find((m) => m.subject === "D")!
+          assert.deepStrictEqual(changes.messages.map((m) => m.message_id).sort(), [b.message_id, d.message_id].sort())
+          assert.include(changes.messages.find((m) => m.message_id === b.message_id)!.flags, "\\Seen")
+          const now = yield* sync({})
+          assert.deepStrictEqual(changes.uids, now.messages.map((m) => m.uid))
+          assert.strictEqual(changes.uids!.length, 4)
+        }))
+
       it.effect("the log of changed messages is pruned once every mailbox of the inbox has synced past it; a mailbox left far behind is set back to compare everything, and still shows its mail", () =>
         Effect.gen(function*() {
           const w = yield* setUp

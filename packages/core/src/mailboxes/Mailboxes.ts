@@ -80,7 +80,13 @@ export const MailboxState = Schema.Struct({
   highest_modseq: Schema.Number,
   /** true when the caller's `known` fingerprint is still the mailbox's: `messages` is then empty. */
   unchanged: Schema.Boolean,
-  messages: Schema.Array(MailboxMessage)
+  messages: Schema.Array(MailboxMessage),
+  /**
+   * Present when the answer holds only the messages changed since `known` (asked with
+   * `changesOnly`): every UID of the mailbox now, in order; a UID not among `messages` is the
+   * message as the known answer had it.
+   */
+  uids: Schema.optionalKey(Schema.Array(Schema.Number))
 })
 export type MailboxState = typeof MailboxState.Type
 
@@ -161,9 +167,11 @@ export class Mailboxes extends Context.Service<Mailboxes, {
   /**
    * Gives UIDs to the messages new to the mailbox, drops those gone, and answers its state;
    * with the `known` fingerprint of an earlier answer, only whether anything changed (IDLE
-   * asks every moment, and most answers are "nothing").
+   * asks every moment, and most answers are "nothing"). With `changesOnly` too, a changed
+   * mailbox is answered as the messages changed since `known` and the list of its UIDs (`uids`),
+   * not every message: the caller holds the known answer (an IMAP server's sessions do).
    */
-  sync(principal: Principal, inboxId: string, mailbox: string, known?: string): Effect.Effect<MailboxState, ApiError>
+  sync(principal: Principal, inboxId: string, mailbox: string, known?: string, changesOnly?: boolean): Effect.Effect<MailboxState, ApiError>
   /**
    * Adds and removes flags; with `unchangedSince` (CONDSTORE's UNCHANGEDSINCE), only on the
    * messages whose modseq is not above it, checked and changed holding the inbox's change
@@ -271,7 +279,7 @@ export class Mailboxes extends Context.Service<Mailboxes, {
           ON CONFLICT (inbox_id, name) DO ${created ? sql`UPDATE SET created = true` : sql`NOTHING`}`
       })
 
-    const sync = Effect.fn("Mailboxes.sync")(function*(principal: Principal, inboxId: string, mailbox: string, known?: string) {
+    const sync = Effect.fn("Mailboxes.sync")(function*(principal: Principal, inboxId: string, mailbox: string, known?: string, changesOnly?: boolean) {
       const inbox = yield* inboxes.find(principal, inboxId)
       const kind = yield* kindOf(principal, mailbox)
       const inMailbox = member(principal, kind)
@@ -340,10 +348,17 @@ export class Mailboxes extends Context.Service<Mailboxes, {
         if (known !== undefined && known === stamp) {
           return { name: kind.name, uidvalidity: Number(state.uidvalidity), uidnext: Number(state.uidnext), fingerprint: stamp, highest_modseq: Number(modseq), unchanged: true, messages: [] }
         }
+        // Every row changed since the known answer carries a modseq above it (migration 0051):
+        // given the UIDs, the caller has the rest already.
+        const [knownValidity, knownModseq] = (known ?? "").split(":")
+        const since = changesOnly === true && knownValidity === String(state.uidvalidity) && /^\d+$/.test(knownModseq ?? "") ? knownModseq! : undefined
         // The mailbox's own rows only (their copy of labels, size and date, migration 0053), in
         // the order of their key: no join with the inbox's message rows, no sort.
         const rows = yield* sql`SELECT uid, message_id, labels, flags, size, internal_date AS "timestamp", modseq FROM imap_uids
-          WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} ORDER BY uid`.pipe(decodeRows(Row))
+          WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name} ${since === undefined ? sql`` : sql`AND modseq > ${since}::bigint`}
+          ORDER BY uid`.pipe(decodeRows(Row))
+        const uids = since === undefined ? undefined : (yield* sql<{ uids: ReadonlyArray<number | string> | null }>`SELECT array_agg(uid::float8 ORDER BY uid) AS uids
+          FROM imap_uids WHERE inbox_id = ${inbox.id} AND mailbox = ${kind.name}`)[0]?.uids ?? []
         return {
           name: kind.name,
           uidvalidity: Number(state.uidvalidity),
@@ -360,7 +375,8 @@ export class Mailboxes extends Context.Service<Mailboxes, {
             size: r.size,
             internal_date: r.timestamp.toISOString(),
             modseq: Number(r.modseq)
-          }))
+          })),
+          ...(uids === undefined ? {} : { uids: uids.map(Number) })
         }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       // A mailbox's first sync gives every message its UID at once; until the statistics know,

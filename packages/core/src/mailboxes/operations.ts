@@ -49,15 +49,15 @@ export const createMailbox = operation({
 
 export const syncMailbox = operation({
   name: "mailboxes.sync",
-  summary: "A mailbox's UIDVALIDITY, UIDNEXT and messages with their UIDs and flags; messages new to it get their UIDs now. With `known` (an earlier answer's fingerprint), the messages only if something changed.",
+  summary: "A mailbox's UIDVALIDITY, UIDNEXT and messages with their UIDs and flags; messages new to it get their UIDs now. With `known` (an earlier answer's fingerprint), the messages only if something changed; with `changes_only` too, only the messages changed since and every UID (`uids`).",
   routes: [route.post(`${BASE}/:mailbox/sync`)],
   access: { kind: "member", permission: "message_read" },
-  body: Schema.Struct({ known: Schema.optionalKey(Line(256)) }),
+  body: Schema.Struct({ known: Schema.optionalKey(Line(256)), changes_only: Schema.optionalKey(Schema.Boolean) }),
   output: Output.json(MailboxState),
   mutates: false,
   mcp: NO_TOOL,
   cli: NO_COMMAND,
-  run: ({ principal, params, input }) => Mailboxes.use((m) => m.sync(principal, params.inbox_id, params.mailbox, input.known))
+  run: ({ principal, params, input }) => Mailboxes.use((m) => m.sync(principal, params.inbox_id, params.mailbox, input.known, input.changes_only))
 })
 
 export const flagMessages = operation({

@@ -55,6 +55,8 @@ interface MailboxState {
   readonly highest_modseq: number
   readonly unchanged: boolean
   readonly messages: ReadonlyArray<MailboxMessage>
+  /** In an answer of the changes since a known state only: every UID of the mailbox. */
+  readonly uids?: ReadonlyArray<number>
 }
 
 /** A refusal of core, carried to the command's NO. */
@@ -106,6 +108,31 @@ const interned = (prev: MailboxState | undefined, next: MailboxState): MailboxSt
     return o !== undefined && o.uid === m.uid && o.message_id === m.message_id && o.modseq === m.modseq && sameFlags(o.flags, m.flags) ? o : m
   })
   return { ...next, messages }
+}
+
+/**
+ * The whole state from the known one and an answer of the changes since it (`uids` and the
+ * changed messages): each UID's message is the changed one, else the known one. Undefined when
+ * a UID is in neither (the known answer was not the one the changes follow): ask for the whole.
+ */
+const withChanges = (base: MailboxState, changes: MailboxState): MailboxState | undefined => {
+  const changed = changes.messages
+  const old = base.messages
+  const messages: Array<MailboxMessage> = []
+  let c = 0
+  let b = 0
+  for (const uid of changes.uids ?? []) {
+    if (c < changed.length && changed[c]!.uid === uid) {
+      messages.push(changed[c++]!)
+      continue
+    }
+    while (b < old.length && old[b]!.uid < uid) b++
+    if (b < old.length && old[b]!.uid === uid) messages.push(old[b]!)
+    else return undefined
+  }
+  if (c < changed.length) return undefined
+  const { uids: _uids, ...rest } = changes
+  return { ...rest, messages }
 }
 
 interface Diff {
@@ -398,8 +425,17 @@ export class ImapServer extends Context.Service<ImapServer, { readonly port: num
 
         /** The mailbox's state, `unchanged` when it is still `known`'s; shared with the key's other sessions (above). */
         const stateKey = (name: string) => `${user!.keyTag}\0${user!.inboxId}\0${name.toUpperCase() === "INBOX" ? "INBOX" : name.toLowerCase()}`
-        const syncShared = (name: string, known?: string) =>
-          shared(stateKey(name), known, () => call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name, ...(known === undefined ? {} : { known }) }))
+        const syncShared = (name: string, known?: string) => {
+          const key = stateKey(name)
+          // Holding the known answer, the server asks only for what changed since (and the UIDs).
+          const base = known === undefined ? undefined : lastState.get(key)
+          const changesOnly = base !== undefined && base.fingerprint === known
+          return shared(key, known, async () => {
+            const state = await call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name, ...(known === undefined ? {} : { known }), ...(changesOnly ? { changes_only: true } : {}) })
+            if (state.unchanged || state.uids === undefined || base === undefined) return state
+            return withChanges(base, state) ?? call("mailboxes.sync", { inbox_id: user!.inboxId, mailbox: name })
+          })
+        }
         /** The whole state of a mailbox, from the key's last answer when nothing changed since. */
         const fullState = async (name: string): Promise<MailboxState> => {
           const last = lastState.get(stateKey(name))
