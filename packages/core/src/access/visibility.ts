@@ -18,15 +18,35 @@ export interface ScopeColumns {
   readonly inbox?: string
 }
 
-export const visibleTo = (sql: SqlClient.SqlClient, principal: Principal, columns: ScopeColumns = {}) => {
-  const org = sql`${sql(columns.organization ?? "organization_id")} = ${principal.organizationId}`
+/**
+ * The rule itself: the column each condition names and the value it must equal, or
+ * `false` when the table holds nothing the principal may see. Both renderings below use it.
+ */
+const conditions = (principal: Principal, columns: ScopeColumns): ReadonlyArray<readonly [string, string]> | false => {
+  const org = [columns.organization ?? "organization_id", principal.organizationId] as const
   const scope = principal.scope
   switch (scope.type) {
     case "organization":
-      return org
+      return [org]
     case "pod":
-      return columns.pod === undefined ? sql`FALSE` : sql`${org} AND ${sql(columns.pod)} = ${scope.podId}`
+      return columns.pod === undefined ? false : [org, [columns.pod, scope.podId]]
     case "inbox":
-      return columns.inbox === undefined ? sql`FALSE` : sql`${org} AND ${sql(columns.inbox)} = ${scope.inboxId}`
+      return columns.inbox === undefined ? false : [org, [columns.inbox, scope.inboxId]]
   }
+}
+
+export const visibleTo = (sql: SqlClient.SqlClient, principal: Principal, columns: ScopeColumns = {}) => {
+  const found = conditions(principal, columns)
+  if (found === false) return sql`FALSE`
+  return found.slice(1).reduce((all, [column, value]) => sql`${all} AND ${sql(column)} = ${value}`, sql`${sql(found[0]![0])} = ${found[0]![1]}`)
+}
+
+/**
+ * The same condition as text for a fixed statement (db/prepared.ts): placeholders from
+ * `$<from>`, their values in `params`. `columns` are the statement's own names, not input.
+ */
+export const visibleText = (principal: Principal, columns: ScopeColumns, from: number): { readonly text: string; readonly params: Array<string> } => {
+  const found = conditions(principal, columns)
+  if (found === false) return { text: "FALSE", params: [] }
+  return { text: found.map(([column, _], i) => `${column} = $${from + i}`).join(" AND "), params: found.map(([_, value]) => value) }
 }

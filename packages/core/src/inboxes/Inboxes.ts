@@ -14,7 +14,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { notFound, type Principal } from "../access/Principal.ts"
-import { visibleTo } from "../access/visibility.ts"
+import { visibleText, visibleTo } from "../access/visibility.ts"
 import {
   AlreadyExists,
   DomainNotVerified,
@@ -29,6 +29,7 @@ import { Domains } from "../domains/Domains.ts"
 import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
 import { checkLimit } from "../plans/plans.ts"
+import { fixedStatements } from "../db/prepared.ts"
 import { Pods } from "../pods/Pods.ts"
 import { Settings } from "../settings/Settings.ts"
 import { ClientId, compact, Line, MAX_METADATA_KEYS, Metadata, MetadataChanges, Name, normaliseDomain, Username } from "../shared/fields.ts"
@@ -160,9 +161,16 @@ export class Inboxes extends Context.Service<Inboxes, {
 
     const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "id" })
 
+    const fixed = fixedStatements(sql)
+    const decodeInboxRows = decodeRows(InboxRow)
+
     const find = Effect.fnUntraced(function*(principal: Principal, idOrEmail: string) {
-      const key = idOrEmail.includes("@") ? sql`email = ${idOrEmail.toLowerCase()}` : sql`id = ${idOrEmail}`
-      const rows = yield* sql`SELECT * FROM inboxes WHERE ${key} AND ${visible(principal)}`.pipe(decodeRows(InboxRow))
+      // Every GET, PATCH and DELETE of an inbox starts here: a fixed statement (db/prepared.ts).
+      const where = visibleText(principal, { pod: "pod_id", inbox: "id" }, 2)
+      const rows = yield* fixed(
+        `SELECT * FROM inboxes WHERE ${idOrEmail.includes("@") ? "email" : "id"} = $1 AND ${where.text}`,
+        [idOrEmail.includes("@") ? idOrEmail.toLowerCase() : idOrEmail, ...where.params]
+      ).pipe(decodeInboxRows)
       const row = rows[0]
       if (row === undefined) return yield* notFound("Inbox", idOrEmail)
       return row
