@@ -41,12 +41,22 @@ export const visibleTo = (sql: SqlClient.SqlClient, principal: Principal, column
   return found.slice(1).reduce((all, [column, value]) => sql`${all} AND ${sql(column)} = ${value}`, sql`${sql(found[0]![0])} = ${found[0]![1]}`)
 }
 
+const rendered = new WeakMap<ScopeColumns, Map<string, string>>()
+
 /**
- * The same condition as text for a fixed statement (db/prepared.ts): placeholders from
- * `$<from>`, their values in `params`. `columns` are the statement's own names, not input.
+ * The same condition as text for a fixed statement (db/prepared.ts), with placeholders from
+ * `$<from>`; their values are pushed onto `params`. The text depends only on `columns` (a
+ * statement's own names, never input), the kind of scope and `from`, so it is rendered once
+ * for each and the same string comes back every time.
  */
-export const visibleText = (principal: Principal, columns: ScopeColumns, from: number): { readonly text: string; readonly params: Array<string> } => {
+export const visibleText = (principal: Principal, columns: ScopeColumns, from: number, params: Array<unknown>): string => {
   const found = conditions(principal, columns)
-  if (found === false) return { text: "FALSE", params: [] }
-  return { text: found.map(([column, _], i) => `${column} = $${from + i}`).join(" AND "), params: found.map(([_, value]) => value) }
+  if (found === false) return "FALSE"
+  for (const [, value] of found) params.push(value)
+  let texts = rendered.get(columns)
+  if (texts === undefined) rendered.set(columns, texts = new Map())
+  const key = from === 1 ? principal.scope.type : `${principal.scope.type} ${from}`
+  let text = texts.get(key)
+  if (text === undefined) texts.set(key, text = found.map(([column], i) => `${column} = $${from + i}`).join(" AND "))
+  return text
 }

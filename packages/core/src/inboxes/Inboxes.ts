@@ -131,6 +131,9 @@ export const SearchInboxesQuery = Schema.Struct({
 
 type Refusal = ValidationError | ReservedUsername | DomainNotVerified
 
+/** The scope columns of `inboxes`. */
+const INBOX_SCOPE = { pod: "pod_id", inbox: "id" } as const
+
 export class Inboxes extends Context.Service<Inboxes, {
   create(principal: Principal, input: CreateInboxInput, podId?: string): Effect.Effect<Inbox, Refusal | SubdomainsNotEnabled | NotFound | AlreadyExists | PlanLimitExceeded>
   list(principal: Principal, query: typeof ListInboxesQuery.Type, podId?: string): Effect.Effect<Page<Inbox>, NotFound | ValidationError>
@@ -159,22 +162,26 @@ export class Inboxes extends Context.Service<Inboxes, {
     const pods = yield* Pods
     const domains = yield* Domains
 
-    const visible = (principal: Principal) => visibleTo(sql, principal, { pod: "pod_id", inbox: "id" })
+    const visible = (principal: Principal) => visibleTo(sql, principal, INBOX_SCOPE)
 
     const fixed = fixedStatements(sql)
     const decodeInboxRows = decodeRows(InboxRow)
 
-    const find = Effect.fnUntraced(function*(principal: Principal, idOrEmail: string) {
-      // Every GET, PATCH and DELETE of an inbox starts here: a fixed statement (db/prepared.ts).
-      const where = visibleText(principal, { pod: "pod_id", inbox: "id" }, 2)
-      const rows = yield* fixed(
-        `SELECT * FROM inboxes WHERE ${idOrEmail.includes("@") ? "email" : "id"} = $1 AND ${where.text}`,
-        [idOrEmail.includes("@") ? idOrEmail.toLowerCase() : idOrEmail, ...where.params]
-      ).pipe(decodeInboxRows)
-      const row = rows[0]
-      if (row === undefined) return yield* notFound("Inbox", idOrEmail)
-      return row
-    }, traced("Inboxes.find"))
+    // Every GET, PATCH and DELETE of an inbox starts here, so it reads by a fixed statement
+    // (db/prepared.ts) whose text is made once for each key column and kind of scope.
+    const findTexts = { id: new Map<string, string>(), email: new Map<string, string>() }
+    const find = (principal: Principal, idOrEmail: string): Effect.Effect<InboxRow, NotFound> => {
+      const column = idOrEmail.includes("@") ? "email" : "id"
+      const params: Array<unknown> = [column === "email" ? idOrEmail.toLowerCase() : idOrEmail]
+      const where = visibleText(principal, INBOX_SCOPE, 2, params)
+      let text = findTexts[column].get(where)
+      if (text === undefined) findTexts[column].set(where, text = `SELECT * FROM inboxes WHERE ${column} = $1 AND ${where}`)
+      return fixed(text, params as Array<string>).pipe(
+        decodeInboxRows,
+        Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(notFound("Inbox", idOrEmail)) : Effect.succeed(rows[0])),
+        traced("Inboxes.find")
+      )
+    }
 
     const address = Effect.fn("Inboxes.address")(function*(input: CreateInboxInput, customDomains = false) {
       const username = input.username ?? (yield* ids.secret(5))
@@ -274,9 +281,7 @@ export class Inboxes extends Context.Service<Inboxes, {
           ${page.orderAndLimit}`.pipe(decodeRows(InboxRow))
         return toPage(rows, page.limit, toInbox)
       }),
-      get: Effect.fnUntraced(function*(principal: Principal, idOrEmail: string) {
-        return toInbox(yield* find(principal, idOrEmail))
-      }, traced("Inboxes.get")),
+      get: (principal, idOrEmail) => Effect.map(find(principal, idOrEmail), toInbox).pipe(traced("Inboxes.get")),
       update: Effect.fn("Inboxes.update")(function*(principal, idOrEmail, input) {
         const found = yield* find(principal, idOrEmail)
         // Under the row's lock: two PATCHes of different keys at once both land.

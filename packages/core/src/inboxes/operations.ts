@@ -65,7 +65,8 @@ export const getInbox = operation({
   mutates: false,
   mcp: { tool: "get_inbox" },
   cli: { command: "inboxes get", aliases: ["inbox get"], columns: COLUMNS },
-  run: ({ principal, params }) => Inboxes.use((i) => Effect.andThen(inPod(principal, params), i.get(principal, params.inbox_id)))
+  run: ({ principal, params }) =>
+    Inboxes.use((i) => params.pod_id === undefined ? i.get(principal, params.inbox_id) : Effect.andThen(inPod(principal, params), i.get(principal, params.inbox_id)))
 })
 
 export const updateInbox = operation({
