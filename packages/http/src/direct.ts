@@ -16,9 +16,8 @@ import { type ApiError, Engine, errorBody, internalErrorBody, type Operation, op
 import { Cause, Clock, Context, Effect } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { RequestId } from "./context.ts"
 import { admit, guardHeaders, pathOf } from "./guard.ts"
-import { RequestFacts, recordRequest, routeLabel } from "./observe.ts"
+import { recordRequest, routeLabel } from "./observe.ts"
 import { failureAnswer } from "./respond.ts"
 import { type Answer, answerOperation } from "./routes.ts"
 import { fromNode, type WireRequest } from "./wire.ts"
@@ -82,34 +81,38 @@ export const makeDirectPath = Effect.gen(function*() {
   }
 
   const serve = (request: WireRequest, entry: Entry, params: Readonly<Record<string, string | undefined>>) =>
-    Effect.gen(function*() {
-      const requestId = yield* engine.requestId
-      const started = yield* Clock.currentTimeMillis
-      const path = pathOf(request.url)
-      const facts = { route: undefined as string | undefined, organizationId: undefined as string | undefined }
-      const answer = yield* admit(request, path).pipe(
-        Effect.andThen(answerOperation(entry.op, entry.path, request, params)),
-        Effect.map((a) => toWire(a as Exclude<Answer, { _tag: "download" }>)),
-        // admit refuses with an ApiError; answerOperation answers its own.
-        Effect.catch((error: ApiError) => Effect.succeed(errorAnswer(error))),
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.map(failureAnswer(requestId, cause), (error) => error === undefined ? INTERNAL_ERROR : errorAnswer(error))
-        ),
-        Effect.provideService(RequestId, requestId),
-        Effect.provideService(RequestFacts, facts),
-        // The request's root span, named as OpenTelemetry names HTTP server spans; only when traced.
-        tracedWith(() => ({
-          name: `${request.method} ${entry.path}`,
-          kind: "server",
-          attributes: { "http.request.method": request.method, "http.route": entry.path, "inbox.request_id": requestId }
-        }))
-      )
-      const headers: Record<string, string> = { ...answer.headers, ...guardHeaders(path), "x-request-id": requestId }
-      if (answer.body !== undefined) headers["content-length"] = String(Buffer.byteLength(answer.body))
-      return { answer: { ...answer, headers }, record: recordRequest(requestId, request.method, routeLabel(facts, path), answer.status, started, facts.organizationId) }
-    })
+    Effect.flatMap(engine.requestId, (requestId) =>
+      Effect.flatMap(Clock.currentTimeMillis, (started) => {
+        const path = pathOf(request.url)
+        const facts = { route: undefined as string | undefined, organizationId: undefined as string | undefined }
+        // The request's id and facts go to answerOperation as arguments: providing them as
+        // services copied the fiber's context twice per request.
+        const answered = admit(request, path).pipe(
+          Effect.andThen(answerOperation(entry.op, entry.path, request, params, { requestId, facts })),
+          Effect.map((a) => toWire(a as Exclude<Answer, { _tag: "download" }>)),
+          // admit refuses with an ApiError; answerOperation answers its own.
+          Effect.catch((error: ApiError) => Effect.succeed(errorAnswer(error))),
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.map(failureAnswer(requestId, cause), (error) => error === undefined ? INTERNAL_ERROR : errorAnswer(error))
+          ),
+          // The request's root span, named as OpenTelemetry names HTTP server spans; only when traced.
+          tracedWith(() => ({
+            name: `${request.method} ${entry.path}`,
+            kind: "server",
+            attributes: { "http.request.method": request.method, "http.route": entry.path, "inbox.request_id": requestId }
+          }))
+        )
+        return Effect.map(answered, (answer) => {
+          const headers: Record<string, string> = { ...answer.headers, ...guardHeaders(path), "x-request-id": requestId }
+          if (answer.body !== undefined) headers["content-length"] = String(Buffer.byteLength(answer.body))
+          return {
+            answer: { status: answer.status, headers, body: answer.body },
+            record: recordRequest(requestId, request.method, routeLabel(facts, path), answer.status, started, facts.organizationId)
+          }
+        })
+      }))
 
   const runFork = Effect.runForkWith(services)
 

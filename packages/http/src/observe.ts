@@ -28,15 +28,6 @@ export class RequestFacts extends Context.Service<RequestFacts, {
 /** Routes outside the operation catalogue, labelled by their fixed path. */
 const FIXED_ROUTES = new Set(["/health", "/ready", "/metrics", "/mcp", "/openapi.json"])
 
-/** Notes the route pattern and organization of the request under way (the operation routes call it). */
-export const noteRequest = (route: string, organizationId: string | undefined) =>
-  Effect.serviceOption(RequestFacts).pipe(Effect.map((facts) => {
-    if (facts._tag === "Some") {
-      facts.value.route = route
-      facts.value.organizationId = organizationId
-    }
-  }))
-
 /**
  * The labelled metrics of one (method, route, status), made once: labelling a metric builds
  * its key, which per request was measurable on the request path. Bounded like the routes.

@@ -130,6 +130,7 @@ export const readJsonBody = (
 /** Query parameters as an object; a repeated parameter keeps its last value. */
 export const queryObject = (request: WireRequest, omit: ReadonlyArray<string>): Record<string, string> => {
   const result: Record<string, string> = {}
+  if (!request.url.includes("?")) return result
   for (const [k, v] of searchParams(request)) if (!omit.includes(k)) result[k] = v
   return result
 }
@@ -142,13 +143,16 @@ const normaliseIp = (ip: string): string => ip.trim().toLowerCase().replace(/^::
  * trusted proxy. A client cannot choose its own address by sending the header directly.
  */
 export const clientIp = (request: WireRequest): Effect.Effect<string, never, Settings> =>
-  Settings.useSync((settings) => {
-    const peer = request.remoteAddress._tag === "Some" ? normaliseIp(request.remoteAddress.value) : "local"
-    if (settings.trustedProxies.length === 0 || !settings.trustedProxies.includes(peer)) return peer
-    const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map(normaliseIp).filter((s) => s.length > 0)
-    for (let i = forwarded.length - 1; i >= 0; i--) {
-      const hop = forwarded[i] ?? ""
-      if (!settings.trustedProxies.includes(hop)) return hop
-    }
-    return peer
-  })
+  Settings.useSync((settings) => clientIpWith(settings, request))
+
+/** The same, with the settings at hand. */
+export const clientIpWith = (settings: Settings["Service"], request: WireRequest): string => {
+  const peer = request.remoteAddress._tag === "Some" ? normaliseIp(request.remoteAddress.value) : "local"
+  if (settings.trustedProxies.length === 0 || !settings.trustedProxies.includes(peer)) return peer
+  const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map(normaliseIp).filter((s) => s.length > 0)
+  for (let i = forwarded.length - 1; i >= 0; i--) {
+    const hop = forwarded[i] ?? ""
+    if (!settings.trustedProxies.includes(hop)) return hop
+  }
+  return peer
+}

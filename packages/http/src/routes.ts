@@ -24,9 +24,9 @@ import {
 import { Clock, Effect, Layer, Scope } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { RequestId } from "./context.ts"
-import { noteRequest, RequestFacts } from "./observe.ts"
+import { RequestFacts } from "./observe.ts"
 import { errorResponse, json } from "./respond.ts"
-import { clientIp, credentialOf, DEFAULT_BODY_LIMIT, queryObject, readBytes, readJsonBody } from "./request.ts"
+import { clientIpWith, credentialOf, DEFAULT_BODY_LIMIT, queryObject, readBytes, readJsonBody } from "./request.ts"
 import { clearedCookie, sessionCookie } from "./session.ts"
 import type { WireRequest } from "./wire.ts"
 
@@ -61,19 +61,46 @@ const sessionHeaders = (session: NewSession | "end" | undefined) =>
     ? Effect.succeed<Record<string, string>>({})
     : Effect.map(session === "end" ? clearedCookie : Effect.flatMap(Clock.currentTimeMillis, (now) => sessionCookie(session, now)), (cookie) => ({ "set-cookie": cookie }))
 
+/**
+ * What the carrier already knows of the request: its id, and the facts its log line reads
+ * (the direct path passes them; the router's routes read them from the request's context).
+ */
+export interface Known {
+  readonly requestId: string
+  readonly facts: { route: string | undefined; organizationId: string | undefined } | undefined
+}
+
 /** Runs `op` for a request on `path` (its pattern) with the router's decoded `params`. */
 export const answerOperation = (
   op: Operation,
   path: string,
   request: WireRequest,
-  params: Readonly<Record<string, string | undefined>>
+  params: Readonly<Record<string, string | undefined>>,
+  known?: Known
 ): Effect.Effect<Answer, never, Engine | Settings> =>
   (reads(op, request.method)
     // The body's reservation of the intake budget lasts until the operation has answered.
-    ? Effect.scoped(Effect.flatMap(Scope.Scope, (scope) => answerWith(op, path, request, params, scope)))
+    ? Effect.scoped(Effect.flatMap(Scope.Scope, (scope) => answerKnown(op, path, request, params, scope, known)))
     // Nothing to read, so no scope: a GET's query is already here.
-    : answerWith(op, path, request, params, undefined)).pipe(
-      Effect.catchIf(isApiError, (error: ApiError) => Effect.succeed({ _tag: "error", error } as const))
+    : answerKnown(op, path, request, params, undefined, known)).pipe(
+      Effect.catchIf(isApiError, toErrorAnswer)
+    )
+
+const toErrorAnswer = (error: ApiError): Effect.Effect<Answer> => Effect.succeed({ _tag: "error", error })
+
+const answerKnown = (
+  op: Operation,
+  path: string,
+  request: WireRequest,
+  params: Readonly<Record<string, string | undefined>>,
+  scope: Scope.Scope | undefined,
+  known: Known | undefined
+) =>
+  known !== undefined
+    ? answerWith(op, path, request, params, scope, known)
+    : Effect.flatMap(
+      Effect.all([Effect.service(RequestId), Effect.serviceOption(RequestFacts)]),
+      ([requestId, facts]) => answerWith(op, path, request, params, scope, { requestId, facts: facts._tag === "Some" ? facts.value : undefined })
     )
 
 /**
@@ -98,42 +125,46 @@ const answerWith = (
   path: string,
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>,
-  scope: Scope.Scope | undefined
-) =>
-  Effect.gen(function*() {
-    const requestId = yield* RequestId
-    const ip = yield* clientIp(request)
-    yield* noteRequest(path, undefined)
-    const engine = yield* Engine
-    const facts = yield* Effect.serviceOption(RequestFacts)
-    const result = yield* engine.run(op, {
+  scope: Scope.Scope | undefined,
+  known: Known
+): Effect.Effect<Answer, ApiError, Engine | Settings> =>
+  Effect.flatMap(Effect.service(Engine), (engine): Effect.Effect<Answer, ApiError, Engine | Settings> => {
+    const ip = clientIpWith(engine.settings, request)
+    const facts = known.facts
+    // The request log names the route pattern, and the organization of whoever was admitted.
+    if (facts !== undefined) {
+      facts.route = path
+      facts.organizationId = undefined
+    }
+    const result = engine.run(op, {
       credential: credentialOf(request, path),
       params,
       headers: headerValues(op, request),
       body: bodyOf(op, request, engine, scope),
       context: {
         clientIp: ip,
-        requestId,
-        // The request log names the organization of whoever was admitted.
-        ...(facts._tag === "Some" ? { onAdmit: (organizationId: string) => void (facts.value.organizationId = organizationId) } : {})
+        requestId: known.requestId,
+        ...(facts !== undefined ? { onAdmit: (organizationId: string) => void (facts.organizationId = organizationId) } : {})
       }
     })
-    switch (op.output.kind) {
+    const output = op.output
+    switch (output.kind) {
       case "empty":
-        return { _tag: "empty", status: op.output.status ?? 204 } as const
+        return Effect.as(result, { _tag: "empty", status: output.status ?? 204 } as const)
       case "download":
-        return { _tag: "download", download: result as Download } as const
-      case "session": {
-        const { body: answer, session } = result as SessionResult<unknown>
-        const headers = yield* sessionHeaders(session)
-        return op.output.status === 204
-          ? { _tag: "empty", status: 204, headers } as const
-          : { _tag: "json", status: 200, body: answer, headers } as const
-      }
+        return Effect.map(result, (download) => ({ _tag: "download", download: download as Download }) as const)
+      case "session":
+        return Effect.flatMap(result, (value) => {
+          const { body: answer, session } = value as SessionResult<unknown>
+          return Effect.map(sessionHeaders(session), (headers) =>
+            output.status === 204
+              ? { _tag: "empty", status: 204, headers } as const
+              : { _tag: "json", status: 200, body: answer, headers } as const)
+        })
       case "json":
-        return { _tag: "json", status: op.output.statusOf?.(result as never) ?? op.output.status ?? 200, body: result } as const
+        return Effect.map(result, (body) => ({ _tag: "json", status: output.statusOf?.(body as never) ?? output.status ?? 200, body }) as const)
       default:
-        return { _tag: "json", status: 200, body: result } as const
+        return Effect.map(result, (body) => ({ _tag: "json", status: 200, body }) as const)
     }
   })
 

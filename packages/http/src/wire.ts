@@ -49,48 +49,54 @@ export const fromNode = (request: IncomingMessage): WireRequest => {
     originalUrl: url,
     headers: request.headers as Record<string, string | undefined>,
     remoteAddress: address === undefined ? Option.none() : Option.some(address),
-    arrayBuffer: Effect.flatMap(Effect.all([Effect.service(HttpIncomingMessage.MaxBodySize), Effect.service(ChunkGate)]), ([max, gate]) =>
-      Effect.callback<ArrayBuffer, Error>((resume) => {
-        const limit = max === undefined ? Number.POSITIVE_INFINITY : Number(max)
-        const chunks: Array<Buffer> = []
-        let size = 0
-        const onData = (chunk: Buffer) => {
-          size += chunk.byteLength
-          if (size > limit) {
-            cleanup()
-            resume(Effect.fail(new Error("body too large")))
-            return
-          }
-          if (!gate(chunk.byteLength)) {
-            cleanup()
-            resume(Effect.fail(new BodyRefused()))
-            return
-          }
-          chunks.push(chunk)
-        }
-        const onEnd = () => {
-          cleanup()
-          if (size === 0) return resume(Effect.succeed(EMPTY))
-          const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-          resume(Effect.succeed(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer))
-        }
-        const onError = (error: Error) => {
-          cleanup()
-          resume(Effect.fail(error))
-        }
-        const cleanup = () => {
-          request.off("data", onData)
-          request.off("end", onEnd)
-          request.off("error", onError)
-        }
-        if (request.readableEnded) return resume(Effect.succeed(EMPTY))
-        request.on("data", onData)
-        request.on("end", onEnd)
-        request.on("error", onError)
-        return Effect.sync(cleanup)
-      }))
+    // Built when asked for: most requests (every GET) never read a body.
+    get arrayBuffer() {
+      return readNode(request)
+    }
   }
 }
+
+const readNode = (request: IncomingMessage): Effect.Effect<ArrayBuffer, unknown> =>
+  Effect.flatMap(Effect.all([Effect.service(HttpIncomingMessage.MaxBodySize), Effect.service(ChunkGate)]), ([max, gate]) =>
+    Effect.callback<ArrayBuffer, Error>((resume) => {
+      const limit = max === undefined ? Number.POSITIVE_INFINITY : Number(max)
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const onData = (chunk: Buffer) => {
+        size += chunk.byteLength
+        if (size > limit) {
+          cleanup()
+          resume(Effect.fail(new Error("body too large")))
+          return
+        }
+        if (!gate(chunk.byteLength)) {
+          cleanup()
+          resume(Effect.fail(new BodyRefused()))
+          return
+        }
+        chunks.push(chunk)
+      }
+      const onEnd = () => {
+        cleanup()
+        if (size === 0) return resume(Effect.succeed(EMPTY))
+        const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+        resume(Effect.succeed(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer))
+      }
+      const onError = (error: Error) => {
+        cleanup()
+        resume(Effect.fail(error))
+      }
+      const cleanup = () => {
+        request.off("data", onData)
+        request.off("end", onEnd)
+        request.off("error", onError)
+      }
+      if (request.readableEnded) return resume(Effect.succeed(EMPTY))
+      request.on("data", onData)
+      request.on("end", onEnd)
+      request.on("error", onError)
+      return Effect.sync(cleanup)
+    }))
 
 /** A web Request (the in-process test app) as a WireRequest; it has no peer address. */
 export const fromWeb = (request: Request): WireRequest => {
