@@ -236,33 +236,39 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       return creator === undefined ? requested : (requested ?? [...creator]).filter((p) => creator.has(p)).sort()
     }
 
+    /** A key not in the cache: looked up, and remembered unless a change was announced meanwhile (KeyCache). */
+    const lookUp = Effect.fnUntraced(function*(hash: string) {
+      const mark = yield* cache.mark
+      const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
+        FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
+        WHERE k.secret_hash = ${hash} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
+      const row = rows[0]
+      if (row === undefined) return yield* unauthorized()
+      const scope: Scope = row.inbox_id !== null
+        ? { type: "inbox", inboxId: row.inbox_id, podId: row.inbox_pod_id ?? "" }
+        : row.pod_id !== null
+        ? { type: "pod", podId: row.pod_id }
+        : { type: "organization" }
+      const principal: Principal = {
+        organizationId: row.organization_id,
+        scope,
+        keyId: row.id,
+        ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
+      }
+      yield* cache.remember(hash, principal, mark)
+      return principal
+    })
+
     return ApiKeys.of({
       issue,
-      authenticate: Effect.fnUntraced(function*(secret: string) {
-        if (!secret.startsWith(KEY_PREFIX)) return yield* unauthorized()
+      // Nearly every request's key is in the cache: that way takes no generator.
+      authenticate: (secret: string) => {
+        if (!secret.startsWith(KEY_PREFIX)) return Effect.fail(unauthorized())
         const hash = hashSecret(secret)
-        const cached = yield* cache.get(hash)
-        if (cached !== undefined) return cached
-        const mark = yield* cache.mark
-        const rows = yield* sql`SELECT k.id, k.organization_id, k.pod_id, k.inbox_id, k.permissions, i.pod_id AS inbox_pod_id
-          FROM api_keys k LEFT JOIN inboxes i ON i.id = k.inbox_id
-          WHERE k.secret_hash = ${hash} AND k.revoked_at IS NULL`.pipe(decodeRows(AuthRow))
-        const row = rows[0]
-        if (row === undefined) return yield* unauthorized()
-        const scope: Scope = row.inbox_id !== null
-          ? { type: "inbox", inboxId: row.inbox_id, podId: row.inbox_pod_id ?? "" }
-          : row.pod_id !== null
-          ? { type: "pod", podId: row.pod_id }
-          : { type: "organization" }
-        const principal: Principal = {
-          organizationId: row.organization_id,
-          scope,
-          keyId: row.id,
-          ...(row.permissions === null ? {} : { permissions: new Set(row.permissions as ReadonlyArray<Permission>) })
-        }
-        yield* cache.remember(hash, principal, mark)
-        return principal
-      }, traced("ApiKeys.authenticate")),
+        return Effect.flatMap(cache.get(hash), (cached) => cached !== undefined ? Effect.succeed(cached) : lookUp(hash)).pipe(
+          traced("ApiKeys.authenticate")
+        )
+      },
       create: Effect.fn("ApiKeys.create")(function*(principal, body: CreateApiKeyInput, place) {
         if (body.pod_id !== undefined && body.inbox_id !== undefined) {
           return yield* validationError([{ path: ["inbox_id"], message: "Give pod_id or inbox_id, not both" }])
