@@ -13,7 +13,7 @@
  * errors name URLs with those values REDACTED (RedactedQueryParams), and every log line
  * written, whatever wrote it, has them and any `am_` key replaced (redactSecrets).
  */
-import { NotFound, OperatorMetrics, sameSecret, settingDefault, Settings, Unauthorized } from "@inbox/core"
+import { isoOf, NotFound, OperatorMetrics, sameSecret, settingDefault, Settings, Unauthorized } from "@inbox/core"
 import { Clock, Config, Console, Context, Effect, Formatter, Layer, Logger, LogLevel, Metric, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { writeSync } from "node:fs"
@@ -63,7 +63,12 @@ export const recordRequest = (
     const seconds = (now - startedMs) / 1000
     const metrics = routeMetrics(method, route, status)
     return Effect.andThen(
-      Effect.andThen(Metric.update(metrics.requests, 1), Metric.update(metrics.duration, seconds)),
+      // Both series in one step (Metric.update is a step each).
+      Effect.contextWith((context: Context.Context<never>) => {
+        metrics.requests.updateUnsafe(1, context)
+        metrics.duration.updateUnsafe(seconds, context)
+        return Effect.void
+      }),
       Effect.logInfo("request").pipe(Effect.annotateLogs({
         request_id: requestId,
         organization_id: organizationId ?? null,
@@ -177,7 +182,7 @@ const jsonLogger = Logger.make((options) => {
     batchedStdout(redactSecrets(JSON.stringify({
       message: text,
       level: options.logLevel.toUpperCase(),
-      timestamp: options.date.toISOString(),
+      timestamp: isoOf(options.date.getTime()),
       annotations,
       spans: {},
       fiberId: `#${options.fiber.id}`
