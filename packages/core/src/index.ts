@@ -74,6 +74,7 @@ export { sameSecret } from "./shared/secrets.ts"
 export { intakeFull } from "./ratelimit/IntakeBudget.ts"
 export { envelopeSenderRefusal } from "./sending/Sending.ts"
 export { traced, tracedWith } from "./shared/span.ts"
+export { isoOf } from "./shared/time.ts"
 export * as OperatorMetrics from "./operating/metrics.ts"
 
 // The operator's tools on storage itself.
