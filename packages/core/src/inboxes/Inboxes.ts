@@ -71,18 +71,17 @@ export const Inbox = Schema.Struct({
 })
 export type Inbox = typeof Inbox.Type
 
-export const toInbox = (row: InboxRow): Inbox =>
-  compact({
-    pod_id: row.pod_id,
-    inbox_id: row.id,
-    email: row.email,
-    display_name: row.display_name,
-    client_id: row.client_id,
-    status: row.status,
-    metadata: row.metadata,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at)
-  })
+// Fields set one by one, absent ones left out (as `compact` would): every inbox answer is made here.
+export const toInbox = (row: InboxRow): Inbox => {
+  const inbox: { -readonly [K in keyof Inbox]: Inbox[K] } = { pod_id: row.pod_id, inbox_id: row.id, email: row.email } as Inbox
+  if (row.display_name !== null) inbox.display_name = row.display_name
+  if (row.client_id !== null) inbox.client_id = row.client_id
+  inbox.status = row.status
+  if (row.metadata !== null) inbox.metadata = row.metadata
+  inbox.created_at = iso(row.created_at)
+  inbox.updated_at = iso(row.updated_at)
+  return inbox
+}
 
 export const CreateInboxInput = Schema.Struct({
   username: Schema.optionalKey(Username),
