@@ -51,10 +51,17 @@ const errorAnswer = (error: ApiError): WireAnswer => {
   return { status: statusOf(error), headers: { "content-type": JSON_TYPE, ...retry }, body: JSON.stringify(errorBody(error)) }
 }
 
+/** The headers of a JSON answer that adds none of its own (most): one object, never changed. */
+const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_TYPE }
+
 const toWire = (answer: Exclude<Answer, { _tag: "download" }>): WireAnswer => {
   switch (answer._tag) {
     case "json":
-      return { status: answer.status, headers: { "content-type": JSON_TYPE, ...answer.headers }, body: JSON.stringify(answer.body) }
+      return {
+        status: answer.status,
+        headers: answer.headers === undefined ? JSON_HEADERS : { "content-type": JSON_TYPE, ...answer.headers },
+        body: JSON.stringify(answer.body)
+      }
     case "empty":
       return { status: answer.status, headers: { ...answer.headers }, body: undefined }
     case "error":
@@ -63,6 +70,19 @@ const toWire = (answer: Exclude<Answer, { _tag: "download" }>): WireAnswer => {
 }
 
 const INTERNAL_ERROR: WireAnswer = { status: 500, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(internalErrorBody) }
+
+/**
+ * JSON_HEADERS and each path's guard headers merged once: a plain JSON answer's headers then
+ * start as one copy of a single object, where spreading the two was a property store per
+ * header (bench/PROFILE.md).
+ */
+const withJson = new Map<Readonly<Record<string, string>>, Readonly<Record<string, string>>>()
+const answerHeaders = (own: Readonly<Record<string, string>>, guard: Readonly<Record<string, string>>): Record<string, string> => {
+  if (own !== JSON_HEADERS) return { ...own, ...guard }
+  let merged = withJson.get(guard)
+  if (merged === undefined) withJson.set(guard, merged = { ...JSON_HEADERS, ...guard })
+  return { ...merged }
+}
 
 /**
  * Builds the direct path over the engine (the layer's context). `take(request)`
@@ -105,7 +125,8 @@ export const makeDirectPath = Effect.gen(function*() {
           }))
         )
         return Effect.map(answered, (answer) => {
-          const headers: Record<string, string> = { ...answer.headers, ...guardHeaders(path), "x-request-id": requestId }
+          const headers = answerHeaders(answer.headers, guardHeaders(path))
+          headers["x-request-id"] = requestId
           if (answer.body !== undefined) headers["content-length"] = String(Buffer.byteLength(answer.body))
           return {
             answer: { status: answer.status, headers, body: answer.body },

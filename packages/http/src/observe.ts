@@ -62,23 +62,31 @@ export const recordRequest = (
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const seconds = (now - startedMs) / 1000
     const metrics = routeMetrics(method, route, status)
-    return Effect.andThen(
+    return Effect.contextWith((context: Context.Context<never>) => {
       // Both series in one step (Metric.update is a step each).
-      Effect.contextWith((context: Context.Context<never>) => {
-        metrics.requests.updateUnsafe(1, context)
-        metrics.duration.updateUnsafe(seconds, context)
-        return Effect.void
-      }),
-      Effect.logInfo("request").pipe(Effect.annotateLogs({
+      metrics.requests.updateUnsafe(1, context)
+      metrics.duration.updateUnsafe(seconds, context)
+      const own = {
         request_id: requestId,
         organization_id: organizationId ?? null,
         method,
         route,
         status,
         duration_ms: Math.round(seconds * 1000)
-      }))
-    )
+      }
+      // As Effect.annotateLogs merges them, without copying the line's own into a new object
+      // when there is nothing around it to merge with (the usual case).
+      const outer = Context.get(context, References.CurrentLogAnnotations)
+      return Effect.provideService(REQUEST_LINE, References.CurrentLogAnnotations, isEmpty(outer) ? own : { ...outer, ...own })
+    })
   })
+
+const REQUEST_LINE = Effect.logInfo("request")
+
+const isEmpty = (record: Readonly<Record<string, unknown>>) => {
+  for (const _ in record) return false
+  return true
+}
 
 /** Wraps the handling of one request: metrics and the request's log line. */
 export const observe = (requestId: string) =>
