@@ -77,31 +77,24 @@ export const answerOperation = (
   request: WireRequest,
   params: Readonly<Record<string, string | undefined>>,
   known?: Known
-): Effect.Effect<Answer, never, Engine | Settings> =>
-  (reads(op, request.method)
+): Effect.Effect<Answer, never, Engine | Settings> => {
+  const answer = (scope: Scope.Scope | undefined) =>
+    known !== undefined
+      ? answerWith(op, path, request, params, scope, known)
+      : Effect.flatMap(
+        Effect.all([Effect.service(RequestId), Effect.serviceOption(RequestFacts)]),
+        ([requestId, facts]) => answerWith(op, path, request, params, scope, { requestId, facts: facts._tag === "Some" ? facts.value : undefined })
+      )
+  return (reads(op, request.method)
     // The body's reservation of the intake budget lasts until the operation has answered.
-    ? Effect.scoped(Effect.flatMap(Scope.Scope, (scope) => answerKnown(op, path, request, params, scope, known)))
+    ? Effect.scoped(Effect.flatMap(Scope.Scope, answer))
     // Nothing to read, so no scope: a GET's query is already here.
-    : answerKnown(op, path, request, params, undefined, known)).pipe(
+    : answer(undefined)).pipe(
       Effect.catchIf(isApiError, toErrorAnswer)
     )
+}
 
 const toErrorAnswer = (error: ApiError): Effect.Effect<Answer> => Effect.succeed({ _tag: "error", error })
-
-const answerKnown = (
-  op: Operation,
-  path: string,
-  request: WireRequest,
-  params: Readonly<Record<string, string | undefined>>,
-  scope: Scope.Scope | undefined,
-  known: Known | undefined
-) =>
-  known !== undefined
-    ? answerWith(op, path, request, params, scope, known)
-    : Effect.flatMap(
-      Effect.all([Effect.service(RequestId), Effect.serviceOption(RequestFacts)]),
-      ([requestId, facts]) => answerWith(op, path, request, params, scope, { requestId, facts: facts._tag === "Some" ? facts.value : undefined })
-    )
 
 /**
  * The body as the operation reads it, only once the operation has admitted the caller
