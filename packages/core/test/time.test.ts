@@ -29,6 +29,12 @@ describe("timestamps (shared/time.ts)", () => {
     expect(iso(new Date(1_765_000_000_123))).toBe("2025-12-06T05:46:40.123Z")
   })
 
+  it("isoOf stays exact when calls alternate between seconds and fall within one (its text up to the second is reused)", () => {
+    const base = 1_765_000_000_000
+    const calls = [base, base + 999, base + 1000, base + 5, base + 1999, base + 2000, base + 1, base - 1, base + 1500, base - 1000]
+    for (const ms of [...calls, ...calls.reverse()]) expect(isoOf(ms)).toBe(new Date(ms).toISOString())
+  })
+
   it("an invalid time throws as toISOString does", () => {
     expect(() => isoOf(Number.NaN)).toThrow(RangeError)
   })
