@@ -3,7 +3,8 @@
  * on the client's connection as effect/sql runs any statement (the pool's connection, or the
  * current transaction's; prepared by the driver, on PostgreSQL and PGlite alike), without the
  * per-call work of a template statement: compiling its fragments, a span with its attributes
- * and a fiber step to read the statement transformer. On `GET /v0/inboxes/:id` that work
+ * and a fiber step to read the statement transformer. Under a tracer that keeps spans it runs
+ * as a template statement does, so the trace shows the statement as before. On `GET /v0/inboxes/:id` that work
  * was a large share of the request's allocation (bench/PROFILE.md).
  *
  * The client's connection comes from the fields every effect/sql statement carries (its
@@ -11,7 +12,7 @@
  * another version of effect/sql), the text runs as `sql.unsafe` does: the same rows, at the
  * template statement's cost.
  */
-import { Effect } from "effect"
+import { Effect, Tracer } from "effect"
 import type { SqlClient, SqlConnection, SqlError } from "effect/sql"
 
 type Param = string | number | boolean | null
@@ -33,11 +34,14 @@ export const fixedStatements = (sql: SqlClient.SqlClient) => {
     return <A extends object>(text: string, params: ReadonlyArray<Param>): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> =>
       sql.unsafe<A>(text, params as Array<Param>)
   }
-  return <A extends object>(text: string, params: ReadonlyArray<Param>): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> => {
-    const run = (connection: SqlConnection.Connection) =>
-      connection.execute(text, params as Array<Param>, transform) as Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
-    return typeof borrower === "function" ? borrower(run) : Effect.scoped(Effect.flatMap(acquirer!, run))
-  }
+  return <A extends object>(text: string, params: ReadonlyArray<Param>): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> =>
+    Effect.withFiber((fiber) => {
+      // A tracer that keeps spans sees the statement's span as from any statement (shared/span.ts).
+      if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) return sql.unsafe<A>(text, params as Array<Param>)
+      const run = (connection: SqlConnection.Connection) =>
+        connection.execute(text, params as Array<Param>, transform) as Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
+      return typeof borrower === "function" ? borrower(run) : Effect.scoped(Effect.flatMap(acquirer!, run))
+    })
 }
 
 export type FixedStatements = ReturnType<typeof fixedStatements>
