@@ -55,6 +55,8 @@ const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0
 const SKIP_DOVECOT = process.env["BENCH_SKIP_DOVECOT"] === "1"
 /** How long one step (a command's answer, an EXISTS) may take before the run fails. */
 const STEP_MS = 120_000
+/** How long one side's IDLE deliveries may go on (a side that tells its idlers slowly is measured on fewer). */
+const IDLE_BUDGET_MS = 300_000
 const DATABASE = process.env["BENCH_IMAP_DATABASE"] ?? `bench_imap_${MESSAGES}`
 const SECRET = "bench-inbound-secret"
 const HTTP_PORT = Number(process.env["BENCH_IMAP_HTTP_PORT"] ?? "29401")
@@ -497,6 +499,8 @@ interface Figures {
   searchMs: Array<number>
   found: number
   idleMs: Array<number>
+  /** The watcher was not told of the last delivery within STEP_MS (its figure is that bound). */
+  idleLate: boolean
   /** CPU time of the serving processes per IDLE delivery (the delivery and telling every idler), ms. */
   cpuPerDeliveryMs: number
   pssBeforeKib: number
@@ -523,7 +527,10 @@ const idleAndMemory = async (side: Side, figures: Figures) => {
   await watcher.command("SELECT INBOX")
   await watcher.idle()
   const cpuBefore = await cpuOf(side)
+  const idleStarted = performance.now()
   for (let i = 0; i < SAMPLES; i++) {
+    // A side slower than the budget is measured on the deliveries made within it.
+    if (performance.now() - idleStarted > IDLE_BUDGET_MS) break
     await sleep(100 + Math.floor(Math.random() * 400))
     const seen = watcher.nextExists()
     const within = <A>(what: string, p: Promise<A>) =>
@@ -531,13 +538,19 @@ const idleAndMemory = async (side: Side, figures: Figures) => {
     // A delivery that hangs fails the run rather than stalling it.
     await within("no delivery acknowledged", side.deliver(idleMessage(i, side.user)))
     const acknowledged = performance.now()
-    await within("no EXISTS", seen)
+    // A client not told within STEP_MS is a figure (at least that long), not a fault of the run;
+    // the deliveries stop there, since a later EXISTS could answer this one's.
+    const told = await seen.then(() => true, () => false)
     figures.idleMs.push(performance.now() - acknowledged)
+    if (!told) {
+      figures.idleLate = true
+      break
+    }
   }
   // Every idler is told before the CPU is read: the watcher's EXISTS is only the first.
   await sleep(1_000)
   const cpuAfter = await cpuOf(side)
-  figures.cpuPerDeliveryMs = [...cpuAfter].reduce((n, [pid, ms]) => n + (cpuBefore.has(pid) ? ms - cpuBefore.get(pid)! : 0), 0) / SAMPLES
+  figures.cpuPerDeliveryMs = [...cpuAfter].reduce((n, [pid, ms]) => n + (cpuBefore.has(pid) ? ms - cpuBefore.get(pid)! : 0), 0) / Math.max(1, figures.idleMs.length)
   watcher.close()
   for (const imap of open) imap.close()
   await sleep(1_000)
@@ -560,7 +573,7 @@ export const benchImap = async (): Promise<ImapBench> => {
     seededSeconds = ourSide.seeded.seconds
     sides.push(ourSide)
     if (!SKIP_DOVECOT) sides.push(await dovecot())
-    for (const s of sides) figures.set(s.name, { fetchMs: [], searchMs: [], found: 0, idleMs: [], cpuPerDeliveryMs: 0, pssBeforeKib: 0, pssAfterKib: 0 })
+    for (const s of sides) figures.set(s.name, { fetchMs: [], searchMs: [], found: 0, idleMs: [], idleLate: false, cpuPerDeliveryMs: 0, pssBeforeKib: 0, pssAfterKib: 0 })
     // One untimed run each: the first SELECT gives our UIDs, Dovecot reads its cache.
     for (const side of sides) {
       await timeFetch(side)
@@ -599,6 +612,8 @@ export const imapSection = (result: ImapBench) => {
     found: f.found,
     p50: quantile(f.idleMs, 0.5),
     p99: quantile(f.idleMs, 0.99),
+    samples: f.idleMs.length,
+    late: f.idleLate,
     cpu: f.cpuPerDeliveryMs,
     perConnection: (f.pssAfterKib - f.pssBeforeKib) / CONNECTIONS
   }))
@@ -618,7 +633,8 @@ export const imapSection = (result: ImapBench) => {
     line(`SEARCH TEXT ${RARE_WORD} over ${MESSAGES.toLocaleString("en-US")}, ms`, (r) => round1(r.search).toLocaleString("en-US"), (r) => r.search),
     line("SEARCH matches", (r) => String(r.found)),
     line("IDLE notification p50, ms", (r) => round1(r.p50).toLocaleString("en-US"), (r) => r.p50),
-    line("IDLE notification p99, ms", (r) => round1(r.p99).toLocaleString("en-US"), (r) => r.p99),
+    line("IDLE notification p99, ms", (r) => `${r.late ? "at least " : ""}${round1(r.p99).toLocaleString("en-US")}`, (r) => r.p99),
+    line("IDLE deliveries measured", (r) => `${r.samples}${r.late ? " (the last not told within 120 s)" : ""}`),
     line(`CPU per IDLE delivery, ${CONNECTIONS.toLocaleString("en-US")} idling, ms`, (r) => round1(r.cpu).toLocaleString("en-US"), (r) => r.cpu),
     line("PSS per idle connection, KiB", (r) => round1(r.perConnection).toLocaleString("en-US"), (r) => r.perConnection),
     "",
