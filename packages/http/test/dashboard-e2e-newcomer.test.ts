@@ -211,6 +211,13 @@ describe("A new person in the dashboard (Chromium)", () => {
     await explained(page, page.getByText("Only the organization's owners invite members: ask one of them."))
     assert.strictEqual(await page.getByRole("button", { name: "Send invitation" }).count(), 0, "no invitation form for a member")
     await shot(page, "members-as-member")
+    if (process.env["DASHBOARD_SCREENSHOTS"] === "1") {
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.emulateMedia({ colorScheme: "dark" })
+      await shot(page, "phone-members-as-member-dark")
+      await page.setViewportSize({ width: 1280, height: 720 })
+      await page.emulateMedia({ colorScheme: "light" })
+    }
     const me = await page.evaluate(() => fetch("/auth/me").then((r) => r.json())) as { user: { email: string; email_verified: boolean }; organizations: Array<{ role: string }> }
     assert.strictEqual(me.user.email, invitee)
     assert.isTrue(me.user.email_verified, "the invitation's link proved the address")
