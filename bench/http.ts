@@ -15,10 +15,11 @@
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
+import { settingDefault } from "@inbox/core/internal"
 import { adminSql } from "@inbox/testkit"
 import { machine } from "./report.ts"
 
@@ -68,10 +69,21 @@ const PORT = Number(process.env["BENCH_PORT"] ?? "29101")
  * rounds as "baseline": a change is then measured before and after in one invocation.
  */
 const BASELINE = process.env["BENCH_BASELINE"]
-/** Node flags for the baseline's server alone (with BENCH_BASELINE=. the same checkout under other flags). */
-const BASELINE_FLAGS = (process.env["BENCH_BASELINE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")
+/** Node flags for the baseline's server instead of ours' (with BENCH_BASELINE=. the same checkout under other flags; empty: Node's defaults). */
+const BASELINE_FLAGS = process.env["BENCH_BASELINE_FLAGS"]?.split(" ").filter((f) => f !== "")
 /** Skips the POST runs, for quicker GET comparisons. */
 const SKIP_POST = process.env["BENCH_SKIP_POST"] === "1"
+/** Where the baseline's standard output goes, when it is to differ from the others' (BENCH_SERVER_STDOUT). */
+const BASELINE_STDOUT = process.env["BENCH_BASELINE_STDOUT"] as "file" | "pipe" | undefined
+
+/**
+ * Where a server's standard output goes once it is ready. `file` (the default): a file, as a
+ * log file or a collector that keeps up would take it. `pipe`: back to this process, which
+ * also runs the load generator; a server that logs a line per request then spends the load
+ * generator's CPU on splitting its lines, and blocks on a full pipe when this process is late
+ * to read it, so latencies were measured with the harness as part of the server.
+ */
+const STDOUT = (process.env["BENCH_SERVER_STDOUT"] ?? "file") as "file" | "pipe"
 
 /** Spawns `script` under the same loader and flags for every server, and waits for its ready line. */
 export const spawnServer = <A>(
@@ -79,31 +91,70 @@ export const spawnServer = <A>(
   env: Record<string, string>,
   flags: ReadonlyArray<string>,
   ready: (line: string) => A | undefined,
-  cwd = process.cwd()
+  cwd = process.cwd(),
+  stdout: "file" | "pipe" = STDOUT
 ) =>
   new Promise<{ child: ChildProcess; value: A }>((resolve, reject) => {
+    const dir = stdout === "file" ? mkdtempSync(join(tmpdir(), "bench-server-")) : undefined
+    const fd = dir === undefined ? undefined : openSync(join(dir, "stdout"), "w")
     const child = spawn(process.execPath, [...flags, "--import", "tsx", script], {
       cwd,
       env: { ...process.env, ...env, NODE_ENV: "production" },
-      stdio: ["ignore", "pipe", "inherit"]
+      stdio: ["ignore", fd ?? "pipe", "inherit"]
     })
     child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const value = ready(line)
-      if (value !== undefined) resolve({ child, value })
-    })
+    if (fd === undefined) {
+      createInterface({ input: child.stdout! }).on("line", (line) => {
+        const value = ready(line)
+        if (value !== undefined) resolve({ child, value })
+      })
+      return
+    }
+    closeSync(fd)
+    child.once("exit", () => rmSync(dir!, { recursive: true, force: true }))
+    // The ready line is read from the file's start until it appears; the file is not read after.
+    const poll = setInterval(() => {
+      const lines = readFileSync(join(dir!, "stdout"), "utf8").split("\n").slice(0, -1)
+      for (const line of lines) {
+        const value = ready(line)
+        if (value !== undefined) {
+          clearInterval(poll)
+          resolve({ child, value })
+          return
+        }
+      }
+    }, 50)
+    child.once("exit", () => clearInterval(poll))
   })
 
 /** Node flags for a server process, e.g. `--cpu-prof` (bench/profile.ts). */
 export type Flags = ReadonlyArray<string>
 
-export const startOurs = (env: Record<string, string>, port: number, flags: Flags = [], cwd?: string) =>
+/**
+ * The Node (V8) flags our server runs with: those `inboxctl serve` starts with by default
+ * (INBOX_NODE_FLAGS), so a benchmark measures the server as it is run; BENCH_OURS_NODE_FLAGS
+ * replaces them (empty: Node's defaults). bench/server.ts is started by node directly, not by
+ * `serve`, so without this it ran with a young generation four times as large, whose every
+ * scavenge paused the server longer (bench/PROFILE.md, "The GET path's tail").
+ */
+export const OURS_NODE_FLAGS: Flags = (process.env["BENCH_OURS_NODE_FLAGS"] ?? settingDefault("INBOX_NODE_FLAGS"))
+  .split(" ").filter((f) => f !== "")
+
+export const startOurs = (
+  env: Record<string, string>,
+  port: number,
+  flags: Flags = [],
+  cwd?: string,
+  stdout?: "file" | "pipe",
+  nodeFlags: Flags = OURS_NODE_FLAGS
+) =>
   spawnServer(
     "bench/server.ts",
     { INBOX_RATE_LIMITS: "off", ...env, INBOX_PORT: String(port) },
-    flags,
+    [...nodeFlags, ...flags],
     (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
-    cwd
+    cwd,
+    stdout
   )
 
 export const startReference = (url: string, port: number, flags: Flags = [], env: Record<string, string> = {}) =>
@@ -246,7 +297,7 @@ const measurePostgres = async (url: string, port: number): Promise<HttpResults> 
     const old = { ...ours, url: `http://127.0.0.1:${port + 2}/v0/inboxes/${inboxId}` }
     if (BASELINE !== undefined) {
       // Another checkout's server on the same database, serving our tenants: it creates none.
-      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, BASELINE_FLAGS, BASELINE)).child
+      baseline = (await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port + 2, [], BASELINE, BASELINE_STDOUT, BASELINE_FLAGS)).child
       await waitHealthy(port + 2)
       await run(old, WARMUP)
     }
