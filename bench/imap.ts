@@ -12,7 +12,7 @@
  * - memory per idle connection: 1,000 connections each signed in, INBOX selected and in
  *   IDLE; the PSS of every process that serves them (ours: the server's node process and its
  *   database's PostgreSQL backends; Dovecot: the master and every process under it), after
- *   minus before, divided by the connections;
+ *   minus before, divided by the connections (ours after a full garbage collection each time);
  * - CPU per IDLE delivery: the user and system time of those same processes over the IDLE
  *   deliveries (each told to every idling connection), divided by the deliveries: a figure
  *   a loaded machine does not skew as it skews the times.
@@ -41,7 +41,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import nodemailer from "nodemailer"
 import pg from "pg"
-import { medianOf, stop, waitHealthy } from "./http.ts"
+import { medianOf, OURS_NODE_FLAGS, stop, waitHealthy } from "./http.ts"
 import { benchMessage, type ImapSeeded, RARE_EVERY, RARE_WORD } from "./imap-seed.ts"
 import { machine } from "./report.ts"
 
@@ -233,9 +233,10 @@ interface Side {
   readonly password: string
   /** Delivers a message; resolves once the server has acknowledged it as stored. */
   deliver(raw: Buffer): Promise<void>
-  /** KiB of PSS of every process that serves IMAP connections. */
   /** Every process that serves the connections. */
   processes(): Promise<Array<number>>
+  /** Lets the side drop what it no longer holds before its memory is read (ours: a full GC). */
+  settle(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -256,7 +257,7 @@ const ours = async (): Promise<Side & { seeded: ImapSeeded }> => {
   })
   await new Promise((r) => seeder.once("close", r))
   console.error(`imap: ours seeded ${seeded.messages} messages in ${seeded.seconds} s (0: reused)`)
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "bench/server.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...OURS_NODE_FLAGS, "--expose-gc", "--import", "./bench/gc-on-signal.mjs", "--import", "tsx", "bench/server.ts"], {
     env: {
       ...env,
       BENCH_TENANTS: "0",
@@ -293,6 +294,10 @@ const ours = async (): Promise<Side & { seeded: ImapSeeded }> => {
     processes: async () => {
       const backends = (await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [DATABASE])).rows.map((r) => r.pid)
       return [...descendants(child.pid!), ...backends]
+    },
+    settle: async () => {
+      child.kill("SIGUSR2")
+      await sleep(2_000)
     },
     stop: async () => {
       await pool.end()
@@ -443,6 +448,8 @@ const dovecot = async (): Promise<Side> => {
       await lmtp.sendMail({ envelope: { from: "sender@customer.example", to: [DOVECOT_USER] }, raw })
     },
     processes: async () => descendants(master()),
+    // Dovecot frees what a connection held when it is done with it: nothing to wait for.
+    settle: async () => undefined,
     stop: async () => {
       lmtp.close()
       execFileSync("doveadm", ["-c", conf, "stop"], { stdio: "ignore" })
@@ -517,11 +524,13 @@ const idleMessage = (i: number, to: string) => {
 }
 
 const idleAndMemory = async (side: Side, figures: Figures) => {
+  await side.settle()
   figures.pssBeforeKib = await pssOf(side)
   const started = performance.now()
   const open = await idlers(side, CONNECTIONS)
   console.error(`imap: ${side.name}: ${CONNECTIONS} idle connections open in ${round1((performance.now() - started) / 1000)} s`)
   await sleep(5_000)
+  await side.settle()
   figures.pssAfterKib = await pssOf(side)
   const watcher = await signedIn(side.port, side.user, side.password)
   await watcher.command("SELECT INBOX")
@@ -625,7 +634,7 @@ export const imapSection = (result: ImapBench) => {
   return [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}; load average (1, 5, 15 min) ${result.loadBefore} at the start, ${result.loadAfter} at the end.${load > 1.5 ? " **The machine was busy: these figures are not evidence.**" : ""}`,
     "",
-    `bench/imap.ts: ${MESSAGES.toLocaleString("en-US")} messages in INBOX (bench/imap-seed.ts, the same bytes on both sides), ours on PostgreSQL beside Dovecot ${dovecotVersion()} with fts-xapian (Maildir). FETCH and SEARCH: the median of ${ROUNDS} rounds after a warm-up, the sides alternating; IDLE: ${SAMPLES} deliveries, from the delivery's acknowledgement to the idling client's EXISTS, with ${CONNECTIONS.toLocaleString("en-US")} other connections idling; memory: PSS of every serving process with ${CONNECTIONS.toLocaleString("en-US")} connections signed in, INBOX selected and idling, minus before, per connection.`,
+    `bench/imap.ts: ${MESSAGES.toLocaleString("en-US")} messages in INBOX (bench/imap-seed.ts, the same bytes on both sides), ours on PostgreSQL beside Dovecot ${dovecotVersion()} with fts-xapian (Maildir). FETCH and SEARCH: the median of ${ROUNDS} rounds after a warm-up, the sides alternating; IDLE: ${SAMPLES} deliveries, from the delivery's acknowledgement to the idling client's EXISTS, with ${CONNECTIONS.toLocaleString("en-US")} other connections idling; memory: PSS of every serving process with ${CONNECTIONS.toLocaleString("en-US")} connections signed in, INBOX selected and idling, minus before, per connection (ours read after a full garbage collection each time, so the figure is what the connections hold, not how far the heap had grown).`,
     "",
     `| | ${rows.map((r) => r.name).join(" | ")}${b === undefined ? "" : ` | ${a!.name} / ${b.name} |`}`,
     `|---|${rows.map(() => "---:").join("|")}|${b === undefined ? "" : "---:|"}`,
