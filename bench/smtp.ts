@@ -37,10 +37,12 @@ const SECONDS = Number(process.env["BENCH_SMTP_SECONDS"] ?? "5")
 const ROUNDS = Number(process.env["BENCH_SMTP_ROUNDS"] ?? "3")
 const DOMAINS = Number(process.env["BENCH_DOMAINS"] ?? "1000")
 const CLIENTS = 8
-const HTTP_PORT = 29501
-const SMTP_PORT = 29525
-const REF_PORT = 29526
-const STORING_PORT = 29527
+// BENCH_SMTP_PORT_OFFSET moves every port, so two sessions on one machine do not meet.
+const PORT_OFFSET = Number(process.env["BENCH_SMTP_PORT_OFFSET"] ?? "0")
+const HTTP_PORT = 29501 + PORT_OFFSET
+export const SMTP_PORT = 29525 + PORT_OFFSET
+const REF_PORT = 29526 + PORT_OFFSET
+export const STORING_PORT = 29527 + PORT_OFFSET
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const SECRET_KEY = "7b1e0f3c2a5d4e6f8091a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3"
 const SENDER_DOMAIN = "example.org"
