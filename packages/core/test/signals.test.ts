@@ -45,6 +45,28 @@ if (url !== undefined && url !== "") {
         assert.isUndefined(yield* nothingWithin(300))
       }))
 
+    it.effect("a transaction's signals all arrive after its commit, in order (sent together), and those of transactions at once too", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const signals = yield* Signals
+        const received = yield* Queue.unbounded<string>()
+        yield* signals.subscribe("t.together").pipe(Stream.runForEach((m) => Queue.offer(received, m)), Effect.forkScoped)
+        const next = Queue.take(received).pipe(Effect.timeout("5 seconds"), TestClock.withLive)
+        yield* signals.notify("t.together", "on")
+        assert.strictEqual(yield* next, "on")
+
+        yield* sql.withTransaction(Effect.forEach(["a", "b", "c"], (m) => signals.notify("t.together", m), { discard: true }))
+        assert.deepStrictEqual([yield* next, yield* next, yield* next], ["a", "b", "c"])
+
+        // Several transactions committing at once: every signal of each arrives, each once.
+        yield* Effect.forEach([1, 2, 3, 4], (t) =>
+          sql.withTransaction(Effect.forEach(["x", "y"], (m) => signals.notify("t.together", `${t}${m}`), { discard: true })), { concurrency: "unbounded", discard: true })
+        const all: Array<string> = []
+        for (let i = 0; i < 8; i++) all.push(yield* next)
+        assert.deepStrictEqual([...all].sort(), ["1x", "1y", "2x", "2y", "3x", "3y", "4x", "4y"])
+        for (const t of [1, 2, 3, 4]) assert.isBelow(all.indexOf(`${t}x`), all.indexOf(`${t}y`))
+      }).pipe(Effect.scoped))
+
     it.effect("a listener whose connection is cut listens again: signals sent after it still arrive", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

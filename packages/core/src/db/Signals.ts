@@ -61,8 +61,25 @@ export class Signals extends Context.Service<Signals, {
     // waited for the others. Signals are best effort by contract, so one lost to a crash between
     // the commit and this statement is caught up by the receivers' polling. The caller does
     // not wait for it.
-    const send = yield* batched((messages: ReadonlyArray<string>) =>
-      sql`SELECT pg_notify(${CHANNEL}, m) FROM unnest(${messages}::text[]) AS u (m)`.pipe(Effect.asVoid, Effect.orDie))
+    const send = yield* batched((groups: ReadonlyArray<ReadonlyArray<string>>) =>
+      sql`SELECT pg_notify(${CHANNEL}, m) FROM unnest(${groups.flat()}::text[]) AS u (m)`.pipe(Effect.asVoid, Effect.orDie))
+    // A transaction's signals (a delivery batch's inboxes and each of its events) are run as
+    // its after-commit callbacks one after another: they are gathered here and the sender
+    // starts only once they all are in, so they go in one statement, not one each (a
+    // statement and a transaction of PostgreSQL's per signal: bench/PROFILE.md, issue 29).
+    let gathered: Array<string> = []
+    const flush = Effect.suspend(() => {
+      const messages = gathered
+      gathered = []
+      return send(messages)
+    })
+    const gather = (message: string) =>
+      Effect.suspend(() => {
+        gathered.push(message)
+        // The first signal of a round forks the sender, which yields first: the callbacks
+        // still to run in this fiber add theirs before it takes them.
+        return gathered.length > 1 ? Effect.void : Effect.asVoid(Effect.forkDetach(Effect.andThen(Effect.yieldNow, flush)))
+      })
     const pump = (queue: Queue.Dequeue<PgConnection.Notification, SqlError.SqlError>) =>
       Effect.forever(Effect.gen(function*() {
         const notification = yield* Queue.take(queue)
@@ -87,7 +104,7 @@ export class Signals extends Context.Service<Signals, {
     )
     return Signals.of({
       crossProcess: true,
-      notify: (channel, message) => sql.afterCommit(Effect.asVoid(Effect.forkDetach(send(`${channel} ${message}`)))),
+      notify: (channel, message) => sql.afterCommit(gather(`${channel} ${message}`)),
       subscribe: (channel) => Stream.fromPubSub(hub).pipe(Stream.filter((s) => s.channel === channel), Stream.map((s) => s.message))
     })
   }))
