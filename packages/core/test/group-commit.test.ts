@@ -191,6 +191,22 @@ for (const storage of storages()) {
         }
       }))
 
+    it.effect("RCPT lookups made at once (sharing statements) each answer their own address: hosted, not hosted, in any case, asked twice", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const inbound = yield* Inbound
+        const { a, b } = yield* inboxesOf("rcpt")
+        const emails = yield* sql<{ id: string; email: string }>`SELECT id, email FROM inboxes WHERE id = ANY(${[a.id, b.id]}::text[])`
+        const emailOf = (id: string) => emails.find((e) => e.id === id)!.email
+        const asked = [emailOf(a.id), "nobody@inbox.localhost", emailOf(b.id).toUpperCase(), "not an address", ` ${emailOf(a.id)} `, emailOf(b.id), "nobody@inbox.localhost"]
+        const expected = [a.id, undefined, b.id, undefined, a.id, b.id, undefined]
+        for (let round = 0; round < 3; round++) {
+          const answers = yield* Effect.forEach(asked, (address) => inbound.recipient(address), { concurrency: "unbounded" })
+          assert.deepStrictEqual(answers.map((i) => i?.id), expected)
+          for (const i of answers) if (i !== undefined) assert.strictEqual(i.email, emailOf(i.id))
+        }
+      }))
+
     it.effect("an inbox deleted after it was looked up: the message is stored in the other inboxes and the deleted one is named as skipped; with none left it is 404 not_found", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
