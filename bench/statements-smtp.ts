@@ -68,7 +68,7 @@ const window = async (label: string, client: pg.Client, run: () => Promise<unkno
     if (d.some((x) => x / n >= 0.05)) console.log(`    ${table.padEnd(24)} ${d.map((x) => per(x).padStart(9)).join(" ")}`)
   }
   const rows = (await client.query(`SELECT query, toplevel, calls, rows, total_exec_time, shared_blks_hit + shared_blks_read AS blocks FROM pg_stat_statements
-    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%count(*) AS n FROM messages%'`)).rows as Array<{ query: string; toplevel: boolean; calls: string; rows: string; total_exec_time: number; blocks: string }>
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%pg_stat_clear_snapshot%' AND query NOT LIKE '%FROM pg_stat_database WHERE datname = current_database()%' AND query NOT LIKE '%seq_tup_read%' AND query NOT LIKE '%sum(idx_scan)%' AND query NOT LIKE '%count(*) AS n FROM messages%'`)).rows as Array<{ query: string; toplevel: boolean; calls: string; rows: string; total_exec_time: number; blocks: string }>
   const kinds = new Map<string, { top: boolean; calls: number; rows: number; time: number; blocks: number }>()
   for (const r of rows) {
     const key = `${r.toplevel ? "top " : "nested "}${kindOf(r.query)}`
@@ -85,7 +85,7 @@ const window = async (label: string, client: pg.Client, run: () => Promise<unkno
   console.log(`  statements per message: top level ${per(top)}, run by triggers and functions ${per(nested)}`)
   console.log("  calls/msg  rows/msg blocks/msg time share  statement (blocks: buffers hit or read, a nested statement's also counted in its caller's)")
   for (const [key, k] of [...kinds.entries()].sort((x, y) => y[1].calls - x[1].calls)) {
-    if (k.calls / n < 0.005 && k.blocks / n < 1) continue
+    if (k.calls / n < 0.001 && k.blocks / n < 1) continue
     console.log(`  ${per(k.calls).padStart(9)} ${per(k.rows).padStart(9)} ${per(k.blocks).padStart(10)} ${k.top ? `${(k.time / all * 100).toFixed(1)}%`.padStart(10) : "".padStart(10)}  ${key}`)
   }
 }
