@@ -408,7 +408,7 @@ const limitedLines = (rounds: ReadonlyArray<Round>, span: (xs: ReadonlyArray<num
 export const httpSection = ({ figures, rounds }: HttpResults): string => {
   const lines = [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}.`,
-    `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, each server in its own process on the same machine (which also runs autocannon); creates spread over 40 tenants on the Scale plan. Latencies in ms.`,
+    `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, each server in its own process on the same machine (which also runs autocannon), its standard output to a file; ours with the Node flags \`inboxctl serve\` starts it with (${OURS_NODE_FLAGS.length === 0 ? "none" : OURS_NODE_FLAGS.join(" ")}), the reference with Node's defaults; creates spread over 40 tenants on the Scale plan. Latencies in ms.`,
     ""
   ]
   if (rounds.length > 0) {
