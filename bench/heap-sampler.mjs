@@ -2,7 +2,8 @@
  * Preloaded into a server by bench/counts.ts (`--import ./bench/heap-sampler.mjs`): the first
  * SIGUSR2 starts V8's sampling heap profiler keeping the objects the garbage collector has
  * already freed (so it counts every byte allocated, not what survives), the second stops it
- * and writes the profile to HEAP_SAMPLE_FILE, then prints `HEAP_SAMPLE_WRITTEN`.
+ * and writes the profile to HEAP_SAMPLE_FILE, then prints `HEAP_SAMPLE_WRITTEN`; a third starts
+ * it again (bench/counts-smtp.ts samples one message size after another).
  */
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
@@ -18,6 +19,7 @@ process.on("SIGUSR2", async () => {
     process.stdout.write("HEAP_SAMPLE_STARTED\n")
     return
   }
+  sampling = false
   const { profile } = await post("HeapProfiler.stopSampling", {})
   writeFileSync(process.env["HEAP_SAMPLE_FILE"], JSON.stringify(profile))
   process.stdout.write("HEAP_SAMPLE_WRITTEN\n")

@@ -159,7 +159,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100
  * an RSA-2048 signature (about 1 ms of CPU) on each. Answered as the bytes before and
  * after the Message-ID's value.
  */
-const signedOnce = async (raw: Buffer, privateKey: string) => {
+export const signedOnce = async (raw: Buffer, privateKey: string) => {
   const signer = nodemailer.createTransport({
     streamTransport: true,
     buffer: true,
