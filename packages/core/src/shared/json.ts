@@ -164,3 +164,45 @@ export const findUnstorable = (value: unknown): Unstorable | undefined => {
   }
   return undefined
 }
+
+// The characters JSON.stringify writes as \u00xx (\b and \f as two).
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/
+
+/**
+ * An upper bound of the UTF-8 bytes of `JSON.stringify(value)`, without building the text.
+ * A string with no control character but tab, CR and LF takes at most twice its UTF-8
+ * bytes (an escaped quote or backslash, `\n`; a lone surrogate, 3 bytes in UTF-8, is the
+ * 6 of `\udxxx`); any other string at most 6 bytes a UTF-16 unit (`\u001f`); a number at
+ * most 24 characters. A value with `toJSON` (a Date) is measured through it. For a size
+ * check that is nearly always far under its limit (an event's body): only a bound over the
+ * limit needs the text.
+ */
+export const jsonBytesAtMost = (value: unknown): number => {
+  switch (typeof value) {
+    case "string":
+      return (CONTROL.test(value) ? 6 * value.length : 2 * Buffer.byteLength(value)) + 2
+    case "number":
+      return 24
+    case "boolean":
+      return 5
+    case "object": {
+      if (value === null) return 4
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
+        return jsonBytesAtMost((value as { toJSON: () => unknown }).toJSON())
+      }
+      let bytes = 2
+      if (Array.isArray(value)) {
+        for (const item of value) bytes += jsonBytesAtMost(item) + 1
+        return bytes
+      }
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue
+        bytes += jsonBytesAtMost(key) + 2 + jsonBytesAtMost((value as Record<string, unknown>)[key])
+      }
+      return bytes
+    }
+    default:
+      // undefined and functions: left out of objects, `null` in arrays
+      return 4
+  }
+}
