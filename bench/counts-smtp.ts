@@ -29,13 +29,14 @@
  * same database the rows of a delivery ours stored of the same size (bench/delivery-copy.ts);
  * our server then runs beside it, uncounted, only to store those template deliveries.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, renameSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import nodemailer from "nodemailer"
 import pg from "pg"
+import { spawnCounted } from "./counted.ts"
 import { templateTables } from "./delivery-copy.ts"
 import { stop, waitHealthy } from "./http.ts"
 import { benchMessages } from "./parse.ts"
@@ -63,16 +64,7 @@ const CLIENTS = 8
 const start = (script: string, env: Record<string, string>, ready: (line: string) => boolean, from: string, measured: boolean) =>
   new Promise<{ child: ChildProcess; seen: (line: string) => Promise<void>; first: string }>((done, fail) => {
     const flags = (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")
-    const preload = measured && mode === "allocation" ? ["--import", resolve("bench/heap-sampler.mjs")] : []
-    const node = [process.execPath, ...flags, ...preload, "--import", "tsx", script]
-    const [command, ...args] = measured && mode === "instructions"
-      ? ["valgrind", "--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${dir}/callgrind.out.%p`, ...node]
-      : node
-    const child = spawn(command!, args, {
-      cwd: from,
-      env: { ...process.env, ...env, NODE_ENV: "production", HEAP_SAMPLE_FILE: join(dir, "heap.json") },
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    const child = spawnCounted(script, env, from, dir, measured ? mode as "instructions" | "allocation" : "plain", flags)
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code}`)))
     const waiters = new Map<string, () => void>()
     const seen = (line: string) => new Promise<void>((r) => void waiters.set(line, r))

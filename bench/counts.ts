@@ -16,13 +16,14 @@
  * Both sides run on the same fresh database that our server set up (its keys, one inbox);
  * BENCH_SERVER_CWD measures another checkout's server (its own node_modules) as "ours".
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import autocannon from "autocannon"
 import { adminSql } from "@inbox/testkit"
+import { spawnCounted } from "./counted.ts"
 import { someInbox, startOurs, stop, waitHealthy } from "./http.ts"
 
 const which = process.argv[2] ?? "ours"
@@ -39,15 +40,7 @@ const dir = mkdtempSync(join(tmpdir(), "inbox-counts-"))
 /** Starts `script` (from `cwd`) under the mode's wrapper; resolves on the line `ready` accepts. */
 const start = (script: string, env: Record<string, string>, ready: (line: string) => boolean, from: string) =>
   new Promise<{ child: ChildProcess; lines: AsyncIterator<string> }>((done, fail) => {
-    const node = [process.execPath, ...(mode === "allocation" ? ["--import", resolve("bench/heap-sampler.mjs")] : []), "--import", "tsx", script]
-    const [command, ...args] = mode === "instructions"
-      ? ["valgrind", "--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${dir}/callgrind.out.%p`, ...node]
-      : node
-    const child = spawn(command!, args, {
-      cwd: from,
-      env: { ...process.env, ...env, NODE_ENV: "production", HEAP_SAMPLE_FILE: join(dir, "heap.json") },
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    const child = spawnCounted(script, env, from, dir, mode as "instructions" | "allocation")
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code}`)))
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
     const wait = async () => {
