@@ -24,7 +24,9 @@
  *   message on the main thread (the sampling heap profiler sees the main isolate only, not
  *   the workers'), and the largest allocation sites.
  *
- * `ours` is our server (bench/server.ts, BENCH_SERVER_CWD for another checkout's); `reference`
+ * `ours` is our server (bench/server.ts, BENCH_SERVER_CWD for another checkout's) with the Node
+ * flags `inboxctl serve` runs with (OURS_NODE_FLAGS, bench/http.ts; BENCH_OURS_NODE_FLAGS="" for
+ * Node's defaults, as bench/PROFILE.md's first SMTP counts were taken); `reference`
  * is the storing reference (bench/reference-smtp.ts with REF_DATABASE_URL), writing into the
  * same database the rows of a delivery ours stored of the same size (bench/delivery-copy.ts);
  * our server then runs beside it, uncounted, only to store those template deliveries.
@@ -38,7 +40,7 @@ import nodemailer from "nodemailer"
 import pg from "pg"
 import { spawnCounted } from "./counted.ts"
 import { templateTables } from "./delivery-copy.ts"
-import { stop, waitHealthy } from "./http.ts"
+import { type Flags, OURS_NODE_FLAGS, stop, waitHealthy } from "./http.ts"
 import { benchMessages } from "./parse.ts"
 import { freshDatabase, openDns, publishSender, signedOnce } from "./smtp.ts"
 
@@ -61,9 +63,9 @@ const CLIENTS = 8
  * the server): `seen` waits for a line; BENCH_ECHO=1 echoes every line to stderr (with
  * BENCH_NODE_FLAGS=--trace-gc, say: node flags for the servers).
  */
-const start = (script: string, env: Record<string, string>, ready: (line: string) => boolean, from: string, measured: boolean) =>
+const start = (script: string, env: Record<string, string>, ready: (line: string) => boolean, from: string, measured: boolean, nodeFlags: Flags = []) =>
   new Promise<{ child: ChildProcess; seen: (line: string) => Promise<void>; first: string }>((done, fail) => {
-    const flags = (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")
+    const flags = [...nodeFlags, ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")]
     const child = spawnCounted(script, env, from, dir, measured ? mode as "instructions" | "allocation" : "plain", flags)
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code}`)))
     const waiters = new Map<string, () => void>()
@@ -126,7 +128,7 @@ const main = async () => {
   const url = await freshDatabase(name)
   const children: Array<ChildProcess> = []
   try {
-    const ours = await start("bench/server.ts", oursEnv(url, dns.zone.server), (l) => l.startsWith("BENCH_KEYS "), cwd, which === "ours")
+    const ours = await start("bench/server.ts", oursEnv(url, dns.zone.server), (l) => l.startsWith("BENCH_KEYS "), cwd, which === "ours", OURS_NODE_FLAGS)
     children.push(ours.child)
     await waitHealthy(httpPort)
     const key = (JSON.parse(ours.first.slice(11)) as { keys: Array<string> }).keys[0]!
