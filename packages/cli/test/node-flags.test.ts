@@ -28,14 +28,14 @@ const serveWith = async (extra: Record<string, string>) => {
 describe("inboxctl serve: the Node flags it runs with (INBOX_NODE_FLAGS)", () => {
   it("by default, the server process runs with a small young generation and slower old-generation growth", async () => {
     const args = await serveWith({})
-    assert.includeMembers(args, ["--max-semi-space-size=4", "--heap-growing-percent=50", "serve"])
+    assert.includeMembers(args, ["--max-semi-space-size=16", "--heap-growing-percent=50", "serve"])
     // The flags come before the script, where node reads its own options.
-    assert.isBelow(args.indexOf("--max-semi-space-size=4"), args.findIndex((a) => a.endsWith("main.ts")))
+    assert.isBelow(args.indexOf("--max-semi-space-size=16"), args.findIndex((a) => a.endsWith("main.ts")))
   }, 60_000)
 
   it("a flag the operator gave in NODE_OPTIONS is left to them; the others still apply", async () => {
-    const args = await serveWith({ NODE_OPTIONS: "--max-semi-space-size=16" })
-    assert.notInclude(args, "--max-semi-space-size=4")
+    const args = await serveWith({ NODE_OPTIONS: "--max-semi-space-size=8" })
+    assert.notInclude(args, "--max-semi-space-size=16")
     assert.include(args, "--heap-growing-percent=50")
   }, 60_000)
 
