@@ -111,7 +111,9 @@ export const spawnServer = <A>(
       return
     }
     closeSync(fd)
-    child.once("exit", () => rmSync(dir!, { recursive: true, force: true }))
+    // On "close", not "exit": stop() takes the "exit" listeners off, and the file (a line per
+    // request) would be left behind.
+    child.once("close", () => rmSync(dir!, { recursive: true, force: true }))
     // The ready line is read from the file's start until it appears; the file is not read after.
     const poll = setInterval(() => {
       const lines = readFileSync(join(dir!, "stdout"), "utf8").split("\n").slice(0, -1)
@@ -124,7 +126,7 @@ export const spawnServer = <A>(
         }
       }
     }, 50)
-    child.once("exit", () => clearInterval(poll))
+    child.once("close", () => clearInterval(poll))
   })
 
 /** Node flags for a server process, e.g. `--cpu-prof` (bench/profile.ts). */
