@@ -164,13 +164,21 @@ const rawResponse = (error: ApiError, requestId: string): string => {
   ].join("\r\n")
 }
 
+const SLOT = Symbol("inbox/openSlot")
+type Slotted = ServerResponse & { [SLOT]?: number | undefined }
+
 /**
  * Stops `server` taking requests once `server.close()` is called (the module's "Shutdown").
  * `refused(response)` is what the request listener does first with each request: true when
  * it was refused here.
  */
 const drainOnClose = (server: Server, requestId: () => string, hooks: DrainHooks) => {
-  const open = new Set<ServerResponse>()
+  // The responses under way, in an array whose slots are reused (each response knows its
+  // slot), not a Set: a Set that gains and loses an entry per request reallocates its table,
+  // and V8 links each old table to its successor, so once one table is promoted every later
+  // one survives the young generation's collections (bench/PROFILE.md, "What the scavenges
+  // keep").
+  const open: Array<ServerResponse> = []
   let draining = false
   const closeIdle = () => setImmediate(() => server.closeIdleConnections())
   const close = server.close.bind(server)
@@ -179,12 +187,22 @@ const drainOnClose = (server: Server, requestId: () => string, hooks: DrainHooks
       draining = true
       // Node decides Connection: keep-alive or close when it writes the headers.
       for (const response of open) if (!response.headersSent) response.shouldKeepAlive = false
-      hooks.onDrain?.(open.size)
+      hooks.onDrain?.(open.length)
     }
     const closed = close(callback)
     server.closeIdleConnections()
     return closed
   }) as Server["close"]
+  const forget = (response: ServerResponse) => {
+    const slot = (response as Slotted)[SLOT]
+    if (slot === undefined) return
+    const last = open.pop()!
+    if (last !== response) {
+      open[slot] = last
+      ;(last as Slotted)[SLOT] = slot
+    }
+    ;(response as Slotted)[SLOT] = undefined
+  }
   const refused = (response: ServerResponse): boolean => {
     if (draining) {
       const error = SHUTTING_DOWN
@@ -200,10 +218,10 @@ const drainOnClose = (server: Server, requestId: () => string, hooks: DrainHooks
       response.end(body)
       return true
     }
-    open.add(response)
+    ;(response as Slotted)[SLOT] = open.push(response) - 1
     // An answer whose headers said keep-alive before the close leaves its connection idle.
     response.once("close", () => {
-      open.delete(response)
+      forget(response)
       if (draining) closeIdle()
     })
     return false

@@ -69,6 +69,27 @@ describe("the Node server once its listener closes", () => {
     assert.deepStrictEqual(s.drains, [1])
   })
 
+  it("counts only the answers still under way after others finished in any order, and writes Connection: close on each", async () => {
+    const s = await start()
+    server = s.server
+    const clients = ["/hold-a", "/hold-b", "/hold-c", "/hold-d"].map((path) => talk(s.port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`))
+    await until(() => s.held.length === 4)
+    const byUrl = new Map(s.held.map((h) => [h.url, h.response]))
+    // The first and the third finish before the close; each leaves its place to another.
+    for (const url of ["/hold-a", "/hold-c"]) {
+      const response = byUrl.get(url)!
+      await new Promise<void>((resolve) => {
+        response.once("close", () => resolve())
+        response.end("early")
+      })
+    }
+    s.server.close()
+    for (const url of ["/hold-b", "/hold-d"]) byUrl.get(url)!.end("late")
+    const answers = await Promise.all([clients[1]!.answers, clients[3]!.answers])
+    for (const raw of answers) assert.match(raw, /^HTTP\/1\.1 200 [^]*\r\nConnection: close\r\n[^]*late$/i)
+    assert.deepStrictEqual(s.drains, [2])
+  })
+
   it("answers a request that still arrives on an open connection 503 service_unavailable with Connection: close, and never serves it", async () => {
     const s = await start()
     server = s.server
