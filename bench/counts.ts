@@ -24,7 +24,7 @@ import { createInterface } from "node:readline"
 import autocannon from "autocannon"
 import { adminSql } from "@inbox/testkit"
 import { spawnCounted } from "./counted.ts"
-import { someInbox, startOurs, stop, waitHealthy } from "./http.ts"
+import { oneInbox, stop } from "./http.ts"
 
 const which = process.argv[2] ?? "ours"
 const mode = process.argv[3] ?? "instructions"
@@ -75,17 +75,7 @@ const main = async () => {
   let measured: ChildProcess | undefined
   try {
     // Our server (plain) creates the tenant, its key and one inbox, then steps aside.
-    const setup = await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "1" }, port)
-    const key = setup.value[0]!
-    let inboxId: string
-    try {
-      await waitHealthy(port)
-      const base = `http://127.0.0.1:${port}`
-      await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" })
-      inboxId = await someInbox(base, key)
-    } finally {
-      await stop(setup.child)
-    }
+    const { key, inboxId } = await oneInbox(url, port)
     const started = which === "reference"
       ? await start("bench/reference.ts", { REF_DATABASE_URL: url, REF_PORT: String(port) }, (l) => l === "REFERENCE_READY", process.cwd())
       : await start("bench/server.ts", { INBOX_DATABASE_URL: url, INBOX_PORT: String(port), INBOX_RATE_LIMITS: "off", BENCH_TENANTS: "0" }, (l) => l.startsWith("BENCH_KEYS "), cwd)

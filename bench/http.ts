@@ -244,6 +244,23 @@ export const someInbox = async (base: string, key: string) => {
   return inboxId
 }
 
+/**
+ * A fresh database made ready for measuring one GET: our server creates one tenant, its key and
+ * one inbox, then stops, so another server (or ours under a tool) can be started on it.
+ */
+export const oneInbox = async (url: string, port: number): Promise<{ readonly key: string; readonly inboxId: string }> => {
+  const setup = await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "1" }, port)
+  const key = setup.value[0]!
+  try {
+    await waitHealthy(port)
+    const base = `http://127.0.0.1:${port}`
+    await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" })
+    return { key, inboxId: await someInbox(base, key) }
+  } finally {
+    await stop(setup.child)
+  }
+}
+
 /** Both servers must answer the route with the same body, or the comparison means nothing. */
 const sameAnswer = async (a: string, b: string, key: string) => {
   const [x, y] = await Promise.all([a, b].map(async (url) => {

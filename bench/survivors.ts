@@ -25,7 +25,7 @@
 import { createInterface } from "node:readline"
 import autocannon from "autocannon"
 import { adminSql } from "@inbox/testkit"
-import { type Flags, OURS_NODE_FLAGS, someInbox, spawnServer, startOurs, stop, waitHealthy } from "./http.ts"
+import { type Flags, oneInbox, OURS_NODE_FLAGS, spawnServer, startOurs, stop } from "./http.ts"
 
 const args = process.argv.slice(2)
 const sides = args.filter((a) => /^[a-z]+$/.test(a))
@@ -89,17 +89,7 @@ const main = async () => {
   await adminSql(server, `CREATE DATABASE ${name}`)
   try {
     // Our server creates the tenant, its key and one inbox, then steps aside.
-    const setup = await startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "1" }, port)
-    const key = setup.value[0]!
-    let inboxId: string
-    try {
-      await waitHealthy(port)
-      const base = `http://127.0.0.1:${port}`
-      await fetch(`${base}/v0/inboxes`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" })
-      inboxId = await someInbox(base, key)
-    } finally {
-      await stop(setup.child)
-    }
+    const { key, inboxId } = await oneInbox(url, port)
     console.log(`GET /v0/inboxes/:id, ${WINDOW_S} s per window after ${WARMUP_S} s at 20 connections; ours with ${OURS_NODE_FLAGS.join(" ") || "Node's defaults"}, the others with ${semiSpace.join(" ") || "Node's defaults"}`)
     for (const side of sides.length === 0 ? ["ours", "reference", "effect"] : sides) {
       await measure(side, `http://127.0.0.1:${port}/v0/inboxes/${inboxId}`, key)
