@@ -218,7 +218,8 @@ const drainOnClose = (server: Server, requestId: () => string, hooks: DrainHooks
       response.end(body)
       return true
     }
-    ;(response as Slotted)[SLOT] = open.push(response) - 1
+    // Counted once, should both of Node's events name the same response.
+    if ((response as Slotted)[SLOT] === undefined) (response as Slotted)[SLOT] = open.push(response) - 1
     // An answer whose headers said keep-alive before the close leaves its connection idle.
     response.once("close", () => {
       forget(response)
