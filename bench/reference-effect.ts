@@ -1,9 +1,10 @@
 /**
  * A floor for a server built on Effect: `GET /v0/inboxes/:id` answered by Effect's own HTTP
- * server (NodeHttpServer, HttpRouter) over our database layer (effect/sql-pg), with the
- * reference's statements (bench/reference.ts: the key by the hash of its secret, cached; the
- * inbox in the key's organization) and its body. No middleware, no logging, no metrics: it
- * shows what Effect and effect/sql themselves cost a request, for bench/survivors.ts.
+ * server (NodeHttpServer, HttpRouter) over our database layer (effect/sql-pg), doing what
+ * bench/reference.ts does for a key scoped to its organization (the key looked up by the hash
+ * of its secret once, then cached; the inbox read within the key's organization) and answering
+ * most of its body. No middleware, no logging, no metrics: it shows what Effect and effect/sql
+ * themselves cost a request, for bench/survivors.ts.
  *
  * INBOX_DATABASE_URL, INBOX_PORT; prints `REFERENCE_READY` once listening.
  */
