@@ -40,14 +40,8 @@ const WINDOW_S = 6
 /** The young generation ours runs with, given to the others so that all scavenge alike. */
 const semiSpace = OURS_NODE_FLAGS.filter((f) => f.startsWith("--max-semi-space-size"))
 
-interface Started {
-  readonly child: import("node:child_process").ChildProcess
-}
-
-const start = async (side: string, flags: Flags): Promise<Started> => {
-  if (side === "ours") {
-    return startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0", INBOX_LOG_LEVEL: "info" }, port, flags, undefined, "pipe")
-  }
+const start = async (side: string, flags: Flags) => {
+  if (side === "ours") return startOurs({ INBOX_DATABASE_URL: url, BENCH_TENANTS: "0" }, port, flags, undefined, "pipe")
   const script = side === "reference" ? "bench/reference.ts" : "bench/reference-effect.ts"
   const env = side === "reference" ? { REF_DATABASE_URL: url, REF_PORT: String(port) } : { INBOX_DATABASE_URL: url, INBOX_PORT: String(port) }
   return spawnServer(script, env, [...semiSpace, ...flags], (line) => line === "REFERENCE_READY" ? true : undefined, undefined, "pipe")
