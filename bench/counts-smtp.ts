@@ -2,7 +2,7 @@
  * Load-independent counts of SMTP ingest on PostgreSQL (issue 29), as bench/counts.ts has for
  * the GET, for a machine too busy for CPU times to mean anything:
  *
- *   node --import tsx bench/counts-smtp.ts [ours|reference] [instructions|allocation] [messages] [sizes]
+ *   node --import tsx bench/counts-smtp.ts [ours|reference] [instructions|allocation|survivors] [messages] [sizes]
  *
  * `sizes`: indexes into bench/parse.ts's benchMessages, comma-separated (default 0,1,2: the
  * 5 KB, 32 KB and 280 KB messages). For each size, `messages` messages (default 200; the
@@ -23,6 +23,13 @@
  * - `allocation`: the server runs with bench/heap-sampler.mjs preloaded: bytes allocated per
  *   message on the main thread (the sampling heap profiler sees the main isolate only, not
  *   the workers'), and the largest allocation sites.
+ * - `survivors`: the server runs with `--trace-gc-nvp`: per message, the bytes its scavenges
+ *   promoted to the old generation, on the main thread and in the parsing workers apart (each
+ *   isolate's lines are told apart by their prefix; the main isolate is the first to collect),
+ *   and the full collections in the window, as bench/survivors.ts counts for the GET. What a
+ *   scavenge promotes, the next full collection marks; promoted bytes that no live object
+ *   needs are kept by dead old objects (bench/PROFILE.md, "What the scavenges keep"). The
+ *   reference then runs with ours' young generation.
  *
  * `ours` is our server (bench/server.ts, BENCH_SERVER_CWD for another checkout's) with the Node
  * flags `inboxctl serve` runs with (OURS_NODE_FLAGS, bench/http.ts; BENCH_OURS_NODE_FLAGS="" for
@@ -31,7 +38,7 @@
  * same database the rows of a delivery ours stored of the same size (bench/delivery-copy.ts);
  * our server then runs beside it, uncounted, only to store those template deliveries.
  */
-import { type ChildProcess, execFileSync } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, renameSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -65,13 +72,17 @@ const CLIENTS = 8
  */
 const start = (script: string, env: Record<string, string>, ready: (line: string) => boolean, from: string, measured: boolean, nodeFlags: Flags = []) =>
   new Promise<{ child: ChildProcess; seen: (line: string) => Promise<void>; first: string }>((done, fail) => {
-    const flags = [...nodeFlags, ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")]
-    const child = spawnCounted(script, env, from, dir, measured ? mode as "instructions" | "allocation" : "plain", flags)
+    const flags = [...nodeFlags, ...(measured && mode === "survivors" ? ["--trace-gc-nvp"] : []), ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")]
+    const child = spawnCounted(script, env, from, dir, measured && mode !== "survivors" ? mode as "instructions" | "allocation" : "plain", flags)
     child.once("exit", (code) => fail(new Error(`${script} exited with ${code}`)))
     const waiters = new Map<string, () => void>()
     const seen = (line: string) => new Promise<void>((r) => void waiters.set(line, r))
     let started = false
     createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (line.includes(" gc=")) {
+        firstIsolate ??= isolate(line)
+        return void collections.push(line)
+      }
       if (process.env["BENCH_ECHO"] === "1") process.stderr.write(`${line}\n`)
       waiters.get(line)?.()
       waiters.delete(line)
@@ -101,6 +112,16 @@ const send = async (port: number, to: string, signed: { head: Buffer; tail: Buff
   }))
   return failures
 }
+
+/** `--trace-gc-nvp`'s lines of the measured server, `[pid:isolate:n] ms: pause=… gc=s …`. */
+const collections: Array<string> = []
+const isolate = (line: string) => /^\[\d+:(0x[0-9a-f]+)/.exec(line)?.[1] ?? "?"
+/** The main isolate collects first, while the server loads its modules. */
+let firstIsolate: string | undefined
+const nvp = (line: string, key: string) => Number(new RegExp(` ${key}=([0-9.]+)`).exec(line)?.[1] ?? NaN)
+
+/** Ours' young generation, which the reference is given when scavenges are counted, so that both collect alike. */
+const semiSpace = OURS_NODE_FLAGS.filter((f) => f.startsWith("--max-semi-space-size"))
 
 const callgrind = (pid: number, ...args: Array<string>) => execFileSync("callgrind_control", [...args, String(pid)], { stdio: "pipe" }).toString()
 
@@ -138,7 +159,7 @@ const main = async () => {
       body: "{}"
     })).json() as { email: string }
     const measured = which === "reference"
-      ? await start("bench/reference-smtp.ts", { REF_SMTP_PORT: String(refPort), REF_DNS_SERVER: dns.zone.server, REF_DATABASE_URL: url }, (l) => l === "REFERENCE_READY", process.cwd(), true)
+      ? await start("bench/reference-smtp.ts", { REF_SMTP_PORT: String(refPort), REF_DNS_SERVER: dns.zone.server, REF_DATABASE_URL: url }, (l) => l === "REFERENCE_READY", process.cwd(), true, mode === "survivors" ? semiSpace : [])
       : ours
     if (measured !== ours) children.push(measured.child)
     const port = which === "reference" ? refPort : smtpPort
@@ -192,6 +213,58 @@ const main = async () => {
         }
         console.log(JSON.stringify(line))
         results.push(line)
+      } else if (mode === "syscalls") {
+        const out = join(dir, `strace-${index}.txt`)
+        const tracer = spawn("strace", ["-c", "-f", "-o", out, "-p", String(pid)], { stdio: "ignore" })
+        await new Promise((r) => setTimeout(r, 1000))
+        const failures = await send(port, inbox.email, signed, n)
+        tracer.kill("SIGINT")
+        await new Promise((r) => tracer.once("exit", r))
+        const table = readFileSync(out, "utf8")
+        const calls = table.split("\n").flatMap((l) => {
+          const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(l)
+          return m === null ? [] : [[m[2]!, Number(m[1])] as const]
+        })
+        const total = calls.reduce((s, [, c]) => s + c, 0)
+        const line = {
+          which,
+          mode,
+          message: label,
+          bytes: raw.length,
+          messages: n,
+          failures,
+          perMessage: Number((total / n).toFixed(1)),
+          top: Object.fromEntries(calls.sort((a, b) => b[1] - a[1]).slice(0, 10).map(([k, c]) => [k, Number((c / n).toFixed(2))]))
+        }
+        console.log(JSON.stringify(line))
+        results.push(line)
+      } else if (mode === "survivors") {
+        collections.length = 0
+        const failures = await send(port, inbox.email, signed, n)
+        await new Promise((r) => setTimeout(r, 200))
+        const main = firstIsolate
+        const sum = (lines: Array<string>, key: string) => lines.reduce((s, l) => s + nvp(l, key), 0)
+        const scavenges = collections.filter((l) => l.includes(" gc=s "))
+        const ofMain = scavenges.filter((l) => isolate(l) === main)
+        const ofWorkers = scavenges.filter((l) => isolate(l) !== main)
+        const full = collections.filter((l) => l.includes(" gc=mc ") && isolate(l) === main)
+        const line = {
+          which,
+          mode,
+          message: label,
+          bytes: raw.length,
+          messages: n,
+          warmFailures,
+          failures,
+          perMessage: Math.round(sum(ofMain, "promoted") / n),
+          workersPerMessage: Math.round(sum(ofWorkers, "promoted") / n),
+          scavenges: ofMain.length,
+          meanScavengeMs: ofMain.length === 0 ? 0 : Number((sum(ofMain, "pause") / ofMain.length).toFixed(2)),
+          fullCollections: full.length,
+          fullCollectionMs: Number(sum(full, "pause").toFixed(1))
+        }
+        console.log(JSON.stringify(line))
+        results.push(line)
       } else {
         const sampling = measured.seen("HEAP_SAMPLE_STARTED")
         process.kill(pid, "SIGUSR2")
@@ -222,8 +295,13 @@ const main = async () => {
       }
     }
     const cell = (v: unknown) => v === undefined ? "-" : Number(v).toLocaleString("en-US")
-    console.log(`\n| message | ${which} ${mode} per message | without the GC | the GC |\n|---|---:|---:|---:|`)
-    for (const r of results) console.log(`| ${r["message"]} | ${cell(r["perMessage"])} | ${cell(r["perMessageWithoutGc"])} | ${cell(r["gcPerMessage"])} |`)
+    if (mode === "survivors") {
+      console.log(`\n| message | ${which}: bytes promoted per message, main thread | in the parsing workers | scavenges, mean pause ms | full collections, ms |\n|---|---:|---:|---:|---:|`)
+      for (const r of results) console.log(`| ${r["message"]} | ${cell(r["perMessage"])} | ${cell(r["workersPerMessage"])} | ${r["scavenges"]}, ${r["meanScavengeMs"]} | ${r["fullCollections"]}, ${r["fullCollectionMs"]} |`)
+    } else {
+      console.log(`\n| message | ${which} ${mode} per message | without the GC | the GC |\n|---|---:|---:|---:|`)
+      for (const r of results) console.log(`| ${r["message"]} | ${cell(r["perMessage"])} | ${cell(r["perMessageWithoutGc"])} | ${cell(r["gcPerMessage"])} |`)
+    }
   } finally {
     for (const c of children.reverse()) await stop(c)
     await dns.close()

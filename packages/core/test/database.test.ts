@@ -122,5 +122,20 @@ for (const storage of storages()) {
         }).pipe(Effect.provide(storage.layer), Effect.orDie)
         assert.deepStrictEqual(rows.map((r) => r.shouted), ["QUIET; PLEASE"])
       }), 120_000)
+
+    it.live("a statement's text and parameters are not kept once it has run (effect/sql's compiler caches nothing)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const compiler = Database.compilerOf(sql)
+        assert.isDefined(compiler, "effect/sql's statements no longer carry their compiler")
+        const body = "a delivery's body ".repeat(100)
+        const statement = sql<{ n: number }>`SELECT length(${body})::int AS n`
+        assert.deepStrictEqual(yield* statement, [{ n: body.length }])
+        for (const cache of Database.STATEMENT_CACHES) {
+          const kept = compiler![cache] as { get(key: unknown): unknown } | undefined
+          assert.isDefined(kept, `effect/sql's compiler no longer has ${cache}`)
+          assert.isUndefined(kept!.get(statement), `${cache} kept the statement`)
+        }
+      }).pipe(Effect.provide(storage.layer), Effect.orDie), 120_000)
   })
 }

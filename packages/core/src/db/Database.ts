@@ -82,8 +82,31 @@ const migrate = Layer.effect(
   )
 ).pipe(Layer.provide(NodeServices.layer))
 
+/**
+ * effect/sql's compiler keeps each compiled statement in a WeakMap keyed by the statement
+ * object. The engine makes its statements afresh for each execution, so the cache is never
+ * hit, but an entry keeps its value (the statement's text and parameters: a delivery's
+ * bodies, say) through the young generation's next collection, and the table's growth links
+ * each old table to its successor: a delivery's scavenges promoted about a third more bytes
+ * with it (bench/PROFILE.md, "What a delivery's scavenges keep"). The compiler's two caches
+ * (with and without name transforms) are replaced by ones that keep nothing; a compiler of
+ * another shape is left as it is (test/database.test.ts notices).
+ */
+const keepsNothing = { get: () => undefined, set() { return this }, has: () => false, delete: () => false }
+export const STATEMENT_CACHES = ["statementCache", "statementCacheNoTransform"] as const
+
+/** The compiler behind `sql`, as its statements carry it. */
+export const compilerOf = (sql: SqlClient.SqlClient): Record<string, unknown> | undefined =>
+  (sql`SELECT 1` as unknown as { readonly compiler?: Record<string, unknown> }).compiler
+
+const uncachedStatements = Layer.effectDiscard(Effect.gen(function*() {
+  const compiler = compilerOf(yield* SqlClient.SqlClient)
+  if (compiler === undefined) return
+  for (const cache of STATEMENT_CACHES) if (compiler[cache] instanceof WeakMap) compiler[cache] = keepsNothing
+}))
+
 const withMigrations = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
-  migrate.pipe(Layer.provideMerge(client), Layer.orDie)
+  migrate.pipe(Layer.provideMerge(uncachedStatements.pipe(Layer.provideMerge(client))), Layer.orDie)
 
 /**
  * The most connections this process's pool opens, for `/metrics` beside the connections in
