@@ -6,9 +6,9 @@
  * a shared transaction fails alone.
  */
 import { assert, layer } from "@effect/vitest"
-import { Engine, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored } from "@inbox/core/internal"
+import { Engine, FullMessageRow, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored } from "@inbox/core/internal"
 import { buildMail, engineLayer, storages } from "@inbox/testkit"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 
 interface Spec {
@@ -124,6 +124,39 @@ for (const storage of storages()) {
         }
         const counted = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE inbox_id = ANY(${[many.a.id, many.b.id]}::text[])`
         assert.strictEqual(counted[0]!.n, 9, "eight written by the batch and the one stored before")
+      }))
+
+    it.effect("a batch answers each message it stored with the row as it reads back: bodies, headers, attachments, addresses, times", () =>
+      Effect.gen(function*() {
+        const store = yield* MessageStore
+        const sql = yield* SqlClient.SqlClient
+        const { a } = yield* inboxesOf("written")
+        const full = (s: Spec, extra: Partial<NewMessage>): NewMessage => ({ ...newMessage(a, s), ...extra })
+        const stored = yield* sql.withTransaction(store.insertMany([
+          full({ rfc: "<w1@x>", subject: "Zürich, 東京 ✓" }, {
+            text: "Grüße aus Zürich\r\n> quoted\r\n",
+            html: "<p>Grüße <b>aus</b> Zürich</p>",
+            extracted_text: "Grüße aus Zürich",
+            extracted_html: "<p>Grüße</p>",
+            cc: ["Cleo <cleo@example.org>"],
+            bcc: ["dan@example.org"],
+            headers: { "x-long-header-name": "1", subject: "Zürich", "message-id": "<w1@x>", to: "box@inbox.localhost" },
+            attachments: [{
+              meta: { filename: "plan.pdf", content_type: "application/pdf", content_disposition: "attachment", size: 3, content_id: "c1" },
+              sha256: sha256Of(new Uint8Array([1, 2, 3])),
+              bytes: new Uint8Array([1, 2, 3])
+            }]
+          }),
+          full({ rfc: "<w2@x>", inReplyTo: "<w1@x>", references: ["<w1@x>"], subject: "Re: Zürich" }, {}),
+          full({ rfc: "<w1@x>" }, {})
+        ]))
+        assert.deepStrictEqual(stored.map((s) => s.duplicate), [false, false, true])
+        const read = yield* sql`SELECT * FROM messages WHERE id = ANY(${stored.map((s) => s.message.id)}::text[])`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(FullMessageRow)))
+        )
+        for (const s of stored) assert.deepStrictEqual(s.message, read.find((r) => r.id === s.message.id))
+        assert.strictEqual(stored[0]!.message.attachments.length, 1)
+        assert.strictEqual(stored[1]!.message.thread_id, stored[0]!.message.thread_id)
       }))
 
     it.effect("a late parent that ties two threads together in a batch merges them into one", () =>
