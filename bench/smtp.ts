@@ -17,8 +17,9 @@
  *   asking for the same records with the same concurrency.
  *
  * `pnpm bench smtp` / `pnpm bench domains`; BENCH_SMTP_SECONDS (5), BENCH_SMTP_ROUNDS (3),
- * BENCH_DOMAINS (1,000), BENCH_SKIP_PGLITE=1.
+ * BENCH_DOMAINS (1,000), BENCH_SKIP_PGLITE=1, BENCH_OURS_SOURCE=1 (ours from source: startOursBuilt).
  */
+import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { Resolver } from "node:dns/promises"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -254,6 +255,45 @@ export const startOursSmtp = async (env: Record<string, string>, dns: string, fl
   return { child, keys: value }
 }
 
+/**
+ * Ours as users run it: `inboxctl serve` from the built CLI (packages/cli/dist, built first
+ * when a source is newer, as scripts/inboxctl does; serve applies its own Node flags,
+ * INBOX_NODE_FLAGS from BENCH_OURS_NODE_FLAGS), its tenant made by `inboxctl org create`
+ * before the server starts (PGlite allows one process at a time), as the Postfix + Dovecot
+ * script does. Run from source under tsx, the same server holds about three times the live
+ * heap (tsx's loader and the transformed sources), which every full collection marks:
+ * `BENCH_OURS_SOURCE=1` runs bench/server.ts that way (startOursSmtp), as runs before
+ * 2026-12-07 16:00 did.
+ */
+export const startOursBuilt = async (env: Record<string, string>, dns: string, cwd = process.cwd()) => {
+  if (process.env["BENCH_OURS_SOURCE"] === "1") return startOursSmtp(env, dns, [], cwd)
+  execFileSync("bash", ["scripts/inboxctl", "--help"], { cwd, stdio: ["ignore", "ignore", "inherit"] })
+  const settings = {
+    ...process.env,
+    ...env,
+    NODE_ENV: "production",
+    INBOX_PORT: String(HTTP_PORT),
+    INBOX_RATE_LIMITS: "off",
+    INBOX_SMTP_LISTEN: `127.0.0.1:${SMTP_PORT}`,
+    INBOX_SMTP_MAX_CONNECTIONS: "1000",
+    INBOX_SMTP_MESSAGES_PER_MINUTE: "100000000",
+    INBOX_DNS_SERVERS: dns,
+    INBOX_SECRET_KEY: SECRET_KEY,
+    INBOX_NODE_FLAGS: OURS_NODE_FLAGS.join(" ")
+  }
+  const cli = join(cwd, "packages", "cli", "dist", "inboxctl.js")
+  const org = JSON.parse(execFileSync(process.execPath, [cli, "org", "create", "--owner-email", "bench0@example.com", "--verified", "--plan", "scale", "--json"], {
+    cwd,
+    env: settings,
+    stdio: ["ignore", "pipe", "inherit"]
+  }).toString()) as { api_key: string }
+  const child = spawn(process.execPath, [cli, "serve"], { cwd, env: settings, stdio: ["ignore", "ignore", "inherit"] })
+  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`inboxctl serve exited with ${code}`))))
+  await Promise.race([waitHealthy(HTTP_PORT), exited])
+  exited.catch(() => undefined)
+  return { child, keys: [org.api_key] }
+}
+
 export const api = async (method: string, path: string, key: string, body?: unknown) => {
   const res = await fetch(`http://127.0.0.1:${HTTP_PORT}${path}`, {
     method,
@@ -314,7 +354,7 @@ export const benchSmtp = async () => {
     for (const [storage, env] of storages) {
       const settings = await env()
       const database = settings["INBOX_DATABASE_URL"]
-      const ours = await startOursSmtp(settings, dns.zone.server)
+      const ours = await startOursBuilt(settings, dns.zone.server)
       // On PostgreSQL, the storing reference writes into ours' database, copying the
       // delivery ours stored last (bench/delivery-copy.ts), so its rows are the real ones.
       const storing = database === undefined ? undefined : await spawnServer(
@@ -426,7 +466,7 @@ export const smtpSection = (sections: ReadonlyArray<SmtpSection>, load0: number,
   })()
   return [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}; 1-minute load average ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end.`,
-    `SMTP ingest (issue 10): ${CLIENTS} client connections (nodemailer, one persistent connection each) for ${SECONDS} s per run after a 2 s warm-up, ${ROUNDS} rounds of ours, then the bare reference, then (on PostgreSQL) the storing reference; ratios are taken within each round, the row shows the median round. Sender domain, DKIM key, SPF and DMARC (p=reject) served by a DNS server on loopback, so every message is checked for real (all passed). Each message has its own Message-ID and carries a DKIM signature made once per message size with the Message-ID left out of the signed headers, so the load generator does not spend an RSA signature per message on the servers' two cores; the receivers verify the same signature over the same body for every message. Ours answers 250 after the message is stored, threaded and its event committed; it runs with the Node flags \`inboxctl serve\` starts it with (${OURS_NODE_FLAGS.join(" ") || "none"}), and on PostgreSQL it is warmed until its maintenance has analyzed its tables. The bare reference (bench/reference-smtp.ts) is smtp-server + mailauth with the same DNS cache + bare simpleParser, storing nothing; the storing reference is the same plus a group commit through \`pg\` (up to 16 deliveries a transaction, two transactions at once, one round trip each) of the rows ours writes for a delivery (thread, message with its search, blob and metric triggers, raw bytes, event; bench/delivery-copy.ts), reading nothing first. Goal on PostgreSQL: at least ${goal} messages/s of 5 KB. Latencies in ms, per message, at the client; CPU in µs per message answered, as server / PostgreSQL / load generator.`,
+    `SMTP ingest (issue 10): ${CLIENTS} client connections (nodemailer, one persistent connection each) for ${SECONDS} s per run after a 2 s warm-up, ${ROUNDS} rounds of ours, then the bare reference, then (on PostgreSQL) the storing reference; ratios are taken within each round, the row shows the median round. Sender domain, DKIM key, SPF and DMARC (p=reject) served by a DNS server on loopback, so every message is checked for real (all passed). Each message has its own Message-ID and carries a DKIM signature made once per message size with the Message-ID left out of the signed headers, so the load generator does not spend an RSA signature per message on the servers' two cores; the receivers verify the same signature over the same body for every message. Ours answers 250 after the message is stored, threaded and its event committed; ${process.env["BENCH_OURS_SOURCE"] === "1" ? "it runs from source under tsx (BENCH_OURS_SOURCE=1)" : "it runs as users run it, \`inboxctl serve\` from the built CLI (packages/cli/dist)"}, with the Node flags serve starts it with (${OURS_NODE_FLAGS.join(" ") || "none"}), and on PostgreSQL it is warmed until its maintenance has analyzed its tables. The bare reference (bench/reference-smtp.ts) is smtp-server + mailauth with the same DNS cache + bare simpleParser, storing nothing; the storing reference is the same plus a group commit through \`pg\` (up to 16 deliveries a transaction, two transactions at once, one round trip each) of the rows ours writes for a delivery (thread, message with its search, blob and metric triggers, raw bytes, event; bench/delivery-copy.ts), reading nothing first. Goal on PostgreSQL: at least ${goal} messages/s of 5 KB. Latencies in ms, per message, at the client; CPU in µs per message answered, as server / PostgreSQL / load generator.`,
     ...sections.flatMap((s) => [
       "",
       `### ${s.storage}`,
