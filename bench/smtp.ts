@@ -17,7 +17,9 @@
  *   asking for the same records with the same concurrency.
  *
  * `pnpm bench smtp` / `pnpm bench domains`; BENCH_SMTP_SECONDS (5), BENCH_SMTP_ROUNDS (3),
- * BENCH_DOMAINS (1,000), BENCH_SKIP_PGLITE=1, BENCH_OURS_SOURCE=1 (ours from source: startOursBuilt).
+ * BENCH_DOMAINS (1,000), BENCH_SKIP_PGLITE=1, BENCH_OURS_SOURCE=1 (ours from source: startOursBuilt),
+ * BENCH_SERVER_CWD=DIR (ours from another checkout, its dependencies installed: an earlier
+ * engine under the same harness).
  */
 import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
@@ -354,7 +356,7 @@ export const benchSmtp = async () => {
     for (const [storage, env] of storages) {
       const settings = await env()
       const database = settings["INBOX_DATABASE_URL"]
-      const ours = await startOursBuilt(settings, dns.zone.server)
+      const ours = await startOursBuilt(settings, dns.zone.server, process.env["BENCH_SERVER_CWD"])
       // On PostgreSQL, the storing reference writes into ours' database, copying the
       // delivery ours stored last (bench/delivery-copy.ts), so its rows are the real ones.
       const storing = database === undefined ? undefined : await spawnServer(
