@@ -157,8 +157,8 @@ export type InboxTarget = typeof InboxTarget.Type
  * transaction may carry, and how many transactions a process runs at once. One: a batch
  * costs eight round trips whatever its size, and with two writers each took about half the
  * deliveries waiting, so twice the statements and commits for the same mail. One writer cost
- * 12-30% less CPU per delivery (server and PostgreSQL) at 5 KB and 32 KB and answered as many
- * messages a second (BENCHMARKS.md, "SMTP: ingest"); a delivery that arrives meanwhile waits
+ * about a fifth less CPU per delivery (server and PostgreSQL) at 5 KB and 32 KB and answered
+ * as many messages a second (BENCHMARKS.md, "SMTP: ingest"); a delivery that arrives meanwhile waits
  * for the batch under way, which a larger next batch makes up.
  */
 export const GROUP_COMMIT = { deliveries: 32, bytes: 16 * 1024 * 1024, writers: 1 } as const
