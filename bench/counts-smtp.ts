@@ -177,6 +177,7 @@ const main = async () => {
         await client.query(templateTables("ref")).finally(() => client.end())
       }
       const warmFailures = await send(port, inbox.email, signed, index === 2 ? Math.max(10, Math.round(warmupOf(messages) / 4)) : warmupOf(messages))
+      const head = { which, mode, message: label, bytes: raw.length, messages: n, warmFailures }
       if (mode === "instructions") {
         callgrind(pid, "--instr=on")
         callgrind(pid, "--zero")
@@ -196,12 +197,7 @@ const main = async () => {
         const gc = inclusive("v8::internal::ConcurrentMarking::JobTaskMajor::Run") + inclusive("v8::internal::Sweeper::MajorSweeperJob::Run") +
           inclusive("v8::internal::Heap::CollectGarbage\\(") + inclusive("v8::internal::IncrementalMarking::Step\\(")
         const line = {
-          which,
-          mode,
-          message: label,
-          bytes: raw.length,
-          messages: n,
-          warmFailures,
+          ...head,
           failures,
           instructions: total,
           compilerThreads: compilers,
@@ -223,15 +219,11 @@ const main = async () => {
         const table = readFileSync(out, "utf8")
         const calls = table.split("\n").flatMap((l) => {
           const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(l)
-          return m === null ? [] : [[m[2]!, Number(m[1])] as const]
+          return m === null || m[2] === "total" ? [] : [[m[2]!, Number(m[1])] as const]
         })
         const total = calls.reduce((s, [, c]) => s + c, 0)
         const line = {
-          which,
-          mode,
-          message: label,
-          bytes: raw.length,
-          messages: n,
+          ...head,
           failures,
           perMessage: Number((total / n).toFixed(1)),
           top: Object.fromEntries(calls.sort((a, b) => b[1] - a[1]).slice(0, 10).map(([k, c]) => [k, Number((c / n).toFixed(2))]))
@@ -249,12 +241,7 @@ const main = async () => {
         const ofWorkers = scavenges.filter((l) => isolate(l) !== main)
         const full = collections.filter((l) => l.includes(" gc=mc ") && isolate(l) === main)
         const line = {
-          which,
-          mode,
-          message: label,
-          bytes: raw.length,
-          messages: n,
-          warmFailures,
+          ...head,
           failures,
           perMessage: Math.round(sum(ofMain, "promoted") / n),
           workersPerMessage: Math.round(sum(ofWorkers, "promoted") / n),
@@ -289,7 +276,7 @@ const main = async () => {
         const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env["BENCH_TOP"] ?? "25"))
         console.log(`${label}:`)
         for (const [site, bytes] of top) console.log(`${String(Math.round(bytes / n)).padStart(9)} B/msg  ${site}`)
-        const line = { which, mode, message: label, bytes: raw.length, messages: n, warmFailures, failures, allocated: total, perMessage: Math.round(total / n) }
+        const line = { ...head, failures, allocated: total, perMessage: Math.round(total / n) }
         console.log(JSON.stringify(line))
         results.push(line)
       }

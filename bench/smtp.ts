@@ -235,20 +235,21 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
 }
 
 /** Our server with the SMTP receiver on; `cwd` another checkout's, to time that code with this harness. */
+/** Ours' settings for the SMTP benchmarks: its ports, no request or SMTP limits, the loopback DNS. */
+const oursSettings = (dns: string) => ({
+  INBOX_PORT: String(HTTP_PORT),
+  INBOX_RATE_LIMITS: "off",
+  INBOX_SMTP_LISTEN: `127.0.0.1:${SMTP_PORT}`,
+  INBOX_SMTP_MAX_CONNECTIONS: "1000",
+  INBOX_SMTP_MESSAGES_PER_MINUTE: "100000000",
+  INBOX_DNS_SERVERS: dns,
+  INBOX_SECRET_KEY: SECRET_KEY
+})
+
 export const startOursSmtp = async (env: Record<string, string>, dns: string, flags: ReadonlyArray<string> = [], cwd?: string) => {
   const { child, value } = await spawnServer(
     "bench/server.ts",
-    {
-      ...env,
-      INBOX_PORT: String(HTTP_PORT),
-      INBOX_RATE_LIMITS: "off",
-      INBOX_SMTP_LISTEN: `127.0.0.1:${SMTP_PORT}`,
-      INBOX_SMTP_MAX_CONNECTIONS: "1000",
-      INBOX_SMTP_MESSAGES_PER_MINUTE: "100000000",
-      INBOX_DNS_SERVERS: dns,
-      INBOX_SECRET_KEY: SECRET_KEY,
-      BENCH_TENANTS: env["BENCH_TENANTS"] ?? "1"
-    },
+    { ...env, ...oursSettings(dns), BENCH_TENANTS: env["BENCH_TENANTS"] ?? "1" },
     [...OURS_NODE_FLAGS, ...flags],
     (line) => line.startsWith("BENCH_KEYS ") ? (JSON.parse(line.slice(11)) as { keys: Array<string> }).keys : undefined,
     cwd
@@ -270,19 +271,7 @@ export const startOursSmtp = async (env: Record<string, string>, dns: string, fl
 export const startOursBuilt = async (env: Record<string, string>, dns: string, cwd = process.cwd()) => {
   if (process.env["BENCH_OURS_SOURCE"] === "1") return startOursSmtp(env, dns, [], cwd)
   execFileSync("bash", ["scripts/inboxctl", "--help"], { cwd, stdio: ["ignore", "ignore", "inherit"] })
-  const settings = {
-    ...process.env,
-    ...env,
-    NODE_ENV: "production",
-    INBOX_PORT: String(HTTP_PORT),
-    INBOX_RATE_LIMITS: "off",
-    INBOX_SMTP_LISTEN: `127.0.0.1:${SMTP_PORT}`,
-    INBOX_SMTP_MAX_CONNECTIONS: "1000",
-    INBOX_SMTP_MESSAGES_PER_MINUTE: "100000000",
-    INBOX_DNS_SERVERS: dns,
-    INBOX_SECRET_KEY: SECRET_KEY,
-    INBOX_NODE_FLAGS: OURS_NODE_FLAGS.join(" ")
-  }
+  const settings = { ...process.env, ...env, ...oursSettings(dns), NODE_ENV: "production", INBOX_NODE_FLAGS: OURS_NODE_FLAGS.join(" ") }
   const cli = join(cwd, "packages", "cli", "dist", "inboxctl.js")
   const org = JSON.parse(execFileSync(process.execPath, [cli, "org", "create", "--owner-email", "bench0@example.com", "--verified", "--plan", "scale", "--json"], {
     cwd,
