@@ -96,7 +96,9 @@ export const spawnServer = <A>(
 ) =>
   new Promise<{ child: ChildProcess; value: A }>((resolve, reject) => {
     const dir = stdout === "file" ? mkdtempSync(join(tmpdir(), "bench-server-")) : undefined
-    const fd = dir === undefined ? undefined : openSync(join(dir, "stdout"), "w")
+    // BENCH_SERVER_OUTPUT=FILE: the server's output goes there and is kept.
+    const file = dir === undefined ? undefined : process.env["BENCH_SERVER_OUTPUT"] ?? join(dir, "stdout")
+    const fd = file === undefined ? undefined : openSync(file, "w")
     const child = spawn(process.execPath, [...flags, "--import", "tsx", script], {
       cwd,
       env: { ...process.env, ...env, NODE_ENV: "production" },
@@ -116,7 +118,7 @@ export const spawnServer = <A>(
     child.once("close", () => rmSync(dir!, { recursive: true, force: true }))
     // The ready line is read from the file's start until it appears; the file is not read after.
     const poll = setInterval(() => {
-      const lines = readFileSync(join(dir!, "stdout"), "utf8").split("\n").slice(0, -1)
+      const lines = readFileSync(file!, "utf8").split("\n").slice(0, -1)
       for (const line of lines) {
         const value = ready(line)
         if (value !== undefined) {

@@ -4,9 +4,11 @@
  * 280 KB message, 5 KB by default) against one server and prints
  * the CPU each process spent per message (the server, PostgreSQL, the load generator). With
  * BENCH_CPU_PROF=1 it also profiles our server's main thread during the load and prints
- * where the time went, by kind of work, by place and by function. BENCH_SERVER_CWD=DIR
+ * where the time went, by kind of work, by place and by function, for the main thread and each
+ * parsing worker (the reference too: its one thread). BENCH_SERVER_CWD=DIR
  * runs the server of another checkout (a worktree of an earlier commit, its dependencies
- * installed) under this harness, to compare code with code.
+ * installed) under this harness, to compare code with code. BENCH_NODE_FLAGS adds Node flags to
+ * the server's when it is not profiled (`--trace-gc`, with BENCH_SERVER_OUTPUT=FILE to keep them).
  */
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,21 +16,24 @@ import { join } from "node:path"
 import { summarise, table } from "./cpuprofile.ts"
 import { spawnServer, stop } from "./http.ts"
 import { benchMessages } from "./parse.ts"
-import { api, freshDatabase, load, openDns, publishSender, startOursSmtp } from "./smtp.ts"
+import { api, freshDatabase, load, openDns, publishSender, startOursBuilt } from "./smtp.ts"
 
 const seconds = Number(process.argv[2] ?? "10")
 const which = process.argv[3] ?? "ours"
 const profileDir = process.env["BENCH_CPU_PROF"] === "1" ? mkdtempSync(join(tmpdir(), "inbox-profile-smtp-")) : undefined
-const flags = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-interval=500"]
+const flags = profileDir === undefined ? (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "") : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-interval=500"]
+
+/** The thread id in a profile's name (`CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`). */
+const threadOf = (file: string) => Number(file.split(".").at(-3))
 
 const main = async () => {
   const dns = await openDns()
   const privateKey = publishSender(dns.zone)
   const raw = benchMessages[Number(process.argv[4] ?? "0")]![1]
   const server = which === "reference"
-    ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, [], (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
+    ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, flags, (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
     : await (async () => {
-      const ours = await startOursSmtp({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, flags, process.env["BENCH_SERVER_CWD"])
+      const ours = await startOursBuilt({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, process.env["BENCH_SERVER_CWD"], flags)
       return { ...ours, port: 29525, to: ((await api("POST", "/v0/inboxes", ours.keys[0]!, {})) as { email: string }).email }
     })()
   try {
@@ -43,22 +48,28 @@ const main = async () => {
     console.log(`  DNS queries per message: ${((dns.zone.queries() - q0) / (run.rate * seconds)).toFixed(2)}`)
     await stop(server.child)
     if (profileDir !== undefined) {
-      const file = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(profileDir, f))[0]!
-      const summary = summarise(file, [w0, w1], {
-        "smtp-server (protocol, replies)": (f) => f.url.includes("/smtp-server/"),
-        "mailauth (SPF, DKIM, DMARC, ARC)": (f) => f.url.includes("/mailauth/"),
-        "@effect/sql-pg (driver)": (f) => f.url.includes("/@effect/sql-pg/"),
-        "core/src/smtp": (f) => f.url.includes("/packages/core/src/smtp/"),
-        "core/src/inbound": (f) => f.url.includes("/packages/core/src/inbound/"),
-        "core/src/messages": (f) => f.url.includes("/packages/core/src/messages/"),
-        "core/src/events": (f) => f.url.includes("/packages/core/src/events/"),
-        "core/src/mail": (f) => f.url.includes("/packages/core/src/mail/")
-      }, 45)
+      // One profile per thread: the main thread's first, then the parsing workers' (their
+      // thread ids are larger), each summarised over the same window.
+      const files = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).sort((a, b) => threadOf(a) - threadOf(b)).map((f) => join(profileDir, f))
       const n = run.rate * seconds
-      console.log(table("inclusive (the fiber loop blurs these)", summary.inclusive, n))
-      console.log(table("by kind of work", summary.byBucket, n))
-      console.log(table("by place", summary.byPlace, n))
-      console.log(table("by function (self)", summary.byFunction, n))
+      for (const [i, file] of files.entries()) {
+        const summary = summarise(file, [w0, w1], {
+          "smtp-server (protocol, replies)": (f) => f.url.includes("/smtp-server/"),
+          "mailauth (SPF, DKIM, DMARC, ARC)": (f) => f.url.includes("/mailauth/"),
+          "mailparser, mailsplit, libmime": (f) => /\/(mailparser|mailsplit|libmime|libbase64|libqp)\//.test(f.url),
+          "@effect/sql-pg (driver)": (f) => f.url.includes("/@effect/sql-pg/"),
+          "core/src/smtp": (f) => f.url.includes("/packages/core/src/smtp/"),
+          "core/src/inbound": (f) => f.url.includes("/packages/core/src/inbound/"),
+          "core/src/messages": (f) => f.url.includes("/packages/core/src/messages/"),
+          "core/src/events": (f) => f.url.includes("/packages/core/src/events/"),
+          "core/src/mail": (f) => f.url.includes("/packages/core/src/mail/")
+        }, 45)
+        console.log(`\n## ${i === 0 ? "main thread" : `worker thread ${threadOf(file)}`}: ${(summary.ms * 1000 / n).toFixed(0)} µs per message\n`)
+        console.log(table("inclusive (the fiber loop blurs these)", summary.inclusive, n))
+        console.log(table("by kind of work", summary.byBucket, n))
+        console.log(table("by place", summary.byPlace, n))
+        console.log(table("by function (self)", summary.byFunction, n))
+      }
     }
   } finally {
     await stop(server.child)

@@ -103,3 +103,6 @@ const server = new SMTPServer({
 server.listen(Number(process.env["REF_SMTP_PORT"] ?? "0"), "127.0.0.1", () => {
   console.log("REFERENCE_READY")
 })
+
+// Exit normally on the harness's SIGTERM, so that `--cpu-prof` (bench/profile-smtp.ts) writes its profile.
+process.once("SIGTERM", () => process.exit(0))

@@ -24,7 +24,7 @@
 import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { Resolver } from "node:dns/promises"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { adminSql, loopbackDns, publishDomainRecords, type TestZone } from "@inbox/testkit"
@@ -266,19 +266,21 @@ export const startOursSmtp = async (env: Record<string, string>, dns: string, fl
  * script does. Run from source under tsx, the same server holds about three times the live
  * heap (tsx's loader and the transformed sources), which every full collection marks:
  * `BENCH_OURS_SOURCE=1` runs bench/server.ts that way (startOursSmtp), as runs before
- * 2026-12-07 16:00 did.
+ * 2026-12-07 16:00 did. `flags` are Node flags added to serve's (a profiler's).
  */
-export const startOursBuilt = async (env: Record<string, string>, dns: string, cwd = process.cwd()) => {
-  if (process.env["BENCH_OURS_SOURCE"] === "1") return startOursSmtp(env, dns, [], cwd)
+export const startOursBuilt = async (env: Record<string, string>, dns: string, cwd = process.cwd(), flags: ReadonlyArray<string> = []) => {
+  if (process.env["BENCH_OURS_SOURCE"] === "1") return startOursSmtp(env, dns, flags, cwd)
   execFileSync("bash", ["scripts/inboxctl", "--help"], { cwd, stdio: ["ignore", "ignore", "inherit"] })
-  const settings = { ...process.env, ...env, ...oursSettings(dns), NODE_ENV: "production", INBOX_NODE_FLAGS: OURS_NODE_FLAGS.join(" ") }
+  const settings = { ...process.env, ...env, ...oursSettings(dns), NODE_ENV: "production", INBOX_NODE_FLAGS: [...OURS_NODE_FLAGS, ...flags].join(" ") }
   const cli = join(cwd, "packages", "cli", "dist", "inboxctl.js")
   const org = JSON.parse(execFileSync(process.execPath, [cli, "org", "create", "--owner-email", "bench0@example.com", "--verified", "--plan", "scale", "--json"], {
     cwd,
     env: settings,
     stdio: ["ignore", "pipe", "inherit"]
   }).toString()) as { api_key: string }
-  const child = spawn(process.execPath, [cli, "serve"], { cwd, env: settings, stdio: ["ignore", "ignore", "inherit"] })
+  // BENCH_SERVER_OUTPUT=FILE keeps the server's output (a `--trace-gc` in `flags`, say).
+  const output = process.env["BENCH_SERVER_OUTPUT"]
+  const child = spawn(process.execPath, [cli, "serve"], { cwd, env: settings, stdio: ["ignore", output === undefined ? "ignore" : openSync(output, "w"), "inherit"] })
   const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`inboxctl serve exited with ${code}`))))
   await Promise.race([waitHealthy(HTTP_PORT), exited])
   exited.catch(() => undefined)
