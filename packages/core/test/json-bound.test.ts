@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { jsonBytesAtMost } from "../src/shared/json.ts"
+import { jsonBytesAtMost, jsonBytesAtMostByLength } from "../src/shared/json.ts"
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
 
@@ -28,7 +28,14 @@ describe("jsonBytesAtMost (shared/json.ts): an event body's size without its tex
     ]
     for (const value of values) {
       assert.isAtLeast(jsonBytesAtMost(value), bytes(value), JSON.stringify(value)?.slice(0, 80))
+      assert.isAtLeast(jsonBytesAtMostByLength(value), bytes(value), `by length: ${JSON.stringify(value)?.slice(0, 80)}`)
     }
+  })
+
+  it("by length alone, is never tighter than the bound that reads the characters", () => {
+    const payload = { text: "\u0001".repeat(10), html: "<p>é</p>", n: 1, list: ["漢字", null] }
+    assert.isAtLeast(jsonBytesAtMostByLength(payload), jsonBytesAtMost(payload))
+    assert.strictEqual(jsonBytesAtMostByLength("abc"), 6 * 3 + 2)
   })
 
   it("stays within a few times the text for a message-shaped payload, so the exact count is rarely needed", () => {

@@ -37,7 +37,7 @@ import { MessageStore, type NewMessage } from "../messages/MessageStore.ts"
 import { type FullMessageRow, type ThreadRow, toMessage, toThreadSummary } from "../messages/model.ts"
 import { normaliseAddress } from "../shared/fields.ts"
 import { batchedWith } from "../shared/batching.ts"
-import { jsonBytesAtMost } from "../shared/json.ts"
+import { jsonBytesAtMost, jsonBytesAtMostByLength } from "../shared/json.ts"
 import { decodeRows } from "../shared/sql.ts"
 
 export const AuthResult = Schema.Literals(["pass", "fail", "softfail", "neutral", "none", "temperror", "permerror"])
@@ -101,8 +101,12 @@ export const receivedPayload = (message: FullMessageRow, thread: ThreadRow) => {
   const full = toMessage(message)
   const payload = { message: full, thread: toThreadSummary(thread) }
   // Bytes as sent, not characters: a body of accented or CJK text is two or three bytes a
-  // character. The bound needs no text of the whole message (Events writes that once).
-  if (jsonBytesAtMost(payload) <= EVENT_BODY_LIMIT || Buffer.byteLength(JSON.stringify(payload)) <= EVENT_BODY_LIMIT) return payload
+  // character. The bounds need no text of the whole message (Events writes that once), and
+  // the first reads no character: most mail is far under the limit.
+  if (
+    jsonBytesAtMostByLength(payload) <= EVENT_BODY_LIMIT || jsonBytesAtMost(payload) <= EVENT_BODY_LIMIT ||
+    Buffer.byteLength(JSON.stringify(payload)) <= EVENT_BODY_LIMIT
+  ) return payload
   const { text: _t, html: _h, extracted_text: _et, extracted_html: _eh, ...rest } = full
   return { message: rest, thread: payload.thread }
 }

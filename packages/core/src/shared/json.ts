@@ -177,10 +177,22 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/
  * check that is nearly always far under its limit (an event's body): only a bound over the
  * limit needs the text.
  */
-export const jsonBytesAtMost = (value: unknown): number => {
+export const jsonBytesAtMost = (value: unknown): number => boundOf(value, stringBytesAtMost)
+
+/**
+ * A looser bound than `jsonBytesAtMost` that reads no string, only its length: 6 bytes a
+ * UTF-16 unit, the most JSON.stringify writes for one. For a check whose limit is far above
+ * the usual value, where even a pass over the characters is work spent for nothing; when it
+ * is over the limit, `jsonBytesAtMost` is the next, tighter, step.
+ */
+export const jsonBytesAtMostByLength = (value: unknown): number => boundOf(value, (s) => 6 * s.length + 2)
+
+const stringBytesAtMost = (s: string): number => (CONTROL.test(s) ? 6 * s.length : 2 * Buffer.byteLength(s)) + 2
+
+const boundOf = (value: unknown, stringBound: (s: string) => number): number => {
   switch (typeof value) {
     case "string":
-      return (CONTROL.test(value) ? 6 * value.length : 2 * Buffer.byteLength(value)) + 2
+      return stringBound(value)
     case "number":
       return 24
     case "boolean":
@@ -188,16 +200,16 @@ export const jsonBytesAtMost = (value: unknown): number => {
     case "object": {
       if (value === null) return 4
       if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
-        return jsonBytesAtMost((value as { toJSON: () => unknown }).toJSON())
+        return boundOf((value as { toJSON: () => unknown }).toJSON(), stringBound)
       }
       let bytes = 2
       if (Array.isArray(value)) {
-        for (const item of value) bytes += jsonBytesAtMost(item) + 1
+        for (const item of value) bytes += boundOf(item, stringBound) + 1
         return bytes
       }
       for (const key in value) {
         if (!Object.hasOwn(value, key)) continue
-        bytes += jsonBytesAtMost(key) + 2 + jsonBytesAtMost((value as Record<string, unknown>)[key])
+        bytes += stringBound(key) + 2 + boundOf((value as Record<string, unknown>)[key], stringBound)
       }
       return bytes
     }
