@@ -85,8 +85,8 @@ const message = (r: Row) =>
     ...summary(r),
     text: r.text,
     html: r.html,
-    extracted_text: r.extracted_text,
-    extracted_html: r.extracted_html,
+    extracted_text: r.extracted_text_is_text === true ? r.text : r.extracted_text,
+    extracted_html: r.extracted_html_is_html === true ? r.html : r.extracted_html,
     headers: r.headers,
     attachments: (r.attachments as Array<Row>).map(attachment)
   })

@@ -160,8 +160,10 @@ export const seed = (n: number, inboxCount: number = INBOXES) =>
             size: bytes,
             text,
             html: null,
-            extracted_text: text,
+            extracted_text: null,
             extracted_html: null,
+            extracted_text_is_text: true,
+            extracted_html_is_html: false,
             headers: { "message-id": rfc, subject, from, to: to.join(", ") },
             attachments: [],
             raw_sha256: createHash("sha256").update(rfc).digest("hex"),
@@ -236,7 +238,7 @@ export const seed = (n: number, inboxCount: number = INBOXES) =>
 const MESSAGE_COLUMNS = [
   "id", "organization_id", "pod_id", "inbox_id", "thread_id", "direction", "state", "rfc_message_id", "in_reply_to",
   "references", "parents", "labels", "timestamp", "sender", "sender_address", "recipients", "cc", "bcc",
-  "recipient_addresses", "subject", "preview", "size", "text", "html", "extracted_text", "extracted_html", "headers",
+  "recipient_addresses", "subject", "preview", "size", "text", "html", "extracted_text", "extracted_html", "extracted_text_is_text", "extracted_html_is_html", "headers",
   "attachments", "raw_sha256", "open_token", "created_at", "updated_at"
 ] as const
 

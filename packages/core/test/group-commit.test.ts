@@ -6,7 +6,7 @@
  * a shared transaction fails alone.
  */
 import { assert, layer } from "@effect/vitest"
-import { Engine, FullMessageRow, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored } from "@inbox/core/internal"
+import { Engine, FullMessageRow, Inbound, InboxOperations, MessageStore, type NewMessage, Organizations, sha256Of, type Principal, type Stored, toMessage } from "@inbox/core/internal"
 import { buildMail, engineLayer, storages } from "@inbox/testkit"
 import { Effect, Exit, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -157,6 +157,39 @@ for (const storage of storages()) {
         for (const s of stored) assert.deepStrictEqual(s.message, read.find((r) => r.id === s.message.id))
         assert.strictEqual(stored[0]!.message.attachments.length, 1)
         assert.strictEqual(stored[1]!.message.thread_id, stored[0]!.message.thread_id)
+      }))
+
+    it.effect("an extract that is the whole body is stored once and reads back as the body; one without quoted history's copy keeps its own", () =>
+      Effect.gen(function*() {
+        const store = yield* MessageStore
+        const sql = yield* SqlClient.SqlClient
+        const { a } = yield* inboxesOf("extracts")
+        const text = "Grüße aus Zürich, 東京 ✓"
+        const html = "<p>Grüße aus Zürich</p>"
+        const stored = yield* sql.withTransaction(store.insertMany([
+          { ...newMessage(a, { rfc: "<whole@x>" }), text, html, extracted_text: text, extracted_html: html },
+          { ...newMessage(a, { rfc: "<quoting@x>" }), text: `${text}\r\n> earlier`, html: `${html}<blockquote>earlier</blockquote>`, extracted_text: text, extracted_html: html },
+          { ...newMessage(a, { rfc: "<text-only@x>" }), text, extracted_text: text },
+          { ...newMessage(a, { rfc: "<bare@x>" }), text: undefined as never }
+        ]))
+        const columns = yield* sql<{ rfc_message_id: string; extracted_text: string | null; extracted_html: string | null; extracted_text_is_text: boolean; extracted_html_is_html: boolean }>`
+          SELECT rfc_message_id, extracted_text, extracted_html, extracted_text_is_text, extracted_html_is_html FROM messages
+          WHERE inbox_id = ${a.id} ORDER BY rfc_message_id`
+        assert.deepStrictEqual(columns.map((c) => ({ ...c })), [
+          { rfc_message_id: "<bare@x>", extracted_text: null, extracted_html: null, extracted_text_is_text: false, extracted_html_is_html: false },
+          { rfc_message_id: "<quoting@x>", extracted_text: text, extracted_html: html, extracted_text_is_text: false, extracted_html_is_html: false },
+          { rfc_message_id: "<text-only@x>", extracted_text: null, extracted_html: null, extracted_text_is_text: true, extracted_html_is_html: false },
+          { rfc_message_id: "<whole@x>", extracted_text: null, extracted_html: null, extracted_text_is_text: true, extracted_html_is_html: true }
+        ])
+        const read = yield* sql`SELECT * FROM messages WHERE inbox_id = ${a.id}`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(FullMessageRow))))
+        const message = (rfc: string) => toMessage(read.find((r) => r.rfc_message_id === rfc)!)
+        assert.deepInclude(message("<whole@x>"), { text, html, extracted_text: text, extracted_html: html })
+        assert.deepInclude(message("<quoting@x>"), { text: `${text}\r\n> earlier`, extracted_text: text, extracted_html: html })
+        assert.deepInclude(message("<text-only@x>"), { text, extracted_text: text })
+        assert.notProperty(message("<text-only@x>"), "extracted_html")
+        assert.notProperty(message("<bare@x>"), "extracted_text")
+        // The batch's own answer is the row as stored, and reads back the same.
+        for (const s of stored) assert.deepStrictEqual(toMessage(s.message), message(s.message.rfc_message_id))
       }))
 
     it.effect("a late parent that ties two threads together in a batch merges them into one", () =>

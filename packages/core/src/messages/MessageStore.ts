@@ -145,8 +145,11 @@ const messageRow = (m: NewMessage, p: Placement) => ({
   size: m.size,
   text: m.text ?? null,
   html: m.html ?? null,
-  extracted_text: m.extracted_text ?? null,
-  extracted_html: m.extracted_html ?? null,
+  // An extract that is the whole body is stored once: the flag, not a second copy (0055).
+  extracted_text: m.extracted_text === undefined || m.extracted_text === m.text ? null : m.extracted_text,
+  extracted_html: m.extracted_html === undefined || m.extracted_html === m.html ? null : m.extracted_html,
+  extracted_text_is_text: m.extracted_text !== undefined && m.extracted_text === m.text,
+  extracted_html_is_html: m.extracted_html !== undefined && m.extracted_html === m.html,
   headers: JSON.stringify(m.headers),
   attachments: JSON.stringify(p.attachments),
   raw_sha256: m.raw.sha256,
@@ -189,6 +192,8 @@ const writtenRow = (row: ReturnType<typeof messageRow>, m: NewMessage, p: Placem
   html: row.html,
   extracted_text: row.extracted_text,
   extracted_html: row.extracted_html,
+  extracted_text_is_text: row.extracted_text_is_text,
+  extracted_html_is_html: row.extracted_html_is_html,
   headers: m.headers,
   attachments: p.attachments,
   raw_sha256: row.raw_sha256

@@ -116,8 +116,11 @@ export const FullMessageRow = Schema.Struct({
   ...MessageRow.fields,
   text: Schema.NullOr(Schema.String),
   html: Schema.NullOr(Schema.String),
+  // NULL with its flag set: the extract is the whole body, stored once (migration 0055).
   extracted_text: Schema.NullOr(Schema.String),
   extracted_html: Schema.NullOr(Schema.String),
+  extracted_text_is_text: Schema.Boolean,
+  extracted_html_is_html: Schema.Boolean,
   headers: Json(Schema.Record(Schema.String, Schema.String)),
   attachments: Json(Schema.Array(StoredAttachment)),
   raw_sha256: Schema.String
@@ -195,8 +198,8 @@ export const toMessage = (row: FullMessageRow): Message =>
     ...toSummary(row),
     text: row.text,
     html: row.html,
-    extracted_text: row.extracted_text,
-    extracted_html: row.extracted_html,
+    extracted_text: row.extracted_text_is_text ? row.text : row.extracted_text,
+    extracted_html: row.extracted_html_is_html ? row.html : row.extracted_html,
     headers: row.headers,
     attachments: row.attachments.map(toAttachmentMeta)
   })
