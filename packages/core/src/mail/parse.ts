@@ -23,11 +23,11 @@
  * bounded; we do both. The liveness test (test/mail/parse-bounded.test.ts) checks that a
  * 10 ms timer keeps firing while all of these parse.
  *
- * Small plain messages are the exception (`parsesInline`): a message of at most 16 KB with
+ * Small messages are the exception (`parsesInline`): a message of at most 48 KB with
  * few angle brackets (tags, addresses), boundary lines, lines and encoded words is parsed
  * on the calling thread, because for it the trip to a worker and back is the cost (the
- * copies, the two thread wake-ups, the pool): several times the parse itself (the worker
- * hop of BENCHMARKS.md, "Parse"; bench/profile-smtp.ts for the SMTP receiver's share). The
+ * copies, the two thread wake-ups, the pool, the second heap): about the parse itself (the
+ * worker hop of BENCHMARKS.md, "Parse"; bench/profile-smtp.ts for the SMTP receiver's share). The
  * scan that decides reads the bytes once; no message it lets through can stall the event
  * loop for long, because every costly shape (many parts or nested multiparts, HTML tags,
  * addresses, lines, encoded words) needs more of what it counts than it allows
@@ -197,10 +197,12 @@ const runJob = (w: ParseWorker, raw: Uint8Array): Effect.Effect<ParseOutcome, Ma
 
 /**
  * What a message may hold at most to be parsed on the calling thread (`parsesInline`):
- * its bytes, `<` (HTML tags and addresses), lines, lines that start with `--` (MIME
- * boundaries: parts and nesting) and `=?` (encoded words).
+ * its bytes, `<` and lines in its top header block (addresses and fields: each one parsed),
+ * `<` in all (HTML tags and addresses), lines in all, lines that start with `--` (MIME
+ * boundaries: parts and nesting) and `=?` (encoded words). Chosen by the stall of the costliest message each allows
+ * (`node --import tsx bench/parse-hostile.ts`): no longer than the pool's own trip.
  */
-export const INLINE_PARSE = { bytes: 16 * 1024, angles: 64, lines: 512, boundaries: 8, encodedWords: 64 } as const
+export const INLINE_PARSE = { bytes: 48 * 1024, headerAngles: 64, headerLines: 512, angles: 1024, lines: 1024, boundaries: 8, encodedWords: 64 } as const
 
 /** Whether `raw` is small and plain enough to parse on the calling thread (INLINE_PARSE); one pass over its bytes. */
 export const parsesInline = (raw: Uint8Array): boolean => {
@@ -209,13 +211,16 @@ export const parsesInline = (raw: Uint8Array): boolean => {
   let lines = 0
   let boundaries = 0
   let encodedWords = 0
+  let inHeader = true
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]
     if (c === 0x3c) {
-      if (++angles > INLINE_PARSE.angles) return false
+      if (++angles > INLINE_PARSE.angles || (inHeader && angles > INLINE_PARSE.headerAngles)) return false
     } else if (c === 0x0a) {
-      if (++lines > INLINE_PARSE.lines) return false
-      if (raw[i + 1] === 0x2d && raw[i + 2] === 0x2d && ++boundaries > INLINE_PARSE.boundaries) return false
+      if (++lines > INLINE_PARSE.lines || (inHeader && lines > INLINE_PARSE.headerLines)) return false
+      const next = raw[i + 1]
+      if (inHeader && (next === 0x0a || (next === 0x0d && raw[i + 2] === 0x0a))) inHeader = false
+      if (next === 0x2d && raw[i + 2] === 0x2d && ++boundaries > INLINE_PARSE.boundaries) return false
     } else if (c === 0x3d && raw[i + 1] === 0x3f) {
       if (++encodedWords > INLINE_PARSE.encodedWords) return false
     }

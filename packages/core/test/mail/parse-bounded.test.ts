@@ -61,6 +61,8 @@ describe("Mail.parse bounded cost", () => {
     const bounds: Record<string, Buffer> = {
       bytes: plain("a".repeat(INLINE_PARSE.bytes)),
       "angle brackets (tags, addresses)": plain("<b>x</b>".repeat(INLINE_PARSE.angles)),
+      "angle brackets in the header (addresses)": plain("x", `References: ${"<r@x.org> ".repeat(INLINE_PARSE.headerAngles)}${CRLF}`),
+      "header lines": plain("x", `X-H: v${CRLF}`.repeat(INLINE_PARSE.headerLines)),
       lines: plain(`line${CRLF}`.repeat(INLINE_PARSE.lines)),
       "boundary lines (parts, nesting)": plain(`--b${CRLF}x${CRLF}`.repeat(INLINE_PARSE.boundaries + 1)),
       "encoded words": plain("", `X-Words: ${"=?utf-8?Q?a?= ".repeat(INLINE_PARSE.encodedWords + 1)}${CRLF}`)
@@ -71,6 +73,9 @@ describe("Mail.parse bounded cost", () => {
     // Just within every bound: on the calling thread.
     const within = plain(`${"<i>".repeat(INLINE_PARSE.angles - 8)}${`--b${CRLF}`.repeat(INLINE_PARSE.boundaries)}`, `X-Words: ${"=?utf-8?Q?a?= ".repeat(INLINE_PARSE.encodedWords)}${CRLF}`)
     assert.isTrue(parsesInline(within))
+    // The header's own bound counts the header only: the same brackets in the body are tags.
+    assert.isTrue(parsesInline(plain("<r@x.org> ".repeat(INLINE_PARSE.headerAngles))))
+    assert.isTrue(parsesInline(plain(`X-H: v${CRLF}`.repeat(INLINE_PARSE.headerLines))))
   })
 
   it.live("keeps every attachment byte of a 25 MB message", () =>
