@@ -3,7 +3,7 @@
  * load of `pnpm bench smtp` (8 connections, PostgreSQL; size 0, 1 or 2: the 5 KB, 32 KB or
  * 280 KB message, 5 KB by default) against one server and prints
  * the CPU each process spent per message (the server, PostgreSQL, the load generator). With
- * BENCH_CPU_PROF=1 it also profiles our server's main thread during the load and prints
+ * BENCH_CPU_PROF=1 it also profiles the server during the load and prints
  * where the time went, by kind of work, by place and by function, for the main thread and each
  * parsing worker (the reference too: its one thread). BENCH_SERVER_CWD=DIR
  * runs the server of another checkout (a worktree of an earlier commit, its dependencies
@@ -22,6 +22,19 @@ const seconds = Number(process.argv[2] ?? "10")
 const which = process.argv[3] ?? "ours"
 const profileDir = process.env["BENCH_CPU_PROF"] === "1" ? mkdtempSync(join(tmpdir(), "inbox-profile-smtp-")) : undefined
 const flags = profileDir === undefined ? (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "") : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-interval=500"]
+
+/** The groups of the inclusive table. The built server's code is its bundle's chunks: BENCH_OURS_SOURCE=1 names core's folders. */
+const PLACES: Parameters<typeof summarise>[2] = {
+  "smtp-server (protocol, replies)": (f) => f.url.includes("/smtp-server/"),
+  "mailauth (SPF, DKIM, DMARC, ARC)": (f) => f.url.includes("/mailauth/"),
+  "mailparser, mailsplit, libmime": (f) => /\/(mailparser|mailsplit|libmime|libbase64|libqp)\//.test(f.url),
+  "@effect/sql-pg (driver)": (f) => f.url.includes("/@effect/sql-pg/"),
+  "core/src/smtp": (f) => f.url.includes("/packages/core/src/smtp/"),
+  "core/src/inbound": (f) => f.url.includes("/packages/core/src/inbound/"),
+  "core/src/messages": (f) => f.url.includes("/packages/core/src/messages/"),
+  "core/src/events": (f) => f.url.includes("/packages/core/src/events/"),
+  "core/src/mail": (f) => f.url.includes("/packages/core/src/mail/")
+}
 
 /** The thread id in a profile's name (`CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`). */
 const threadOf = (file: string) => Number(file.split(".").at(-3))
@@ -53,17 +66,7 @@ const main = async () => {
       const files = readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")).sort((a, b) => threadOf(a) - threadOf(b)).map((f) => join(profileDir, f))
       const n = run.rate * seconds
       for (const [i, file] of files.entries()) {
-        const summary = summarise(file, [w0, w1], {
-          "smtp-server (protocol, replies)": (f) => f.url.includes("/smtp-server/"),
-          "mailauth (SPF, DKIM, DMARC, ARC)": (f) => f.url.includes("/mailauth/"),
-          "mailparser, mailsplit, libmime": (f) => /\/(mailparser|mailsplit|libmime|libbase64|libqp)\//.test(f.url),
-          "@effect/sql-pg (driver)": (f) => f.url.includes("/@effect/sql-pg/"),
-          "core/src/smtp": (f) => f.url.includes("/packages/core/src/smtp/"),
-          "core/src/inbound": (f) => f.url.includes("/packages/core/src/inbound/"),
-          "core/src/messages": (f) => f.url.includes("/packages/core/src/messages/"),
-          "core/src/events": (f) => f.url.includes("/packages/core/src/events/"),
-          "core/src/mail": (f) => f.url.includes("/packages/core/src/mail/")
-        }, 45)
+        const summary = summarise(file, [w0, w1], PLACES, 45)
         console.log(`\n## ${i === 0 ? "main thread" : `worker thread ${threadOf(file)}`}: ${(summary.ms * 1000 / n).toFixed(0)} µs per message\n`)
         console.log(table("inclusive (the fiber loop blurs these)", summary.inclusive, n))
         console.log(table("by kind of work", summary.byBucket, n))

@@ -234,7 +234,6 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
   }
 }
 
-/** Our server with the SMTP receiver on; `cwd` another checkout's, to time that code with this harness. */
 /** Ours' settings for the SMTP benchmarks: its ports, no request or SMTP limits, the loopback DNS. */
 const oursSettings = (dns: string) => ({
   INBOX_PORT: String(HTTP_PORT),
@@ -246,6 +245,7 @@ const oursSettings = (dns: string) => ({
   INBOX_SECRET_KEY: SECRET_KEY
 })
 
+/** Our server with the SMTP receiver on; `cwd` another checkout's, to time that code with this harness. */
 export const startOursSmtp = async (env: Record<string, string>, dns: string, flags: ReadonlyArray<string> = [], cwd?: string) => {
   const { child, value } = await spawnServer(
     "bench/server.ts",

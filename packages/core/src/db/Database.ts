@@ -86,9 +86,9 @@ const migrate = Layer.effect(
  * effect/sql's compiler keeps each compiled statement in a WeakMap keyed by the statement
  * object. The engine makes its statements afresh for each execution, so the cache is never
  * hit, but an entry keeps its value (the statement's text and parameters: a delivery's
- * bodies, say) through the young generation's next collection: a delivery's scavenges
- * promoted 40-50% more bytes with it (bench/PROFILE.md, "What a delivery's scavenges
- * keep"). The compiler's two caches
+ * bodies, say) through the young generation's next collection, so a delivery's scavenges
+ * promoted more bytes with it (bench/PROFILE.md, "What a delivery's scavenges keep"). The
+ * compiler's two caches
  * (with and without name transforms) are replaced by ones that keep nothing; a compiler of
  * another shape is left as it is (test/database.test.ts notices).
  */

@@ -160,10 +160,10 @@ export type InboxTarget = typeof InboxTarget.Type
  * Inbound mail's group commit: how many deliveries, and how many bytes of raw mail, one
  * transaction may carry, and how many transactions a process runs at once. One: a batch
  * costs eight round trips whatever its size, and with two writers each took about half the
- * deliveries waiting, so twice the statements and commits for the same mail. One writer cost
- * about a fifth less CPU per delivery (server and PostgreSQL) at 5 KB and 32 KB and answered
- * as many messages a second (BENCHMARKS.md, "SMTP: ingest"); a delivery that arrives meanwhile waits
- * for the batch under way, which a larger next batch makes up.
+ * deliveries waiting, so twice the statements and commits for the same mail. One writer costs
+ * less CPU per delivery and answers as many messages a second (bench/PROFILE.md, "What a
+ * delivery's scavenges keep"); a delivery that arrives meanwhile waits for the batch under
+ * way, which a larger next batch makes up.
  */
 export const GROUP_COMMIT = { deliveries: 32, bytes: 16 * 1024 * 1024, writers: 1 } as const
 

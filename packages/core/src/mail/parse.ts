@@ -199,8 +199,9 @@ const runJob = (w: ParseWorker, raw: Uint8Array): Effect.Effect<ParseOutcome, Ma
  * What a message may hold at most to be parsed on the calling thread (`parsesInline`):
  * its bytes, `<` and lines in its top header block (addresses and fields: each one parsed),
  * `<` in all (HTML tags and addresses), lines in all, lines that start with `--` (MIME
- * boundaries: parts and nesting) and `=?` (encoded words). Chosen by the stall of the costliest message each allows
- * (`node --import tsx bench/parse-hostile.ts`): no longer than the pool's own trip.
+ * boundaries: parts and nesting) and `=?` (encoded words). Chosen by the stall of the
+ * costliest message each allows (`node --import tsx bench/parse-hostile.ts`): no longer than
+ * the pool's own trip.
  */
 export const INLINE_PARSE = { bytes: 48 * 1024, headerAngles: 64, headerLines: 512, angles: 1024, lines: 1024, boundaries: 8, encodedWords: 64 } as const
 
