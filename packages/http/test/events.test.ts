@@ -2,10 +2,13 @@
  * The events list over REST (spec: Events; "GET /v0/events needs message_read"): the
  * envelope, newest first with pages, one inbox's events, scope filtering, and the opt-in
  * `message.received.*` types only for keys with the matching `label_*_read` permission.
+ * The WebSocket's frames and each webhook delivery are checked equal to the list's envelope
+ * (websocket.test.ts, webhooks.test.ts), so the bodies joined back here reach them too.
  */
 import { assert, layer } from "@effect/vitest"
 import { deliverMail, engineLayer, newOrganization, storages, TEST_INBOUND_SECRET, TestApp } from "@inbox/testkit"
 import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 
 const setUp = Effect.gen(function*() {
@@ -74,6 +77,35 @@ for (const storage of storages()) {
           assert.isUndefined(large.message.extracted_text)
           assert.strictEqual(large.message.subject, "large")
           assert.isAbove(large.message.size, 800_000)
+        }))
+
+      it.effect("message.received's message is the full message get, bodies included, while the event's stored row leaves the bodies to the message's own row; after the message is deleted its event has no bodies", () =>
+        Effect.gen(function*() {
+          const app = yield* TestApp
+          const w = yield* setUp
+          const html = "<p>Hello <b>there</b></p>"
+          yield* deliverMail(w.email, { subject: "bodies", text: "Hello there", html })
+          const event = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events[0]
+          const got = yield* app.request("GET", `/v0/inboxes/${w.inboxId}/messages/${event.message.message_id}`, { key: w.key })
+          assert.strictEqual(got.status, 200, got.text)
+          assert.deepStrictEqual(event.message, got.body)
+          assert.include(event.message.html, "<b>there</b>")
+          assert.strictEqual(event.message.extracted_html, event.message.html)
+          assert.include(event.message.text, "Hello there")
+          const stored = yield* SqlClient.SqlClient.use((sql) =>
+            sql<{ payload: unknown; bodies_of: string | null }>`SELECT payload, bodies_of FROM events WHERE id = ${event.event_id}`
+          )
+          const message = (typeof stored[0]!.payload === "string" ? JSON.parse(stored[0]!.payload) : stored[0]!.payload).message
+          assert.strictEqual(stored[0]!.bodies_of, event.message.message_id)
+          assert.strictEqual(message.subject, "bodies")
+          for (const field of ["text", "html", "extracted_text", "extracted_html"]) assert.notProperty(message, field)
+
+          const deleted = yield* app.request("DELETE", `/v0/inboxes/${w.inboxId}/messages/${event.message.message_id}`, { key: w.key })
+          assert.isBelow(deleted.status, 300, deleted.text)
+          const after = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events[0]
+          assert.strictEqual(after.event_id, event.event_id)
+          const { text: _t, html: _h, extracted_text: _et, extracted_html: _eh, ...withoutBodies } = event.message
+          assert.deepStrictEqual(after.message, withoutBodies)
         }))
 
       it.effect("pages with limit and page_token without repeating or skipping an event", () =>

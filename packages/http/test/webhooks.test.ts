@@ -327,6 +327,8 @@ for (const s of storage) {
         const payload = verify(hook.secret, request)
         const event = (yield* app.request("GET", "/v0/events", { key: w.key })).body.events[0]
         assert.deepStrictEqual(payload, event)
+        // The message's bodies, which the event's row leaves to the message's own row.
+        assert.isString((payload["message"] as { text?: unknown }).text)
         assert.strictEqual(request.headers["webhook-id"], event.event_id)
         assert.strictEqual(request.headers["x-tenant"], "t1")
         assert.strictEqual(request.headers["content-type"], "application/json")

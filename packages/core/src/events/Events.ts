@@ -8,7 +8,11 @@
  *
  * The stored payload is the envelope's payload member(s) (`{ message, thread }`,
  * `{ send }`, ...); the envelope (`type`, `event_type`, `event_id`, `inbox_id`, `pod_id`,
- * `created_at`) is assembled from the row's columns when read (`toEnvelope`).
+ * `created_at`) is assembled from the row's columns when read (`toEnvelope`). A received
+ * message's bodies are not written into its event a second time: the payload's message
+ * leaves them out, `bodies_of` names the message row that holds them, and every reader
+ * selects them with the event (`withBodies`). So an event read after its message was
+ * deleted has the message without bodies, as an event over about 1 MB always has.
  *
  * Who sees an event (the list, the WebSocket): the principal's scope (`visibleTo` on the
  * event's pod and inbox), and the opt-in `message.received.*` types only for a principal
@@ -21,6 +25,7 @@ import { visibleTo } from "../access/visibility.ts"
 import { Signals } from "../db/Signals.ts"
 import type { NotFound, ValidationError } from "../errors/errors.ts"
 import { Ids } from "../platform/Ids.ts"
+import { BodiesRow, bodiesOf } from "../messages/model.ts"
 import { newestFirst, type Page, PageQueryFields, toPage } from "../shared/pagination.ts"
 import { decodeRows, Json } from "../shared/sql.ts"
 import { iso, now } from "../shared/time.ts"
@@ -38,12 +43,30 @@ export interface NewEvent {
   readonly type: EventType
   readonly payload: Readonly<Record<string, unknown>>
   /**
+   * The message whose stored bodies belong in the payload's `message`, which leaves them
+   * out: readers join them back (`withBodies`).
+   */
+  readonly bodiesOf?: string
+  /**
    * The change that causes the event, as common table expressions (`name AS (UPDATE ...)`)
    * run in the event's statement: one round trip fewer. The caller still holds the
    * transaction that makes the webhook deliveries the event causes atomic with it.
    */
   readonly alongside?: Statement.Fragment
 }
+
+/** The bodies `withBodies` selects beside an event: absent or NULL when it has none to join. */
+export const EventBodies = Schema.optionalKey(Schema.NullOr(Json(BodiesRow)))
+
+/**
+ * The column `bodies` of an event read `FROM events` (not aliased): the stored bodies of the
+ * message its payload leaves them out of, if that message is still stored.
+ */
+export const withBodies = (sql: SqlClient.SqlClient) =>
+  sql`(SELECT json_build_object('text', b.text, 'html', b.html, 'extracted_text', b.extracted_text,
+      'extracted_html', b.extracted_html, 'extracted_text_is_text', b.extracted_text_is_text,
+      'extracted_html_is_html', b.extracted_html_is_html)
+    FROM messages b WHERE b.id = events.bodies_of AND b.organization_id = events.organization_id) AS bodies`
 
 export const EventRow = Schema.Struct({
   id: Schema.String,
@@ -52,7 +75,8 @@ export const EventRow = Schema.Struct({
   inbox_id: Schema.NullOr(Schema.String),
   event_type: Schema.String,
   payload: Json(Schema.Record(Schema.String, Schema.Unknown)),
-  created_at: Schema.Date
+  created_at: Schema.Date,
+  bodies: EventBodies
 })
 export type EventRow = typeof EventRow.Type
 
@@ -70,7 +94,9 @@ export const toEnvelope = (row: EventRow): EventEnvelope => ({
   ...(row.inbox_id === null ? {} : { inbox_id: row.inbox_id }),
   ...(row.pod_id === null ? {} : { pod_id: row.pod_id }),
   created_at: iso(row.created_at),
-  ...row.payload
+  ...(row.bodies == null
+    ? row.payload
+    : { ...row.payload, message: { ...(row.payload["message"] as Readonly<Record<string, unknown>>), ...bodiesOf(row.bodies) } })
 })
 
 /** The event types a principal may see: every default type, and each opt-in type it holds the permission of. */
@@ -127,6 +153,7 @@ export class Events extends Context.Service<Events, {
         inbox_id: event.inboxId ?? null,
         event_type: event.type,
         payload: JSON.stringify(event.payload),
+        bodies_of: event.bodiesOf ?? null,
         created_at: at
       }))
       const hooks = yield* sql<{ event_id: string; id: string }>`WITH ${alongside === undefined ? sql`` : sql`${alongside},`} recorded AS (
@@ -146,7 +173,7 @@ export class Events extends Context.Service<Events, {
       list: Effect.fn("Events.list")(function*(principal, query, inbox) {
         const page = yield* newestFirst(sql, query)
         const inboxFilter = inbox === undefined ? sql`` : sql`AND inbox_id = ${inbox}`
-        const rows = yield* sql`SELECT * FROM events
+        const rows = yield* sql`SELECT *, ${withBodies(sql)} FROM events
           WHERE ${visibleTo(sql, principal, { pod: "pod_id", inbox: "inbox_id" })} ${inboxFilter}
             AND event_type IN ${sql.in([...visibleTypes(principal)])}
             ${page.after} ${page.orderAndLimit}`.pipe(decodeRows(EventRow))
@@ -155,7 +182,7 @@ export class Events extends Context.Service<Events, {
       byIds: (eventIds) =>
         eventIds.length === 0
           ? Effect.succeed([])
-          : sql`SELECT * FROM events WHERE id IN ${sql.in([...eventIds])}`.pipe(decodeRows(EventRow)),
+          : sql`SELECT *, ${withBodies(sql)} FROM events WHERE id IN ${sql.in([...eventIds])}`.pipe(decodeRows(EventRow)),
       purge: (before, limit) =>
         sql<{ id: string }>`DELETE FROM events WHERE id IN (
             SELECT id FROM events WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)

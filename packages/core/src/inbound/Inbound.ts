@@ -96,19 +96,23 @@ export const isUnauthenticated = (auth: AuthVerdicts | undefined): boolean => {
 /** Event bodies above about 1 MB drop the message's body fields (spec: Events). */
 export const EVENT_BODY_LIMIT = 1024 * 1024
 
-/** The `message.received` payload: the full message and its thread, without bodies when too large. */
-export const receivedPayload = (message: FullMessageRow, thread: ThreadRow) => {
+/**
+ * The `message.received` event: the message and its thread, with the message's bodies by
+ * reference (`bodiesOf`: its own row holds them; Events joins them back when the event is
+ * read), or without them when they would take the event over the limit.
+ */
+export const receivedEvent = (message: FullMessageRow, thread: ThreadRow) => {
   const full = toMessage(message)
-  const payload = { message: full, thread: toThreadSummary(thread) }
-  // Bytes as sent, not characters: a body of accented or CJK text is two or three bytes a
-  // character. The bounds need no text of the whole message (Events writes that once), and
-  // the first reads no character: most mail is far under the limit.
-  if (
-    jsonBytesAtMostByLength(payload) <= EVENT_BODY_LIMIT || jsonBytesAtMost(payload) <= EVENT_BODY_LIMIT ||
-    Buffer.byteLength(JSON.stringify(payload)) <= EVENT_BODY_LIMIT
-  ) return payload
+  const summary = toThreadSummary(thread)
   const { text: _t, html: _h, extracted_text: _et, extracted_html: _eh, ...rest } = full
-  return { message: rest, thread: payload.thread }
+  const payload = { message: rest, thread: summary }
+  const whole = { message: full, thread: summary }
+  // Bytes as sent, not characters: a body of accented or CJK text is two or three bytes a
+  // character. The bounds need no text of the whole message, and the first reads no
+  // character: most mail is far under the limit.
+  const fits = jsonBytesAtMostByLength(whole) <= EVENT_BODY_LIMIT || jsonBytesAtMost(whole) <= EVENT_BODY_LIMIT ||
+    Buffer.byteLength(JSON.stringify(whole)) <= EVENT_BODY_LIMIT
+  return fits ? { payload, bodiesOf: message.id } : { payload }
 }
 
 const eventTypeOf = (labels: ReadonlyArray<string>): EventType =>
@@ -243,7 +247,7 @@ export class Inbound extends Context.Service<Inbound, {
             podId: inbox.pod_id,
             inboxId: inbox.id,
             type: eventTypeOf(labels[k]!),
-            payload: receivedPayload(stored[k]!.message, stored[k]!.thread)
+            ...receivedEvent(stored[k]!.message, stored[k]!.thread)
           }]
         ))
         let k = 0

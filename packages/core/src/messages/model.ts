@@ -112,15 +112,21 @@ export const SUMMARY_COLUMNS = [
   "updated_at"
 ] as const
 
-export const FullMessageRow = Schema.Struct({
-  ...MessageRow.fields,
+/** A message's body columns as stored; `bodiesOf` reads them as the API's body fields. */
+export const BodiesRow = Schema.Struct({
   text: Schema.NullOr(Schema.String),
   html: Schema.NullOr(Schema.String),
   // NULL with its flag set: the extract is the whole body, stored once (migration 0055).
   extracted_text: Schema.NullOr(Schema.String),
   extracted_html: Schema.NullOr(Schema.String),
   extracted_text_is_text: Schema.Boolean,
-  extracted_html_is_html: Schema.Boolean,
+  extracted_html_is_html: Schema.Boolean
+})
+export type BodiesRow = typeof BodiesRow.Type
+
+export const FullMessageRow = Schema.Struct({
+  ...MessageRow.fields,
+  ...BodiesRow.fields,
   headers: Json(Schema.Record(Schema.String, Schema.String)),
   attachments: Json(Schema.Array(StoredAttachment)),
   raw_sha256: Schema.String
@@ -193,13 +199,19 @@ export const toAttachmentMeta = (a: StoredAttachment): AttachmentMeta =>
     content_id: a.content_id
   })
 
-export const toMessage = (row: FullMessageRow): Message =>
+/** The body fields of a message (each absent when NULL), its extracts resolved. */
+export const bodiesOf = (row: BodiesRow): Pick<Message, "text" | "html" | "extracted_text" | "extracted_html"> =>
   compact({
-    ...toSummary(row),
     text: row.text,
     html: row.html,
     extracted_text: row.extracted_text_is_text ? row.text : row.extracted_text,
-    extracted_html: row.extracted_html_is_html ? row.html : row.extracted_html,
+    extracted_html: row.extracted_html_is_html ? row.html : row.extracted_html
+  })
+
+export const toMessage = (row: FullMessageRow): Message =>
+  compact({
+    ...toSummary(row),
+    ...bodiesOf(row),
     headers: row.headers,
     attachments: row.attachments.map(toAttachmentMeta)
   })

@@ -47,7 +47,7 @@ import { sign } from "../shared/signing.ts"
 import { traced } from "../shared/span.ts"
 import { batched } from "../shared/batching.ts"
 import { now } from "../shared/time.ts"
-import { type EventRow, toEnvelope } from "../events/Events.ts"
+import { EventBodies, type EventRow, toEnvelope, withBodies } from "../events/Events.ts"
 import { DELIVERY_JOB } from "./FanOut.ts"
 import { checkWebhookUrl, type CheckedUrl, HostResolver, pinnedLookup } from "../egress/guard.ts"
 import { openHeaderValues } from "./headers.ts"
@@ -117,7 +117,8 @@ const Row = Schema.Struct({
     inbox_id: Schema.NullOr(Schema.String),
     event_type: Schema.String,
     payload: Schema.Record(Schema.String, Schema.Unknown),
-    created_at: Schema.String
+    created_at: Schema.String,
+    bodies: EventBodies
   }))
 })
 
@@ -281,7 +282,7 @@ const layerHandlerNoDeps = Layer.effectDiscard(Effect.gen(function*() {
         SELECT c.id AS job_id, d.id, d.status, d.attempts AS previous_attempts, d.last_attempt_at AS previous_attempt_at,
           d.webhook_id, w.url, w.secret, w.enabled, w.header_values, c.attempts AS attempt,
           (SELECT to_jsonb(e) FROM (SELECT id, organization_id, pod_id, inbox_id, event_type, payload,
-            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, ${withBodies(sql)}
             FROM events WHERE id = d.event_id) e) AS event
         FROM claimed c JOIN webhook_deliveries d ON d.id = c.payload->>'delivery_id' JOIN webhooks w ON w.id = d.webhook_id),
       sending AS (

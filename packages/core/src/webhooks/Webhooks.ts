@@ -20,7 +20,7 @@ import { notFound, type Principal } from "../access/Principal.ts"
 import { visibleTo } from "../access/visibility.ts"
 import { InvalidWebhookUrl, type MissingPermission, type NotFound, type PlanLimitExceeded, type ValidationError } from "../errors/errors.ts"
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES } from "../events/catalogue.ts"
-import { EventRow, toEnvelope } from "../events/Events.ts"
+import { EventRow, toEnvelope, withBodies } from "../events/Events.ts"
 import { Inboxes } from "../inboxes/Inboxes.ts"
 import { Organizations, planNow } from "../organizations/Organizations.ts"
 import { Ids } from "../platform/Ids.ts"
@@ -331,7 +331,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE id = ${deliveryId} AND webhook_id = ${hook.id}`.pipe(decodeRows(DeliveryRow))
         const row = rows[0]
         if (row === undefined) return yield* notFound("Delivery", deliveryId)
-        const events = yield* sql`SELECT * FROM events WHERE id = ${row.event_id}`.pipe(decodeRows(EventRow))
+        const events = yield* sql`SELECT *, ${withBodies(sql)} FROM events WHERE id = ${row.event_id}`.pipe(decodeRows(EventRow))
         return { delivery: toDelivery(row), event: events[0] }
       })
 
