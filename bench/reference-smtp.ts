@@ -5,6 +5,11 @@
  * `simpleParser`. It answers `250` once that is done, so it measures what a receiver must
  * do before it may store anything.
  *
+ * With REF_HTTP_PORT it also takes `POST /inbound/raw` (the raw message as the body, any
+ * headers): parsed with bare `simpleParser` and stored as below, answered 200 with a small
+ * JSON body. Ours takes that route's authentication verdicts from the forwarder's headers,
+ * so this side checks none either.
+ *
  * With REF_DATABASE_URL it also stores each message before answering, durably, as a bare
  * `pg` server would, with a group commit like ours (below) and one round trip a
  * transaction. Each delivery is the rows our server writes (bench/delivery-copy.ts:
@@ -13,10 +18,11 @@
  * (no inbox, lists, locks or thread lookup), so it is a floor for any server storing these
  * rows, not a copy of ours.
  *
- *   REF_SMTP_PORT=... REF_DNS_SERVER=host:port [REF_DATABASE_URL=...] node --import tsx bench/reference-smtp.ts
+ *   REF_SMTP_PORT=... REF_DNS_SERVER=host:port [REF_DATABASE_URL=...] [REF_HTTP_PORT=...] node --import tsx bench/reference-smtp.ts
  */
 import { createHash } from "node:crypto"
 import { Resolver } from "node:dns/promises"
+import { createServer } from "node:http"
 import pg from "pg"
 import { copyDelivery } from "./delivery-copy.ts"
 import { authenticate } from "mailauth"
@@ -100,8 +106,27 @@ const server = new SMTPServer({
   }
 })
 
+const httpPort = process.env["REF_HTTP_PORT"]
+const http = httpPort === undefined ? undefined : createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (c: Buffer) => chunks.push(c))
+  req.on("end", () => {
+    const raw = Buffer.concat(chunks)
+    simpleParser(raw)
+      .then(() => store(raw))
+      .then(() => {
+        const body = JSON.stringify({ stored: true })
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body)
+      }, (e: Error) => {
+        console.error(e)
+        res.writeHead(500).end()
+      })
+  })
+})
+
 server.listen(Number(process.env["REF_SMTP_PORT"] ?? "0"), "127.0.0.1", () => {
-  console.log("REFERENCE_READY")
+  if (http === undefined) return console.log("REFERENCE_READY")
+  http.listen(Number(httpPort), "127.0.0.1", () => console.log("REFERENCE_READY"))
 })
 
 // Exit normally on the harness's SIGTERM, so that `--cpu-prof` (bench/profile-smtp.ts) writes its profile.

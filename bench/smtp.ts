@@ -10,7 +10,10 @@
  *   bare simpleParser, storing nothing, and on PostgreSQL a second copy of it also stores
  *   the rows of a delivery (the storing reference). Rounds of ours then the references, on
  *   PostgreSQL and on PGlite, each counting the CPU the server, PostgreSQL and the load
- *   generator spend per message; the section ends with the goal's CPU budget.
+ *   generator spend per message; the section ends with the goal's CPU budget. On
+ *   PostgreSQL the same messages are then posted to `POST /inbound/raw` (8 keep-alive
+ *   clients), to ours and to the storing reference's HTTP listener, in rounds of the two:
+ *   issue 29 compares CPU per stored message on both ways in.
  * - domains: 1,000 custom domains (20 organizations on the Scale plan, 50 each) whose
  *   records the loopback DNS server publishes, verified through `POST .../verify` with 8 at
  *   a time: the time it takes and the DNS queries it makes, against a bare Node resolver
@@ -25,6 +28,7 @@ import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { Resolver } from "node:dns/promises"
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { Agent, request } from "node:http"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { adminSql, loopbackDns, publishDomainRecords, type TestZone } from "@inbox/testkit"
@@ -46,6 +50,8 @@ const HTTP_PORT = 29501 + PORT_OFFSET
 export const SMTP_PORT = 29525 + PORT_OFFSET
 const REF_PORT = 29526 + PORT_OFFSET
 export const STORING_PORT = 29527 + PORT_OFFSET
+const STORING_HTTP_PORT = 29528 + PORT_OFFSET
+const INBOUND_SECRET = "bench-inbound-secret"
 const SERVER = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const SECRET_KEY = "7b1e0f3c2a5d4e6f8091a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3"
 const SENDER_DOMAIN = "example.org"
@@ -133,6 +139,18 @@ interface SmtpCase {
   readonly rounds: ReadonlyArray<SmtpRound>
 }
 
+/** One message size over `POST /inbound/raw`: rounds of ours and the storing reference. */
+interface InboundCase {
+  readonly name: string
+  readonly rounds: ReadonlyArray<{ readonly ours: SmtpRun; readonly storing: SmtpRun }>
+}
+
+/** A client of the load: sends one message, answers when the server has. */
+interface LoadClient {
+  send(body: Buffer): Promise<void>
+  close(): void
+}
+
 /** The loopback DNS server, open until the returned close is called. */
 export const openDns = async () => {
   const scope = Effect.runSync(Scope.make())
@@ -179,7 +197,55 @@ export const signedOnce = async (raw: Buffer, privateKey: string) => {
  * CLIENTS connections sending `raw` to `to` for `seconds`, each message with its own
  * Message-ID (else ours would answer a retry), DKIM-signed by the sending domain.
  */
-export const load = async (port: number, to: string, raw: Buffer, privateKey: string, seconds: number, serverPid?: number): Promise<SmtpRun> => {
+export const load = (port: number, to: string, raw: Buffer, privateKey: string, seconds: number, serverPid?: number): Promise<SmtpRun> =>
+  measured(raw, privateKey, seconds, serverPid, () => {
+    const transport = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port,
+      secure: false,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 1,
+      maxMessages: Infinity
+    })
+    return {
+      send: (body) => transport.sendMail({ envelope: { from: `ann@${SENDER_DOMAIN}`, to: [to] }, raw: body }).then(() => undefined),
+      close: () => transport.close()
+    }
+  })
+
+/** The same load over `POST /inbound/raw?to=`, one keep-alive connection a client; anything but a 200 is an error. */
+export const loadInbound = (port: number, to: string, raw: Buffer, privateKey: string, seconds: number, serverPid?: number): Promise<SmtpRun> =>
+  measured(raw, privateKey, seconds, serverPid, () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const path = `/inbound/raw?to=${encodeURIComponent(to)}`
+    return {
+      send: (body) =>
+        new Promise<void>((resolve, reject) => {
+          const req = request({
+            host: "127.0.0.1",
+            port,
+            path,
+            method: "POST",
+            agent,
+            headers: { "content-type": "message/rfc822", "content-length": body.length, "x-inbound-secret": INBOUND_SECRET }
+          }, (res) => {
+            res.resume()
+            res.on("end", () => res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)))
+          })
+          req.on("error", reject)
+          req.end(body)
+        }),
+      close: () => agent.destroy()
+    }
+  })
+
+/**
+ * CLIENTS clients each sending the message (its own Message-ID each time) one after another
+ * for `seconds`: the rate, the latencies, and the CPU the server (`serverPid`), PostgreSQL
+ * and this process spent per message answered.
+ */
+const measured = async (raw: Buffer, privateKey: string, seconds: number, serverPid: number | undefined, connect: () => LoadClient): Promise<SmtpRun> => {
   const { head, tail } = await signedOnce(raw, privateKey)
   const s0 = serverPid === undefined ? 0 : ticksOf(serverPid)
   const w0 = serverPid === undefined ? 0 : writtenOf(serverPid)
@@ -192,28 +258,20 @@ export const load = async (port: number, to: string, raw: Buffer, privateKey: st
   const times: Array<number> = []
   const end = Date.now() + seconds * 1000
   await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    const transport = nodemailer.createTransport({
-      host: "127.0.0.1",
-      port,
-      secure: false,
-      ignoreTLS: true,
-      pool: true,
-      maxConnections: 1,
-      maxMessages: Infinity
-    })
+    const client = connect()
     try {
       while (Date.now() < end) {
         const body = Buffer.concat([head, Buffer.from(`<smtp-${tag}-${n++}@example.org>`, "latin1"), tail])
         const started = performance.now()
         try {
-          await transport.sendMail({ envelope: { from: `ann@${SENDER_DOMAIN}`, to: [to] }, raw: body })
+          await client.send(body)
           times.push(performance.now() - started)
         } catch {
           errors++
         }
       }
     } finally {
-      transport.close()
+      client.close()
     }
   }))
   const s1 = serverPid === undefined ? 0 : ticksOf(serverPid)
@@ -242,7 +300,8 @@ const oursSettings = (dns: string) => ({
   INBOX_SMTP_MAX_CONNECTIONS: "1000",
   INBOX_SMTP_MESSAGES_PER_MINUTE: "100000000",
   INBOX_DNS_SERVERS: dns,
-  INBOX_SECRET_KEY: SECRET_KEY
+  INBOX_SECRET_KEY: SECRET_KEY,
+  INBOX_INBOUND_SECRET: INBOUND_SECRET
 })
 
 /** Our server with the SMTP receiver on; `cwd` another checkout's, to time that code with this harness. */
@@ -307,6 +366,8 @@ export const freshDatabase = async (name: string) => {
 export interface SmtpSection {
   readonly storage: string
   readonly cases: ReadonlyArray<SmtpCase>
+  /** The same messages over `POST /inbound/raw` (PostgreSQL only). */
+  readonly inbound: ReadonlyArray<InboundCase>
   readonly stored: number
 }
 
@@ -352,7 +413,7 @@ export const benchSmtp = async () => {
       // delivery ours stored last (bench/delivery-copy.ts), so its rows are the real ones.
       const storing = database === undefined ? undefined : await spawnServer(
         "bench/reference-smtp.ts",
-        { REF_SMTP_PORT: String(STORING_PORT), REF_DNS_SERVER: dns.zone.server, REF_DATABASE_URL: database },
+        { REF_SMTP_PORT: String(STORING_PORT), REF_HTTP_PORT: String(STORING_HTTP_PORT), REF_DNS_SERVER: dns.zone.server, REF_DATABASE_URL: database },
         [],
         (line) => line === "REFERENCE_READY" ? true : undefined
       )
@@ -379,11 +440,27 @@ export const benchSmtp = async () => {
           }
           cases.push({ name: `${name} (${raw.length.toLocaleString("en-US")} bytes)`, rounds })
         }
+        const inbound: Array<InboundCase> = []
+        for (const [name, raw] of storing === undefined ? [] : benchMessages) {
+          await loadInbound(HTTP_PORT, inbox.email, raw, privateKey, 2)
+          const client = new pg.Client({ connectionString: database })
+          await client.connect()
+          await client.query(templateTables("ref")).finally(() => client.end())
+          await loadInbound(STORING_HTTP_PORT, inbox.email, raw, privateKey, 2)
+          const rounds: Array<InboundCase["rounds"][number]> = []
+          for (let i = 0; i < ROUNDS; i++) {
+            const a = await loadInbound(HTTP_PORT, inbox.email, raw, privateKey, SECONDS, ours.child.pid)
+            const c = await loadInbound(STORING_HTTP_PORT, inbox.email, raw, privateKey, SECONDS, storing!.child.pid)
+            console.error(`inbound/raw ${storage} ${name}: round ${i + 1}: ours ${a.rate}/s p99 ${a.p99} ms, storing reference ${c.rate}/s p99 ${c.p99} ms`)
+            rounds.push({ ours: a, storing: c })
+          }
+          inbound.push({ name: `${name} (${raw.length.toLocaleString("en-US")} bytes)`, rounds })
+        }
         // Every message answered 250 must be stored, and must have passed DMARC.
         const list = await api("GET", `/v0/inboxes/${inbox.inbox_id}/messages?limit=1&labels=unauthenticated`, ours.keys[0]!) as { count: number }
         if (list.count !== 0) throw new Error(`${list.count} messages were labelled unauthenticated: the DNS records are not right`)
         const inboxNow = await api("GET", `/v0/metrics/usage?usage_types=message_count`, ours.keys[0]!) as unknown
-        sections.push({ storage, cases, stored: totalOf(inboxNow) })
+        sections.push({ storage, cases, inbound, stored: totalOf(inboxNow) })
       } finally {
         if (storing !== undefined) await stop(storing.child)
         await stop(ours.child)
@@ -422,6 +499,15 @@ const count = (n: number) => n.toLocaleString("en-US")
 /** Median CPU per message of one server's runs: `server / PostgreSQL / load generator`, µs. */
 const cpuCell = (runs: ReadonlyArray<SmtpRun>) =>
   `${count(median(runs.map((r) => r.cpu.server)))} / ${count(median(runs.map((r) => r.cpu.postgres)))} / ${count(median(runs.map((r) => r.cpu.client)))}`
+
+/** What a message costs the server and its database, µs: what issue 29 compares. */
+const stored = (r: SmtpRun) => r.cpu.server + r.cpu.postgres
+
+/** Ours' CPU per stored message over the storing reference's, each round's own: the median and the range. */
+const cpuRatioCell = (rounds: ReadonlyArray<{ readonly ours: SmtpRun; readonly storing: SmtpRun }>) => {
+  const ratios = rounds.map((r) => stored(r.ours) / stored(r.storing)).sort((a, b) => a - b)
+  return `**${medianOf(ratios).toFixed(2)}x** (${ratios[0]!.toFixed(2)}-${ratios[ratios.length - 1]!.toFixed(2)})`
+}
 
 /** What all three processes spend on one message, µs: the machine's CPU a message costs. */
 const totalOf3 = (r: SmtpRun) => r.cpu.server + r.cpu.postgres + r.cpu.client
@@ -474,7 +560,29 @@ export const smtpSection = (sections: ReadonlyArray<SmtpSection>, load0: number,
         return `| ${c.name} | ${count(m.ours.rate)} | ${count(m.reference.rate)} | ${ratioCell(c.rounds)} | ${m.storing === undefined ? "-" : count(m.storing.rate)} | ${ratioCell(c.rounds, (r) => r.storing)} | ${m.ours.p50} / ${m.ours.p99} | ${m.reference.p50} / ${m.reference.p99} | ${cpuCell(c.rounds.map((r) => r.ours))} | ${cpuCell(c.rounds.map((r) => r.reference))} | ${storingRuns.length === 0 ? "-" : cpuCell(storingRuns)} | ${errors} / ${refErrors} |`
       }),
       "",
-      `- Messages stored in the inbox after the runs (warm-ups included): ${count(s.stored)}; none labelled unauthenticated.`
+      ...(s.cases.every((c) => c.rounds.every((r) => r.storing !== undefined))
+        ? [
+          "CPU per stored message (server + PostgreSQL) against the storing reference's, each round's own, median and range (issue 29's goal: at most 1.25): " +
+          s.cases.map((c) => `${c.name.split(" (")[0]} ${cpuRatioCell(c.rounds.map((r) => ({ ours: r.ours, storing: r.storing! })))}`).join("; ") + ".",
+          ""
+        ]
+        : []),
+      `- Messages stored in the inbox after the runs (warm-ups included): ${count(s.stored)}; none labelled unauthenticated.`,
+      ...(s.inbound.length === 0 ? [] : [
+        "",
+        `#### ${s.storage}: \`POST /inbound/raw\` against the storing reference`,
+        "",
+        `The same messages posted to \`POST /inbound/raw\` by ${CLIENTS} clients (node:http, one keep-alive connection each), ${SECONDS} s a run after a 2 s warm-up, ${ROUNDS} rounds of ours then the storing reference's HTTP listener (bare node:http, simpleParser, the same group commit of the same rows). Neither checks SPF, DKIM or DMARC on this route (ours takes the forwarder's verdicts from its headers). Ours answers 200 once the message is stored, threaded and its event committed.`,
+        "",
+        "| message | ours msg/s | storing reference msg/s | ours p50 / p99 | storing reference p50 / p99 | ours CPU µs | storing reference CPU µs | CPU per stored message, ours / storing reference (median, range) | errors ours / reference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ...s.inbound.map((c) => {
+          const ours = c.rounds.map((r) => r.ours)
+          const storing = c.rounds.map((r) => r.storing)
+          const m = [...c.rounds].sort((a, b) => stored(a.ours) / stored(a.storing) - stored(b.ours) / stored(b.storing))[Math.floor(c.rounds.length / 2)]!
+          return `| ${c.name} | ${count(m.ours.rate)} | ${count(m.storing.rate)} | ${m.ours.p50} / ${m.ours.p99} | ${m.storing.p50} / ${m.storing.p99} | ${cpuCell(ours)} | ${cpuCell(storing)} | ${cpuRatioCell(c.rounds)} | ${ours.reduce((n, r) => n + r.errors, 0)} / ${storing.reduce((n, r) => n + r.errors, 0)} |`
+        })
+      ])
     ]),
     ...budget
   ].join("\n")
