@@ -9,6 +9,7 @@
  * runs the server of another checkout (a worktree of an earlier commit, its dependencies
  * installed) under this harness, to compare code with code. BENCH_NODE_FLAGS adds Node flags to
  * the server's when it is not profiled (`--trace-gc`, with BENCH_SERVER_OUTPUT=FILE to keep them).
+ * BENCH_VIA=http posts the messages to ours' `POST /inbound/raw` instead (bench/smtp.ts, loadInbound).
  */
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -16,7 +17,7 @@ import { join } from "node:path"
 import { summarise, table } from "./cpuprofile.ts"
 import { spawnServer, stop } from "./http.ts"
 import { benchMessages } from "./parse.ts"
-import { api, freshDatabase, load, openDns, publishSender, startOursBuilt } from "./smtp.ts"
+import { api, freshDatabase, load, loadInbound, openDns, publishSender, startOursBuilt } from "./smtp.ts"
 
 const seconds = Number(process.argv[2] ?? "10")
 const which = process.argv[3] ?? "ours"
@@ -39,6 +40,8 @@ const PLACES: Parameters<typeof summarise>[2] = {
 /** The thread id in a profile's name (`CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`). */
 const threadOf = (file: string) => Number(file.split(".").at(-3))
 
+const via = process.env["BENCH_VIA"] === "http" && which === "ours" ? loadInbound : load
+
 const main = async () => {
   const dns = await openDns()
   const privateKey = publishSender(dns.zone)
@@ -47,13 +50,13 @@ const main = async () => {
     ? { ...(await spawnServer("bench/reference-smtp.ts", { REF_SMTP_PORT: "29526", REF_DNS_SERVER: dns.zone.server }, flags, (l) => l === "REFERENCE_READY" ? true : undefined)), port: 29526, to: "someone@inbox.localhost" }
     : await (async () => {
       const ours = await startOursBuilt({ INBOX_DATABASE_URL: await freshDatabase("inbox_bench_profile_smtp") }, dns.zone.server, process.env["BENCH_SERVER_CWD"], flags)
-      return { ...ours, port: 29525, to: ((await api("POST", "/v0/inboxes", ours.keys[0]!, {})) as { email: string }).email }
+      return { ...ours, port: via === loadInbound ? 29501 : 29525, to: ((await api("POST", "/v0/inboxes", ours.keys[0]!, {})) as { email: string }).email }
     })()
   try {
-    await load(server.port, server.to, raw, privateKey, 2)
+    await via(server.port, server.to, raw, privateKey, 2)
     const q0 = dns.zone.queries()
     const w0 = Number(process.hrtime.bigint() / 1000n)
-    const run = await load(server.port, server.to, raw, privateKey, seconds, server.child.pid)
+    const run = await via(server.port, server.to, raw, privateKey, seconds, server.child.pid)
     const w1 = Number(process.hrtime.bigint() / 1000n)
     console.log(`${which}: ${run.rate} msg/s, p50 ${run.p50} ms, p99 ${run.p99} ms, errors ${run.errors}; machine busy ${(run.busy * 100).toFixed(0)}%`)
     console.log(`  CPU µs per message: server ${run.cpu.server}, PostgreSQL ${run.cpu.postgres}, load generator ${run.cpu.client}`)
