@@ -103,7 +103,7 @@ export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [
   {"env":"INBOX_BLOB_URL","flag":"--blob-url <url>","scope":"storage","help":"S3-compatible store for raw mail and attachments, s3://bucket?endpoint=...&region=..."},
   {"env":"INBOX_PORT","flag":"--port <port>","scope":"serve","help":"HTTP port (default 3000)"},
   {"env":"INBOX_HOST","flag":"--host <host>","scope":"serve","help":"HTTP listen address (default 127.0.0.1)"},
-  {"env":"INBOX_NODE_FLAGS","flag":"--node-flags <flags>","scope":"serve","help":"Node (V8) flags `inboxctl serve` runs with; empty for Node's defaults (default --max-semi-space-size=16 --heap-growing-percent=50)"},
+  {"env":"INBOX_NODE_FLAGS","flag":"--node-flags <flags>","scope":"serve","help":"Node (V8) flags `inboxctl serve` runs with; empty for Node's defaults (default --max-semi-space-size=16 --heap-growing-percent=100)"},
   {"env":"INBOX_PUBLIC_URL","flag":"--public-url <url>","scope":"serve","help":"external URL of the server, for links (default http://HOST:PORT)"},
   {"env":"INBOX_ALLOWED_HOSTS","flag":"--allowed-hosts <list>","scope":"serve","help":"more host names the server answers to, name,...; * answers any Host"},
   {"env":"INBOX_TRUSTED_PROXIES","flag":"--trusted-proxies <list>","scope":"serve","help":"proxy addresses whose X-Forwarded-For names the client, ip,..."},
@@ -167,4 +167,4 @@ export const SETTING_FLAGS: ReadonlyArray<ManifestSetting> = [
   {"env":"INBOX_API_KEY","flag":"--api-key <key>","scope":"client","help":"API key of resource commands, events tail and mcp"}
 ]
 
-export const SETTING_DEFAULTS = {"INBOX_DATA_DIR":"./.inbox","INBOX_NODE_FLAGS":"--max-semi-space-size=16 --heap-growing-percent=50"} as const
+export const SETTING_DEFAULTS = {"INBOX_DATA_DIR":"./.inbox","INBOX_NODE_FLAGS":"--max-semi-space-size=16 --heap-growing-percent=100"} as const

@@ -98,10 +98,10 @@ export const SETTINGS = [
     flag: "--node-flags <flags>",
     scope: "serve",
     group: "The server",
-    default: "--max-semi-space-size=16 --heap-growing-percent=50",
+    default: "--max-semi-space-size=16 --heap-growing-percent=100",
     help: "Node (V8) flags `inboxctl serve` runs with; empty for Node's defaults",
     meaning:
-      "Node (V8) flags the server runs with, space-separated: by default a young generation of at most 16 MB per semi-space and an old generation that grows by half of what is live, which hold a busy server's memory to about half of Node's defaults for a few per cent more CPU per request ([Memory](operating.md#memory)). V8 sizes the young generation only when the process starts, so `serve` replaces itself with these flags before it loads the engine (the same process id and output); a flag also given in `NODE_OPTIONS` or on node's command line is left to that. Empty: Node's defaults"
+      "Node (V8) flags the server runs with, space-separated: by default a young generation of at most 16 MB per semi-space and an old generation collected when it has grown by as much as is live, which hold a busy server's memory to about half of Node's defaults for a few per cent more CPU per request ([Memory](operating.md#memory)). V8 sizes the young generation only when the process starts, so `serve` replaces itself with these flags before it loads the engine (the same process id and output); a flag also given in `NODE_OPTIONS` or on node's command line is left to that. Empty: Node's defaults"
   },
   {
     env: "INBOX_PUBLIC_URL",
