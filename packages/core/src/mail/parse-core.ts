@@ -15,6 +15,7 @@
 import { compile as compileHtmlToText } from "html-to-text"
 import libmime from "libmime"
 import { type AddressObject, type Attachment, type EmailAddress, MailParser, type ParsedMail, type SimpleParserOptions } from "mailparser"
+import { isAscii } from "node:buffer"
 import { Transform } from "node:stream"
 import { extractReply } from "./extract.ts"
 import { decodeFlowed } from "./flowed.ts"
@@ -142,13 +143,13 @@ class Mime extends MailParser {
       this.flowed.push({ part: created, delSp: node.delSp })
       node.flowed = false
     }
-    // libqp's decoder, which mailsplit's node gave, swapped for ours before any byte is
+    // libqp's or libbase64's decoder, which mailsplit's node gave, swapped for ours before any byte is
     // written to it, with the one listener mailparser put on it. Swapped here rather than
     // by giving each node a getDecoder of its own: a property added to mailsplit's nodes
     // gave them a second hidden class and made its code slower on every message (more
     // instructions outside the collector and compilers, under callgrind)
-    if (node.encoding === "quoted-printable" && created.decoder !== undefined) {
-      const decoder = new QuotedPrintableDecoder()
+    if ((node.encoding === "quoted-printable" || node.encoding === "base64") && created.decoder !== undefined) {
+      const decoder = node.encoding === "base64" ? new WholeDecoder(decodeBase64, false) : new WholeDecoder(decodeQuotedPrintable, true)
       decoder.on("end", () => void ((this as unknown as { decoderEnded: boolean }).decoderEnded = true))
       created.decoder = decoder
     }
@@ -175,17 +176,33 @@ class Mime extends MailParser {
 }
 
 /**
- * A part's quoted-printable body decoded as mailsplit's decoder (libqp 2.1.2's `Decoder`)
- * decodes it: the bytes gathered, then decoded at the end with libqp's rules. libqp reads
- * them as a latin1 string, runs two regex replaces and a regex count over it, then loops
- * over it a character at a time (a regex test and a parseInt per escape): a large share
- * of `parseMime` on the reply corpus in a CPU profile, most of its text parts being
- * quoted-printable. The same three steps on the bytes, in place, write no string at all,
- * and take a fraction of libqp's time on the corpus's messages.
+ * A part's body gathered, then decoded once at its end by `decode`, where mailsplit's
+ * decoders (libqp 2.1.2's and libbase64 1.3.1's `Decoder`) decode it piece by piece:
+ * - quoted-printable: libqp reads the bytes as a latin1 string, runs two regex replaces and
+ *   a regex count over it, then loops over it a character at a time (a regex test and a
+ *   parseInt per escape): a large share of `parseMime` on the reply corpus in a CPU
+ *   profile, most of its text parts being quoted-printable. The same three steps on the
+ *   bytes, in place, write no string at all (`decodeQuotedPrintable`).
+ * - base64: libbase64 turns each piece into a string, strips its line breaks with a regex
+ *   replace and decodes it, one stream turn (a setImmediate) a piece: a large attachment's
+ *   body was most of the parsing worker's time after mailsplit's own line scan
+ *   (bench/PROFILE.md). Node's decoder skips line breaks itself (`decodeBase64`).
+ * The gathered pieces are views of the message's bytes, so gathering copies nothing, and a
+ * body that came in one piece (nearly every body: mailsplit hands over the lines between
+ * two boundaries as one view when the message is written whole) is not copied to decode
+ * it unless the decoding writes over it.
  */
-class QuotedPrintableDecoder extends Transform {
+class WholeDecoder extends Transform {
   private readonly chunks: Array<Buffer> = []
   private length = 0
+  private readonly decode: (bytes: Buffer) => Buffer
+  private readonly overwrites: boolean
+  /** `overwrites`: `decode` writes over the bytes it is given */
+  constructor(decode: (bytes: Buffer) => Buffer, overwrites: boolean) {
+    super()
+    this.decode = decode
+    this.overwrites = overwrites
+  }
   override _transform(chunk: Buffer | string, encoding: BufferEncoding, done: () => void): void {
     if (chunk.length === 0) return done()
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, encoding) : chunk
@@ -194,9 +211,38 @@ class QuotedPrintableDecoder extends Transform {
     done()
   }
   override _flush(done: () => void): void {
-    if (this.length > 0) this.push(decodeQuotedPrintable(Buffer.concat(this.chunks, this.length)))
+    if (this.length > 0) {
+      // a body mailsplit hands over in one piece is decoded where it lies, unless the
+      // decoding writes over its input (the message's own bytes)
+      const first = this.chunks[0]!
+      this.push(this.decode(this.chunks.length === 1 && !this.overwrites ? first : Buffer.concat(this.chunks, this.length)))
+    }
     done()
   }
+}
+
+const BASE64_ALPHABET = /[A-Za-z0-9+/]/
+
+/**
+ * libbase64's decode of a whole body (its Decoder's, but for where that splits a body into
+ * pieces: only a body with padding inside it can tell the two apart). libbase64 reads the
+ * bytes as an "ascii" string (Node clears each byte's high bit), strips every character
+ * outside the alphabet and "=", and decodes with Node, a segment at a time when padding
+ * stands inside. Node's own decoder skips what is not in the alphabet too, except that it
+ * reads "-" and "_" as the URL-safe alphabet's and stops at the first "="; so a body of
+ * ASCII without "-" or "_" whose "=" are all at its end (nearly every body: one search of
+ * each byte, in native code) is decoded by Node from its bytes as they are, line breaks
+ * and all. Exported for the test against libbase64.
+ */
+export const decodeBase64 = (bytes: Buffer): Buffer => {
+  const pad = bytes.indexOf(0x3d)
+  if (isAscii(bytes) && bytes.indexOf(0x2d) < 0 && bytes.indexOf(0x5f) < 0 && (pad < 0 || !BASE64_ALPHABET.test(bytes.toString("latin1", pad)))) {
+    return Buffer.from(bytes.toString("latin1"), "base64")
+  }
+  const text = bytes.toString("ascii").replace(/[^a-zA-Z0-9+/=]/g, "")
+  const inside = text.indexOf("=")
+  if (inside < 0 || !BASE64_ALPHABET.test(text.slice(inside))) return Buffer.from(text, "base64")
+  return Buffer.concat(text.split(/=+/).filter((segment) => segment !== "").map((segment) => Buffer.from(segment, "base64")))
 }
 
 const SPACE = 0x20
@@ -301,7 +347,8 @@ export const parseMime = (input: Buffer, options: ReturnType<typeof parseOptions
         for (let chunk = stream.read(); chunk !== null; chunk = stream.read()) chunks.push(chunk as Buffer)
       })
       stream.on("end", () => {
-        mail.attachments.push(Object.assign(data, { content: Buffer.concat(chunks) }))
+        // one chunk (a body decoded whole, WholeDecoder) is the attachment's own bytes already
+        mail.attachments.push(Object.assign(data, { content: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }))
         data.release()
         read()
       })
@@ -664,13 +711,14 @@ export const formatAddress = (name: string | undefined, address: string): string
 
 // --- attachments -----------------------------------------------------------------------------
 
-/** The bytes in an ArrayBuffer of their own, which the worker can transfer: mailparser's
- * buffer is used as it is when it is one (a large attachment; nothing else holds it once
- * the model is built), copied when it is a slice of Node's shared pool (a small one) or
- * empty (an empty buffer might be a shared constant). */
+/** The bytes in an ArrayBuffer of their own, which the worker can transfer: the decoder's
+ * buffer is used as it is when it starts its ArrayBuffer and is too large to be a slice of
+ * Node's shared pool (a large attachment; nothing else holds it once the model is built;
+ * Node's base64 decoding sizes the ArrayBuffer by the encoded length, a few per cent over),
+ * copied when it is a small one, a slice of the message's own bytes (a body that needed no
+ * decoding) or empty (an empty buffer might be a shared constant). */
 const ownBytes = (buffer: Buffer): Uint8Array =>
-  buffer.byteLength > 0 && buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.byteLength &&
-    buffer.buffer instanceof ArrayBuffer
+  buffer.byteLength >= Buffer.poolSize >>> 1 && buffer.byteOffset === 0 && buffer.buffer instanceof ArrayBuffer
     ? new Uint8Array(buffer.buffer, 0, buffer.byteLength)
     : new Uint8Array(buffer)
 
