@@ -143,11 +143,11 @@ class Mime extends MailParser {
       this.flowed.push({ part: created, delSp: node.delSp })
       node.flowed = false
     }
-    // libqp's or libbase64's decoder, which mailsplit's node gave, swapped for ours before any byte is
-    // written to it, with the one listener mailparser put on it. Swapped here rather than
-    // by giving each node a getDecoder of its own: a property added to mailsplit's nodes
-    // gave them a second hidden class and made its code slower on every message (more
-    // instructions outside the collector and compilers, under callgrind)
+    // libqp's or libbase64's decoder, which mailsplit's node gave, swapped for ours before
+    // any byte is written to it, with the one listener mailparser put on it. Swapped here
+    // rather than by giving each node a getDecoder of its own: a property added to
+    // mailsplit's nodes gave them a second hidden class and made its code slower on every
+    // message (more instructions outside the collector and compilers, under callgrind)
     if ((node.encoding === "quoted-printable" || node.encoding === "base64") && created.decoder !== undefined) {
       const decoder = node.encoding === "base64" ? new WholeDecoder(decodeBase64, false) : new WholeDecoder(decodeQuotedPrintable, true)
       decoder.on("end", () => void ((this as unknown as { decoderEnded: boolean }).decoderEnded = true))
