@@ -82,7 +82,9 @@ if (url !== undefined && url !== "") {
           WHERE application_name = ${`inbox-${process.pid}`} AND query LIKE 'LISTEN%'`
         const [listener] = yield* mine
         assert.isDefined(listener)
-        yield* sql`SELECT pg_terminate_backend(${listener!.pid})`
+        // With a timeout PostgreSQL waits until the backend has exited: without it the call
+        // returns at once, and a signal sent next could still be heard on the old connection
+        yield* sql`SELECT pg_terminate_backend(${listener!.pid}, 5000)`
         // Sent until one arrives: listening again takes a moment, and what is sent before is lost.
         let heard: string | undefined
         for (let i = 0; i < 50 && heard === undefined; i++) {
